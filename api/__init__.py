@@ -1,0 +1,1 @@
+"""The REST service (FastAPI): API registry, links, runs, trajectory batches."""

@@ -1,0 +1,1 @@
+"""Shared foundations of KOPA EDGE: settings, errors, geodesy, logging and the `kopa` CLI."""

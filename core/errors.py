@@ -1,0 +1,70 @@
+"""One domain error hierarchy. The HTTP layer renders every KopaError once as {"error", "detail"}."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class KopaError(Exception):
+    status_code = 500
+    code = "internal_error"
+
+    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "detail": self.detail, **self.extra}
+
+
+class NotFound(KopaError):
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(KopaError):
+    status_code = 409
+    code = "conflict"
+
+
+class InvalidInput(KopaError):
+    """Bad input. `locations` carries JSON pointers into the offending document."""
+
+    status_code = 422
+    code = "invalid_input"
+
+    def __init__(self, detail: str, *, locations: list[dict[str, str]] | None = None) -> None:
+        super().__init__(detail, extra={"locations": locations or []})
+        self.locations = locations or []
+
+
+class Unauthorized(KopaError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(KopaError):
+    status_code = 403
+    code = "forbidden"
+
+
+class DisallowedHost(KopaError):
+    status_code = 422
+    code = "host_not_allowed"
+
+
+class StoreUnavailable(KopaError):
+    status_code = 503
+    code = "store_unavailable"
+
+
+class UpstreamError(KopaError):
+    """A call to a registered API failed. `transient` tells retry-later from definitive."""
+
+    status_code = 502
+    code = "upstream_error"
+
+    def __init__(self, detail: str, *, transient: bool) -> None:
+        super().__init__(detail, extra={"transient": transient})
+        self.transient = transient

@@ -1,0 +1,1 @@
+"""A faithful local sandbox of Korean public APIs: the live endpoints for tests, demos and benchmarks."""

@@ -1,0 +1,1 @@
+"""Training data and GRPO training with trl/transformers."""
