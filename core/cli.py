@@ -98,10 +98,10 @@ def sandbox_catalog(
             typer.echo(f"wrote {path}", err=True)
     docs, sw2 = shipped_documents(), shipped_swagger2()
     gt = load_ground_truth()
-    providers = {d["info"]["x-provider"] for d in docs.values()}
     counts = {
         "openapi_documents": len(docs), "operations": sum(len(d["paths"]) for d in docs.values()),
-        "providers": len(providers), "swagger2_documents": len(sw2),
+        "providers": len({d["info"]["x-provider-service"] for d in docs.values()}),
+        "agencies": len({d["info"]["x-provider"] for d in docs.values()}), "swagger2_documents": len(sw2),
         "true_links": sum(1 for link in gt if link["kind"] == "true"),
         "decoy_links": sum(1 for link in gt if link["kind"] == "decoy"),
     }

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from core.settings import SandboxSettings, parse_pairs
+from core.settings import SandboxSettings, Settings, parse_pairs
 from sandbox.clock import Clock
 from sandbox.faults import FaultDecision, FaultInjector, parse_profile
 from sandbox.keys import KeyRegistry, QuotaBook
@@ -124,8 +124,9 @@ class SandboxApp:
         try:
             params = dict(parse_qsl(raw_qs.decode("latin-1"), keep_blank_values=True, encoding="utf-8",
                                     errors="strict"))
-        except UnicodeDecodeError:
-            return self._provider_error(op, *op.provider.invalid_error, fmt=op.provider.formats[0])
+        except UnicodeDecodeError:  # not UTF-8: answer in the requested format that we can still read
+            lenient = dict(parse_qsl(raw_qs.decode("latin-1"), keep_blank_values=True, errors="replace"))
+            return self._provider_error(op, *op.provider.invalid_error, fmt=self._format(op, lenient))
         fmt = self._format(op, params)
         if op.method != method:
             return self._gateway(op, "04", fmt) if op.provider.gateway == "datagokr" else _json(
@@ -345,4 +346,5 @@ def _validate(op: Operation, params: dict[str, str]) -> str | None:
 
 
 def create_app(settings: SandboxSettings | None = None) -> SandboxApp:
-    return SandboxApp(settings)
+    """ASGI factory (`uvicorn --factory sandbox.app:create_app`); reads KOPA_SANDBOX__* when no settings given."""
+    return SandboxApp(settings or Settings().sandbox)

@@ -37,8 +37,19 @@ def _param_schema(p: Param) -> dict[str, Any]:
     if p.format:
         schema["format"] = p.format
     if p.default is not None:
-        schema["default"] = p.default
+        schema["default"] = _typed(p.default, p.type)
     return schema
+
+
+def _typed(value: Any, kind: str) -> Any:
+    try:
+        if kind == "integer":
+            return int(value)
+        if kind == "number":
+            return float(value)
+    except (TypeError, ValueError):
+        pass
+    return value
 
 
 def _field_schema(f: Field, provider: Provider) -> dict[str, Any]:
@@ -62,6 +73,8 @@ def item_schema(op: Operation) -> dict[str, Any]:
 
 
 def _count(provider: Provider) -> dict[str, Any]:
+    if "json" not in provider.formats:
+        return {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     return {"type": "string"} if provider.page_numbers_as_strings else {"type": "integer"}
 
 
@@ -110,7 +123,7 @@ def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) ->
                                  "schema": _param_schema(p)}
         example = examples.get(p.name, p.example)
         if example is not None:
-            entry["example"] = str(example)
+            entry["example"] = _typed(str(example), p.type)
         params.append(entry)
     ref = {"$ref": f"#/components/schemas/{schema_name}Response"}
     content: dict[str, Any] = {"application/json": {"schema": ref}}
@@ -158,7 +171,7 @@ def build_openapi() -> dict[str, dict[str, Any]]:
             "info": {"title": f"{p.title} ({ops[0].service})", "version": "1.0.0",
                      "description": f"{p.org} 제공. 응답 형식 파라미터: {p.format_param or '없음'} "
                                     f"(기본 {p.formats[0].upper()}). 일일 트래픽(개발계정): {p.daily_quota or '제한 없음'}.",
-                     "x-provider": p.org},
+                     "x-provider": p.org, "x-provider-service": p.title},
             "servers": [{"url": f"https://{p.host}{ops[0].service_path}"}],
             "security": [{p.key_param: []}],
             "paths": paths,
@@ -193,8 +206,12 @@ def _swagger2(did: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _nullable_to_x(obj: Any) -> Any:
-    """Swagger 2.0 has no `nullable`; the portal uses the `x-nullable` extension."""
+    """Swagger 2.0 has no `nullable` and no `anyOf`: the portal documents the plain (list) form only, and uses
+    the `x-nullable` extension."""
     if isinstance(obj, dict):
+        if "anyOf" in obj:
+            rest = {k: v for k, v in obj.items() if k != "anyOf"}
+            return _nullable_to_x({**obj["anyOf"][0], **rest})
         return {("x-nullable" if k == "nullable" else k): _nullable_to_x(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_nullable_to_x(v) for v in obj]

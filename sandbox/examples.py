@@ -16,9 +16,8 @@ from sandbox.world import World
 def example_args(world: World) -> dict[str, dict[str, Any]]:
     """op id -> arguments (query parameters; for POST operations the key `__body__` holds the JSON body)."""
     now = DEFAULT_NOW
-    seoul = [b for b in world.buildings if b.adm_cd.startswith("11")]
-    bld = next(b for b in seoul if b.lnbr_slno == 0 and b.mt_yn == "0")
-    cx = world.complexes[0]
+    cx = next(c for c in world.complexes if c.building.adm_cd.startswith("11") and c.building.mt_yn == "0")
+    bld = cx.building
     last_month = (now.replace(day=1) - timedelta(days=1)).strftime("%Y%m")
     djs = [s for s in world.bus_stops if s.city_code == "25"]
     stop = djs[0]
@@ -66,7 +65,7 @@ def example_args(world: World) -> dict[str, dict[str, Any]]:
         "BusRouteInfoInqireService.getRouteAcctoThrghSttnList": {"cityCode": "25", "routeId": route.route_id},
         "BusRouteInfoInqireService.getRouteInfoIem": {"cityCode": "25", "routeId": route.route_id},
         "KorService2.ldongCode2": {**tour},
-        "KorService2.areaBasedList2": {**tour, "lDongRegnCd": "11"},
+        "KorService2.areaBasedList2": {**tour},
         "KorService2.locationBasedList2": {**tour, "mapX": "126.9769930325", "mapY": "37.578822235", "radius": "2000"},
         "KorService2.searchKeyword2": {**tour, "keyword": "경복궁"},
         "KorService2.detailCommon2": {**tour, "contentId": "126508"},
@@ -77,7 +76,7 @@ def example_args(world: World) -> dict[str, dict[str, Any]]:
         "pharmacyInfoService.getParmacyBasisList": {"sidoCd": "110000"},
         "DrbEasyDrugInfoService.getDrbEasyDrugList": {"itemName": "아세트아미노펜"},
         "MdcinGrnIdntfcInfoService03.getMdcinGrnIdntfcInfoList03": {"item_name": "아세트아미노펜"},
-        "DURPrdlstInfoService03.getDurPrdlstInfoList03": {"itemName": "아세트아미노펜"},
+        "DURPrdlstInfoService03.getDurPrdlstInfoList03": {"itemName": "와파린"},
         "DURPrdlstInfoService03.getUsjntTabooInfoList03": {"ingrCode": "D000245"},
         "nts-businessman.status": {"__body__": {"b_no": [maker.b_no]}},
         "nts-businessman.validate": {"__body__": {"businesses": [

@@ -31,7 +31,7 @@ class Param:
 class Field:
     name: str
     description: str
-    type: Literal["string", "integer", "number"] = "string"
+    type: Literal["string", "integer", "number", "object"] = "string"
     example: str | None = None
     nullable: bool = False
 

@@ -727,7 +727,7 @@ def build_world(seed: int) -> World:
                 open_de=f"{2010 + k}-0{1 + idx % 9}-1{k} 00:00:00", update_de=f"2026{1 + idx % 9:02d}{10 + k}",
             ))
 
-    # --- HIRA hospitals and pharmacies ----------------------------------------------------------------------
+    # --- HIRA hospitals and pharmacies: a clinic in every 동, a pharmacy in most, larger hospitals per 구 --------
     serial = 0
     for r in w.regions:
         if r.level != "sgg" or "출장" in r.sgg_nm:
@@ -735,19 +735,28 @@ def build_world(seed: int) -> World:
         rr = rng_for(seed, "hira", r.code)
         sggu_cd, sggu_nm = w.hira_sggu[r.code[:5]]
         blds = [b for b in w.buildings if b.sgg_cd == r.code[:5] and b.bd_kdcd == "0"]
-        for j in range(rr.randint(4, 7) + 3):
+        by_umd: dict[str, list[Building]] = defaultdict(list)
+        for b in blds:
+            by_umd[b.adm_cd].append(b)
+        plan: list[tuple[Building, bool, bool]] = []  # building, pharmacy?, big hospital?
+        for code in sorted(by_umd):
+            plan.append((rr.choice(by_umd[code]), False, False))
+            if rr.random() < 0.6:
+                plan.append((rr.choice(by_umd[code]), True, False))
+        plan.extend((rr.choice(blds), False, True) for _ in range(rr.randint(1, 2)))
+        for b, pharmacy, big in plan:
             serial += 1
-            b = rr.choice(blds)
-            pharmacy = j >= 4 and j % 2 == 1
             if pharmacy:
                 cl_cd, cl_nm, name = "81", "약국", f"{_stem(b.region.umd_nm)}{rr.choice(PHARMACY_NAMES)}"
                 subjects: list[tuple[str, str]] = []
                 doctors = 0
             else:
-                cl_cd, cl_nm, suffix = rr.choice(HOSP_KINDS)
-                name = f"{rr.choice([_stem(b.region.umd_nm), rr.choice(SURNAMES) + rr.choice(GIVEN[:6]), '서울' if r.code[:2] == '11' else SIDO_SHORT[r.code[:2]] + '참'])}{suffix}"
-                subjects = rr.sample(DGSBJT, k=rr.randint(1, 4))
-                doctors = rr.randint(1, 4) if cl_cd in ("31", "51", "93") else rr.randint(8, 120)
+                cl_cd, cl_nm, suffix = rr.choice(HOSP_KINDS[3:5] if big else HOSP_KINDS[:3] + HOSP_KINDS[5:])
+                prefix = rr.choice([_stem(b.region.umd_nm), rr.choice(SURNAMES) + rr.choice(GIVEN[:6]),
+                                    SIDO_SHORT[r.code[:2]] + ("" if big else "참")])
+                name = f"{prefix}{suffix}"
+                subjects = rr.sample(DGSBJT, k=rr.randint(1, 4) if not big else 6)
+                doctors = rr.randint(1, 4) if not big else rr.randint(8, 120)
             w.facilities.append(Facility(
                 ykiho=_ykiho(rr, serial), name=name, cl_cd=cl_cd, cl_nm=cl_nm, building=b, sggu_cd=sggu_cd,
                 sggu_nm=sggu_nm, tel=f"0{2 if r.code[:2] == '11' else 32 if r.code[:2] == '28' else 42}-{rr.randint(200, 999)}-{rr.randint(1000, 9999)}",

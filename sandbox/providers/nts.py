@@ -91,7 +91,8 @@ OPERATIONS = [
               "사업자등록번호, 개업일자, 대표자성명으로 사업자등록정보의 진위를 확인합니다.",
               [_KEY, _FMT],
               [Field("b_no", "사업자등록번호"), Field("valid", "진위확인 결과 (01 일치, 02 불일치)"),
-               Field("valid_msg", "진위확인 결과 메세지")],
+               Field("valid_msg", "진위확인 결과 메세지"), Field("request_param", "요청한 사업자 정보", "object"),
+               Field("status", "사업자 상태 (일치할 때, 상태조회 결과와 같은 항목)", "object")],
               _validate, method="POST", path_override="/api/nts-businessman/v1/validate", paged=False,
               intent="사업자등록정보 진위 확인",
               body_schema={"type": "object", "required": ["businesses"], "properties": {"businesses": {

@@ -1,0 +1,87 @@
+"""Shared fixtures. Infrastructure comes from the environment (set by .ci/run or scripts/services.sh):
+
+* KOPA_TEST_SANDBOX_URL: a running sandbox (otherwise one is started per session on a free port);
+* KOPA_TEST_NEO4J_URI: a Neo4j 5 server (bolt://...);
+* KOPA_TEST_REDIS_URL: a Redis server.
+
+Without them, infrastructure tests are skipped locally; with CI=true they fail instead, so CI can never pass
+by skipping them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from core.settings import SandboxSettings
+from sandbox.app import SandboxApp
+from tests.helpers import sandbox_process
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def need(var: str, what: str) -> str:
+    value = os.environ.get(var)
+    if not value:
+        message = f"{what} is not configured: set {var} (scripts/services.sh start prints it)"
+        if IN_CI:
+            pytest.fail(message + " — CI must run every infrastructure test")
+        pytest.skip(message)
+    return value
+
+
+@pytest.fixture(scope="session")
+def sandbox_url() -> Iterator[str]:
+    url = os.environ.get("KOPA_TEST_SANDBOX_URL")
+    if url:
+        yield url.rstrip("/")
+        return
+    with sandbox_process() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def live(sandbox_url: str) -> Iterator[httpx.Client]:
+    """A client to the sandbox over a real socket."""
+    with httpx.Client(base_url=sandbox_url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def sandbox_app() -> SandboxApp:
+    return SandboxApp(SandboxSettings())
+
+
+@pytest.fixture(scope="session")
+def local(sandbox_app: SandboxApp) -> Iterator[httpx.Client]:
+    """An in-process client (no socket) for bulk consistency checks."""
+    transport = httpx.ASGITransport(app=sandbox_app)  # type: ignore[arg-type]
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+
+    class SyncASGI(httpx.BaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            async def run() -> httpx.Response:
+                resp = await transport.handle_async_request(request)
+                body = await resp.aread()
+                return httpx.Response(resp.status_code, headers=resp.headers, content=body)
+
+            return loop.run_until_complete(run())
+
+    with httpx.Client(transport=SyncASGI(), base_url="http://sandbox") as client:
+        yield client
+    loop.close()
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri() -> str:
+    return need("KOPA_TEST_NEO4J_URI", "Neo4j")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return need("KOPA_TEST_REDIS_URL", "Redis")

@@ -1,0 +1,112 @@
+"""Test helpers: call sandbox operations by id, in process (ASGI) or over a real socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from sandbox.keys import DEMO_KEY
+from sandbox.providers import all_operations
+from sandbox.spec import Operation
+
+OPS: dict[str, Operation] = {op.op_id: op for op in all_operations()}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def request_args(op: Operation, args: dict[str, Any], fmt: str | None = "json", key: str | None = DEMO_KEY) -> dict[str, Any]:
+    params = {k: v for k, v in args.items() if k != "__body__"}
+    if key is not None:
+        params[op.provider.key_param] = key
+    if fmt and op.provider.format_param and fmt in op.provider.formats:
+        params[op.provider.format_param] = fmt.upper() if op.provider.format_param in ("dataType", "returnType") else fmt
+    out: dict[str, Any] = {"method": op.method, "url": op.path, "params": params}
+    if "__body__" in args:
+        out["json"] = args["__body__"]
+    return out
+
+
+def call(client: httpx.Client, op_id: str, args: dict[str, Any], fmt: str | None = "json",
+         key: str | None = DEMO_KEY) -> httpx.Response:
+    return client.request(**request_args(OPS[op_id], args, fmt, key))
+
+
+def items_of(op: Operation, doc: Any) -> list[dict[str, Any]]:
+    """Rows of a JSON success body, whatever the envelope."""
+    env = op.provider.envelope
+    if env == "stanreg":
+        return list(doc["StanReginCd"][1]["row"])
+    if env == "juso":
+        return list(doc["results"]["juso"] or [])
+    if env == "odcloud":
+        return list(doc["data"])
+    if env == "mfds":
+        return list(doc["body"].get("items", []))
+    body = doc["response"]["body"]
+    if env == "molit_json" and op.single:
+        return [body["item"]]
+    items = body["items"]
+    if items == "" or items is None:
+        return []
+    if isinstance(items, list):
+        return items
+    item = items["item"]
+    return item if isinstance(item, list) else [item]
+
+
+def result_code(op: Operation, doc: Any) -> str:
+    env = op.provider.envelope
+    if env == "stanreg":
+        return str(doc["StanReginCd"][0]["head"][2]["RESULT"]["resultCode"]) if "StanReginCd" in doc else doc["RESULT"]["resultCode"]
+    if env == "juso":
+        return str(doc["results"]["common"]["errorCode"])
+    if env == "odcloud":
+        return str(doc["status_code"])
+    if env == "mfds":
+        return str(doc["header"]["resultCode"])
+    return str(doc["response"]["header"]["resultCode"])
+
+
+@contextmanager
+def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | None = None):  # type: ignore[no-untyped-def]
+    """Run `kopa sandbox serve` as a real process on loopback; yields its base URL."""
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "core.cli_main", "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
+    proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=Path(__file__).resolve().parents[1])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"sandbox did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def pretty(doc: Any) -> str:
+    return json.dumps(doc, ensure_ascii=False)[:500]
