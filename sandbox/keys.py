@@ -74,7 +74,8 @@ class QuotaBook:
             self.day, self.counts = data.get("day", ""), {k: int(v) for k, v in data.get("counts", {}).items()}
 
     def limit_for(self, service: str, default: int) -> int:
-        return self.limits.get(service, default)
+        """Configured limit of a service ('*' applies to all; 0 means unlimited), else the real default."""
+        return self.limits.get(service, self.limits.get("*", default))
 
     def take(self, key: str, service: str, day: str, default_limit: int) -> str | None:
         """Count one call; return '22' or '23' when it is over a limit (the call is then not served)."""
