@@ -1,0 +1,127 @@
+"""Domain records of the tool graph (plain pydantic models shared by the parser, the stores and the API)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Location = Literal["query", "path", "header", "body"]
+LinkStatus = Literal["candidate", "verified", "refuted", "inconclusive"]
+Role = Literal["admin", "reader"]
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class AuthConfig(BaseModel):
+    """How calls authenticate. Only the NAME of the secret is stored; its value lives in the environment."""
+
+    scheme: Literal["query_key", "header_key", "none"] = "query_key"
+    param: str | None = None
+    secret: str | None = None
+
+
+class RegistrationMeta(BaseModel):
+    api_id: str | None = Field(None, pattern=r"^[a-z0-9][a-z0-9_\-]{1,62}$", description="stable id; derived if absent")
+    base_url: str | None = Field(None, description="override of the document's server URL")
+    auth: AuthConfig | None = None
+    rate_limit_per_s: float | None = Field(None, gt=0, le=10_000)
+    daily_quota: int | None = Field(None, ge=0)
+
+
+class ParamRecord(BaseModel):
+    name: str
+    location: Location = "query"
+    type: str = "string"
+    format: str | None = None
+    pattern: str | None = None
+    enum: list[str] | None = None
+    required: bool = False
+    example: Any = None
+    default: Any = None
+    description: str = ""
+
+    def key(self) -> str:
+        return f"{self.location}:{self.name}"
+
+
+class FieldRecord(BaseModel):
+    name: str
+    path: str
+    type: str = "string"
+    description: str = ""
+    nullable: bool = False
+    example: Any = None
+
+
+class ToolRecord(BaseModel):
+    name: str
+    api_id: str
+    op_key: str  # "GET /getVilageFcst": identity of the operation inside its API
+    method: str
+    url: str  # server URL + path, as documented
+    summary: str = ""
+    description: str = ""
+    description_en: str = ""
+    intent: str = ""
+    envelope: str = "plain"
+    items_path: str = ""
+    params: list[ParamRecord] = Field(default_factory=list)
+    fields: list[FieldRecord] = Field(default_factory=list)
+    json_schema: dict[str, Any] = Field(default_factory=dict)
+    format_param: str | None = None
+    auth_param: str | None = None
+    spec_hash: str = ""
+    status: Literal["active", "retired"] = "active"
+    updated_at: str = Field(default_factory=utcnow)
+
+
+class ApiRecord(BaseModel):
+    id: str
+    title: str
+    version: str = ""
+    source_format: str = "openapi-3.0"
+    server_url: str
+    base_url: str | None = None
+    auth: AuthConfig = Field(default_factory=AuthConfig)
+    rate_limit_per_s: float | None = None
+    daily_quota: int | None = None
+    doc_hash: str = ""
+    tool_count: int = 0
+    created_at: str = Field(default_factory=utcnow)
+    updated_at: str = Field(default_factory=utcnow)
+
+
+class LinkRecord(BaseModel):
+    id: str
+    source_tool: str
+    source_field: str
+    target_tool: str
+    target_param: str  # ParamRecord.key() of the target, e.g. "query:LAWD_CD"
+    transform: dict[str, Any] = Field(default_factory=lambda: {"kind": "identity"})
+    score: float = 0.0
+    status: LinkStatus = "candidate"
+    reason: str = ""
+    needs_reverify: bool = False
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    history: list[dict[str, Any]] = Field(default_factory=list)
+    updated_at: str = Field(default_factory=utcnow)
+
+
+class RegistrationResult(BaseModel):
+    api: ApiRecord
+    created: bool
+    tools: list[dict[str, str]]
+    retired: list[str]
+    flagged_links: int
+
+
+class TokenRecord(BaseModel):
+    id: str
+    name: str
+    role: Role
+    token_hash: str
+    created_at: str = Field(default_factory=utcnow)

@@ -1,0 +1,242 @@
+"""The Neo4j 5 store: one driver per process, every query from graph.queries, UNWIND batching, one
+transaction per unit of work."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import neo4j
+from neo4j import GraphDatabase, RoutingControl
+from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
+
+from core.errors import StoreUnavailable
+from core.settings import Neo4jSettings
+from graph import queries as Q
+from graph.models import ApiRecord, FieldRecord, LinkRecord, ParamRecord, TokenRecord, ToolRecord, utcnow
+from graph.openapi import field_hash, param_hash
+
+BATCH = 2000
+_TOOL_JSON = ("json_schema",)
+_LINK_JSON = ("transform", "evidence", "history")
+
+
+def _api_props(api: ApiRecord) -> dict[str, Any]:
+    d = api.model_dump(exclude={"auth"})
+    d["auth"] = api.auth.model_dump_json()
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _api_from(props: dict[str, Any]) -> ApiRecord:
+    props = dict(props)
+    props["auth"] = json.loads(props.get("auth") or "{}")
+    return ApiRecord.model_validate(props)
+
+
+def _tool_rows(tools: list[ToolRecord]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    trows, prows, frows = [], [], []
+    for t in tools:
+        props = t.model_dump(exclude={"params", "fields"})
+        for k in _TOOL_JSON:
+            props[k] = json.dumps(props[k], ensure_ascii=False)
+        props = {k: v for k, v in props.items() if v is not None}
+        pids = [f"{t.name}|{p.key()}" for p in t.params]
+        fids = [f"{t.name}|{f.name}" for f in t.fields]
+        trows.append({"name": t.name, "api_id": t.api_id, "props": props, "param_ids": pids, "field_ids": fids})
+        for p, pid in zip(t.params, pids, strict=True):
+            row = p.model_dump()
+            row.update({"id": pid, "tool": t.name, "key": p.key(), "hash": param_hash(p),
+                        "example": json.dumps(p.example, ensure_ascii=False), "default": json.dumps(p.default, ensure_ascii=False)})
+            prows.append({k: v for k, v in row.items() if v is not None})
+        for f, fid in zip(t.fields, fids, strict=True):
+            row = f.model_dump()
+            row.update({"id": fid, "tool": t.name, "hash": field_hash(f), "example": json.dumps(f.example, ensure_ascii=False)})
+            frows.append({k: v for k, v in row.items() if v is not None})
+    return trows, prows, frows
+
+
+def _tool_from(tool: dict[str, Any], params: list[dict[str, Any]], fields: list[dict[str, Any]]) -> ToolRecord:
+    tool = dict(tool)
+    for k in _TOOL_JSON:
+        tool[k] = json.loads(tool.get(k) or "{}")
+    plist = []
+    for p in params:
+        p = {k: v for k, v in p.items() if k not in ("id", "tool", "key", "hash", "removed")}
+        p["example"], p["default"] = json.loads(p.get("example") or "null"), json.loads(p.get("default") or "null")
+        plist.append(ParamRecord.model_validate(p))
+    flist = []
+    for f in fields:
+        f = {k: v for k, v in f.items() if k not in ("id", "tool", "hash", "removed")}
+        f["example"] = json.loads(f.get("example") or "null")
+        flist.append(FieldRecord.model_validate(f))
+    order = {n: i for i, n in enumerate(tool.get("param_order") or [])}
+    tool.pop("param_order", None)
+    plist.sort(key=lambda p: order.get(p.key(), len(order)))
+    forder = {n: i for i, n in enumerate(tool.pop("field_order", None) or [])}
+    flist.sort(key=lambda f: forder.get(f.name, len(forder)))
+    return ToolRecord.model_validate({**tool, "params": plist, "fields": flist})
+
+
+def _link_props(link: LinkRecord) -> dict[str, Any]:
+    d = link.model_dump()
+    for k in _LINK_JSON:
+        d[k] = json.dumps(d[k], ensure_ascii=False)
+    return d
+
+
+def _link_from(props: dict[str, Any]) -> LinkRecord:
+    props = dict(props)
+    for k in _LINK_JSON:
+        props[k] = json.loads(props.get(k) or ("[]" if k == "history" else "{}"))
+    return LinkRecord.model_validate(props)
+
+
+class Neo4jStore:
+    backend = "neo4j"
+
+    def __init__(self, settings: Neo4jSettings) -> None:
+        self.settings = settings
+        password = settings.password.get_secret_value()
+        auth = (settings.user, password) if password else None
+        self.driver = GraphDatabase.driver(settings.uri, auth=auth, max_connection_pool_size=20,
+                                           connection_acquisition_timeout=30, notifications_min_severity="OFF")
+        self.db = settings.database
+
+    # ------------------------------------------------------------------ plumbing
+    def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
+        try:
+            return list(self.driver.execute_query(query, params, database_=self.db, routing_=RoutingControl.READ).records)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}") from exc
+
+    def _write(self, work: Any) -> Any:
+        try:
+            with self.driver.session(database=self.db) as session:
+                return session.execute_write(work)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}") from exc
+
+    def init_schema(self) -> None:
+        try:
+            with self.driver.session(database=self.db) as session:
+                for stmt in Q.SCHEMA:
+                    session.run(stmt).consume()
+                session.run(Q.AWAIT_INDEXES).consume()
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}") from exc
+
+    def ping(self) -> None:
+        self._read(Q.PING)
+
+    def close(self) -> None:
+        self.driver.close()
+
+    # ------------------------------------------------------------------ APIs and tools
+    def apply_registration(self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str],
+                           flags: dict[str, tuple[list[str], list[str]]]) -> int:
+        trows, prows, frows = _tool_rows(upsert)
+        for row, tool in zip(trows, upsert, strict=True):
+            row["props"]["param_order"] = [p.key() for p in tool.params]
+            row["props"]["field_order"] = [f.name for f in tool.fields]
+        flag_rows = [{"tool": t, "params": p, "fields": f} for t, (p, f) in flags.items()]
+
+        def work(tx: neo4j.ManagedTransaction) -> int:
+            tx.run(Q.UPSERT_API, api=_api_props(api)).consume()
+            for i in range(0, len(trows), BATCH):
+                tx.run(Q.UPSERT_TOOLS, tools=trows[i:i + BATCH]).consume()
+            for i in range(0, len(prows), BATCH * 5):
+                tx.run(Q.UPSERT_PARAMS, params=prows[i:i + BATCH * 5]).consume()
+            for i in range(0, len(frows), BATCH * 5):
+                tx.run(Q.UPSERT_FIELDS, fields=frows[i:i + BATCH * 5]).consume()
+            if retire:
+                tx.run(Q.RETIRE_TOOLS, names=retire, now=utcnow()).consume()
+            if flag_rows:
+                rec = tx.run(Q.FLAG_LINKS, flags=flag_rows).single()
+                return int(rec["flagged"]) if rec else 0
+            return 0
+
+        return int(self._write(work))
+
+    def list_apis(self, offset: int = 0, limit: int = 50) -> tuple[list[ApiRecord], int]:
+        recs = self._read(Q.LIST_APIS, offset=offset, limit=limit)
+        return [_api_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
+
+    def get_api(self, api_id: str) -> ApiRecord | None:
+        recs = self._read(Q.GET_API, id=api_id)
+        return _api_from(recs[0]["api"]) if recs else None
+
+    def delete_api(self, api_id: str) -> int:
+        def work(tx: neo4j.ManagedTransaction) -> int:
+            rec = tx.run(Q.DELETE_API, id=api_id).single()
+            return int(rec["removed"]) if rec else -1
+
+        return int(self._write(work))
+
+    def tools_of_api(self, api_id: str) -> list[ToolRecord]:
+        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(Q.TOOLS_OF_API, api_id=api_id)]
+
+    def tool_owners(self, names: list[str]) -> dict[str, str]:
+        return {r["name"]: r["api_id"] for r in self._read(Q.TOOL_OWNERS, names=names)}
+
+    def list_tools(self, offset: int = 0, limit: int = 50, api_id: str | None = None, q: str | None = None,
+                   status: str | None = "active") -> tuple[list[ToolRecord], int]:
+        recs = self._read(Q.LIST_TOOLS, offset=offset, limit=limit, api_id=api_id, q=q, status=status)
+        total = int(recs[0]["total"]) if recs else 0
+        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in recs if r["tool"] is not None], total
+
+    def all_tools(self, status: str | None = "active") -> list[ToolRecord]:
+        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(Q.ALL_TOOLS, status=status)]
+
+    def get_tool(self, name: str) -> ToolRecord | None:
+        recs = self._read(Q.GET_TOOL, name=name)
+        return _tool_from(recs[0]["tool"], recs[0]["params"], recs[0]["fields"]) if recs else None
+
+    # ------------------------------------------------------------------ links
+    def upsert_candidates(self, links: list[LinkRecord]) -> int:
+        rows = [{"id": lk.id, "field_id": f"{lk.source_tool}|{lk.source_field}",
+                 "param_id": f"{lk.target_tool}|{lk.target_param}", "props": _link_props(lk)} for lk in links]
+
+        def work(tx: neo4j.ManagedTransaction) -> int:
+            n = 0
+            for i in range(0, len(rows), BATCH):
+                rec = tx.run(Q.UPSERT_CANDIDATES, links=rows[i:i + BATCH]).single()
+                n += int(rec["n"]) if rec else 0
+            return n
+
+        return int(self._write(work))
+
+    def list_links(self, status: str | None = None, tool: str | None = None, offset: int = 0,
+                   limit: int = 100) -> tuple[list[LinkRecord], int]:
+        recs = self._read(Q.LIST_LINKS, status=status, tool=tool, offset=offset, limit=limit)
+        return [_link_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
+
+    def get_link(self, link_id: str) -> LinkRecord | None:
+        recs = self._read(Q.GET_LINK, id=link_id)
+        return _link_from(recs[0]["link"]) if recs else None
+
+    def save_link(self, link: LinkRecord) -> None:
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            tx.run(Q.SAVE_LINK, id=link.id, props=_link_props(link)).consume()
+            tx.run(Q.REFRESH_FEEDS, source=link.source_tool, target=link.target_tool).consume()
+
+        self._write(work)
+
+    # ------------------------------------------------------------------ tokens, stats
+    def add_token(self, token: TokenRecord) -> None:
+        self._write(lambda tx: tx.run(Q.ADD_TOKEN, token=token.model_dump()).consume())
+
+    def find_token(self, token_hash: str) -> TokenRecord | None:
+        recs = self._read(Q.FIND_TOKEN, hash=token_hash)
+        return TokenRecord.model_validate(recs[0]["token"]) if recs else None
+
+    def stats(self) -> dict[str, Any]:
+        rec = self._read(Q.STATS)[0]
+        return {"apis": rec["apis"], "tools": rec["tools"], "active_tools": rec["active"],
+                "links": {s: n for s, n in rec["links"] if s is not None}}
+
+    def reset(self) -> None:
+        try:
+            with self.driver.session(database=self.db) as session:
+                session.run(Q.RESET).consume()
+        except Neo4jError as exc:
+            raise StoreUnavailable(str(exc)) from exc

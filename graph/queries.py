@@ -1,0 +1,187 @@
+"""All Cypher of KOPA EDGE, as named constants with $parameters. Nothing else in the code base writes Cypher.
+
+Model:
+  (:Api {id, ...})-[:HAS_TOOL]->(:Tool {name, api_id, status, ...})
+  (:Tool)-[:HAS_PARAM]->(:Param {id: "tool|location:name", ...})
+  (:Tool)-[:PRODUCES]->(:Field {id: "tool|name", ...})
+  (:Field)-[:LINK {id, status, score, transform, evidence, ...}]->(:Param)     every candidate link
+  (:Field)-[:VERIFIED {id}]->(:Param)                                          mirror of verified links
+  (:Tool)-[:FEEDS {links}]->(:Tool)                                            tool level, verified only
+  (:Token {hash, role, name})
+"""
+
+SCHEMA = [
+    "CREATE CONSTRAINT api_id IF NOT EXISTS FOR (a:Api) REQUIRE a.id IS UNIQUE",
+    "CREATE CONSTRAINT tool_name IF NOT EXISTS FOR (t:Tool) REQUIRE t.name IS UNIQUE",
+    "CREATE CONSTRAINT param_id IF NOT EXISTS FOR (p:Param) REQUIRE p.id IS UNIQUE",
+    "CREATE CONSTRAINT field_id IF NOT EXISTS FOR (f:Field) REQUIRE f.id IS UNIQUE",
+    "CREATE CONSTRAINT token_hash IF NOT EXISTS FOR (k:Token) REQUIRE k.hash IS UNIQUE",
+    "CREATE CONSTRAINT link_id IF NOT EXISTS FOR ()-[l:LINK]-() REQUIRE l.id IS UNIQUE",
+    "CREATE INDEX tool_api IF NOT EXISTS FOR (t:Tool) ON (t.api_id)",
+    "CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)",
+    "CREATE INDEX link_status IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.status)",
+    "CREATE INDEX link_source_tool IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.source_tool)",
+    "CREATE INDEX link_target_tool IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.target_tool)",
+]
+AWAIT_INDEXES = "CALL db.awaitIndexes(120)"
+PING = "RETURN 1 AS ok"
+
+UPSERT_API = """
+MERGE (a:Api {id: $api.id})
+ON CREATE SET a.created_at = $api.created_at
+SET a += $api
+"""
+
+UPSERT_TOOLS = """
+UNWIND $tools AS t
+MATCH (a:Api {id: t.api_id})
+MERGE (tool:Tool {name: t.name})
+SET tool += t.props
+MERGE (a)-[:HAS_TOOL]->(tool)
+WITH tool, t
+OPTIONAL MATCH (tool)-[:HAS_PARAM]->(old:Param) WHERE NOT old.id IN t.param_ids
+SET old.removed = true
+WITH DISTINCT tool, t
+OPTIONAL MATCH (tool)-[:PRODUCES]->(oldf:Field) WHERE NOT oldf.id IN t.field_ids
+SET oldf.removed = true
+"""
+
+UPSERT_PARAMS = """
+UNWIND $params AS p
+MATCH (tool:Tool {name: p.tool})
+MERGE (n:Param {id: p.id})
+SET n += p, n.removed = false
+MERGE (tool)-[:HAS_PARAM]->(n)
+"""
+
+UPSERT_FIELDS = """
+UNWIND $fields AS f
+MATCH (tool:Tool {name: f.tool})
+MERGE (n:Field {id: f.id})
+SET n += f, n.removed = false
+MERGE (tool)-[:PRODUCES]->(n)
+"""
+
+RETIRE_TOOLS = """
+UNWIND $names AS name
+MATCH (t:Tool {name: name})
+SET t.status = 'retired', t.updated_at = $now
+WITH t
+OPTIONAL MATCH (t)-[feeds:FEEDS]-()
+DELETE feeds
+"""
+
+FLAG_LINKS = """
+UNWIND $flags AS flag
+MATCH (t:Tool {name: flag.tool})
+OPTIONAL MATCH (t)-[:HAS_PARAM]->(p:Param)<-[l1:LINK]-() WHERE p.key IN flag.params
+OPTIONAL MATCH (t)-[:PRODUCES]->(f:Field)-[l2:LINK]->() WHERE f.name IN flag.fields
+WITH collect(DISTINCT l1) + collect(DISTINCT l2) AS links
+UNWIND links AS l
+WITH DISTINCT l WHERE l IS NOT NULL
+SET l.needs_reverify = true
+RETURN count(l) AS flagged
+"""
+
+LIST_APIS = """
+MATCH (a:Api)
+WITH a ORDER BY a.id
+WITH collect(a) AS items
+RETURN size(items) AS total, [a IN items[$offset..($offset + $limit)] | properties(a)] AS rows
+"""
+GET_API = "MATCH (a:Api {id: $id}) RETURN properties(a) AS api"
+
+DELETE_API = """
+MATCH (a:Api {id: $id})
+OPTIONAL MATCH (a)-[:HAS_TOOL]->(t:Tool)
+OPTIONAL MATCH (t)-[:HAS_PARAM|PRODUCES]->(n)
+WITH a, collect(DISTINCT t) AS tools, collect(DISTINCT n) AS nodes
+WITH a, tools, nodes, size(tools) AS removed
+FOREACH (n IN nodes | DETACH DELETE n)
+FOREACH (t IN tools | DETACH DELETE t)
+DETACH DELETE a
+RETURN removed
+"""
+
+_TOOL_PROJECTION = """
+OPTIONAL MATCH (t)-[:HAS_PARAM]->(p:Param) WHERE NOT p.removed
+WITH t, collect(properties(p)) AS params
+OPTIONAL MATCH (t)-[:PRODUCES]->(f:Field) WHERE NOT f.removed
+RETURN properties(t) AS tool, params, collect(properties(f)) AS fields
+"""
+
+TOOLS_OF_API = "MATCH (t:Tool {api_id: $api_id})" + _TOOL_PROJECTION
+GET_TOOL = "MATCH (t:Tool {name: $name})" + _TOOL_PROJECTION
+TOOL_OWNERS = "UNWIND $names AS name MATCH (t:Tool {name: name}) RETURN t.name AS name, t.api_id AS api_id"
+
+LIST_TOOLS = """
+MATCH (t:Tool)
+WHERE ($api_id IS NULL OR t.api_id = $api_id)
+  AND ($status IS NULL OR t.status = $status)
+  AND ($q IS NULL OR toLower(t.name) CONTAINS toLower($q) OR t.summary CONTAINS $q OR t.description CONTAINS $q)
+WITH t ORDER BY t.name
+WITH collect(t) AS items
+WITH size(items) AS total, items[$offset..($offset + $limit)] AS page
+UNWIND (CASE WHEN size(page) = 0 THEN [null] ELSE page END) AS t
+OPTIONAL MATCH (t)-[:HAS_PARAM]->(p:Param) WHERE NOT p.removed
+WITH total, t, collect(properties(p)) AS params
+OPTIONAL MATCH (t)-[:PRODUCES]->(f:Field) WHERE NOT f.removed
+RETURN total, properties(t) AS tool, params, collect(properties(f)) AS fields
+ORDER BY tool.name
+"""
+
+ALL_TOOLS = "MATCH (t:Tool) WHERE $status IS NULL OR t.status = $status" + _TOOL_PROJECTION
+
+UPSERT_CANDIDATES = """
+UNWIND $links AS l
+MATCH (f:Field {id: l.field_id})
+MATCH (p:Param {id: l.param_id})
+MERGE (f)-[r:LINK {id: l.id}]->(p)
+ON CREATE SET r += l.props
+ON MATCH SET r.score = l.props.score, r.transform = l.props.transform
+RETURN count(r) AS n
+"""
+
+_LINK_RETURN = "RETURN properties(l) AS link"
+LIST_LINKS = """
+MATCH ()-[l:LINK]->()
+WHERE ($status IS NULL OR l.status = $status)
+  AND ($tool IS NULL OR l.source_tool = $tool OR l.target_tool = $tool)
+WITH l ORDER BY l.score DESC, l.id
+WITH collect(l) AS items
+RETURN size(items) AS total, [x IN items[$offset..($offset + $limit)] | properties(x)] AS rows
+"""
+GET_LINK = "MATCH ()-[l:LINK {id: $id}]->() " + _LINK_RETURN
+
+SAVE_LINK = """
+MATCH (f:Field)-[l:LINK {id: $id}]->(p:Param)
+SET l += $props
+WITH l, f, p
+OPTIONAL MATCH (f)-[v:VERIFIED {id: $id}]->(p)
+DELETE v
+WITH l, f, p
+FOREACH (_ IN CASE WHEN l.status = 'verified' THEN [1] ELSE [] END | MERGE (f)-[:VERIFIED {id: l.id}]->(p))
+"""
+
+REFRESH_FEEDS = """
+MATCH (st:Tool {name: $source})
+MATCH (tt:Tool {name: $target})
+OPTIONAL MATCH (st)-[:PRODUCES]->(:Field)-[v:LINK {status: 'verified'}]->(:Param)<-[:HAS_PARAM]-(tt)
+WITH st, tt, collect(v.id) AS ids
+OPTIONAL MATCH (st)-[old:FEEDS]->(tt)
+DELETE old
+WITH st, tt, ids WHERE size(ids) > 0
+CREATE (st)-[:FEEDS {links: ids}]->(tt)
+"""
+
+ADD_TOKEN = "MERGE (k:Token {hash: $token.token_hash}) SET k += $token"
+FIND_TOKEN = "MATCH (k:Token {hash: $hash}) RETURN properties(k) AS token"
+
+STATS = """
+CALL { MATCH (a:Api) RETURN count(a) AS apis }
+CALL { MATCH (t:Tool) RETURN count(t) AS tools, sum(CASE WHEN t.status = 'active' THEN 1 ELSE 0 END) AS active }
+CALL { MATCH ()-[l:LINK]->() WITH l.status AS status, count(l) AS n RETURN collect([status, n]) AS links }
+RETURN apis, tools, active, links
+"""
+
+RESET = "MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token DETACH DELETE n"
