@@ -21,6 +21,10 @@ app = typer.Typer(
 sandbox_app = typer.Typer(help="The local sandbox of Korean public APIs (the 'live' endpoints for tests and demos).",
                           no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
+graph_app = typer.Typer(help="The tool graph store (Neo4j or the embedded file).", no_args_is_help=True)
+app.add_typer(graph_app, name="graph")
+token_app = typer.Typer(help="Bearer tokens for the REST API.", no_args_is_help=True)
+app.add_typer(token_app, name="token")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -110,6 +114,112 @@ def sandbox_catalog(
         return
     for key, value in counts.items():
         typer.echo(f"{key:20} {value}")
+
+
+def _store(settings: Settings | None = None) -> Any:
+    from core.errors import StoreUnavailable
+    from graph.store import open_store
+
+    settings = settings or get_settings()
+    try:
+        store = open_store(settings)
+        store.init_schema()
+    except StoreUnavailable as exc:
+        _fail(f"{exc}\n  start Neo4j with `bash scripts/services.sh start`, or use KOPA_STORE=embedded")
+    return store
+
+
+@graph_app.command("init")
+def graph_init() -> None:
+    """Create constraints and indexes (idempotent) in the configured store."""
+    store = _store()
+    typer.echo(f"schema ready in the {store.backend} store")
+    store.close()
+
+
+@graph_app.command("stats")
+def graph_stats() -> None:
+    """Counts of APIs, tools and links by status."""
+    store = _store()
+    typer.echo(json.dumps(store.stats(), ensure_ascii=False, indent=1))
+    store.close()
+
+
+@graph_app.command("reset")
+def graph_reset(yes: Annotated[bool, typer.Option("--yes", help="Confirm deleting everything.")] = False) -> None:
+    """Delete every API, tool, link and token from the configured store."""
+    if not yes:
+        _fail("this deletes the whole graph; add --yes to confirm")
+    store = _store()
+    store.reset()
+    typer.echo(f"{store.backend} store emptied")
+    store.close()
+
+
+@app.command("register")
+def register_cmd(
+    documents: Annotated[list[Path], typer.Argument(help="OpenAPI 3 / Swagger 2.0 files (JSON or YAML).")],
+    base_url: Annotated[str | None, typer.Option(help="Override the documents' server URL.")] = None,
+    secret_name: Annotated[str | None, typer.Option(help="NAME of the environment variable holding the key.")] = None,
+) -> None:
+    """Register API documents straight into the configured store (the REST API does the same over HTTP)."""
+    from core.errors import KopaError
+    from graph.models import AuthConfig, RegistrationMeta
+    from graph.openapi import load_document
+    from graph.registry import register
+
+    settings = get_settings()
+    store = _store(settings)
+    meta = RegistrationMeta(base_url=base_url, auth=AuthConfig(secret=secret_name) if secret_name else None)
+    failed = 0
+    for path in documents:
+        try:
+            result = register(store, settings, load_document(path.read_bytes()), meta)
+        except (KopaError, OSError) as exc:
+            failed += 1
+            where = "; ".join(f"{loc['pointer']}: {loc['message']}" for loc in getattr(exc, "locations", [])[:5])
+            typer.secho(f"{path}: {exc} {where}", fg=typer.colors.RED, err=True)
+            continue
+        changes = {c: sum(1 for t in result.tools if t["change"] == c) for c in ("new", "changed", "unchanged")}
+        typer.echo(f"{path.name}: {result.api.id} {changes} retired={len(result.retired)} flagged={result.flagged_links}")
+    store.close()
+    if failed:
+        raise typer.Exit(1)
+
+
+@token_app.command("create")
+def token_create(
+    role: Annotated[str, typer.Option(help="admin (register/delete APIs, start runs) or reader (read, request batches).")],
+    name: Annotated[str, typer.Option(help="A label to recognise the token by.")] = "",
+) -> None:
+    """Mint a bearer token. It is printed once; only its hash is stored."""
+    from api.security import mint_token
+
+    if role not in ("admin", "reader"):
+        _fail("--role must be admin or reader")
+    store = _store()
+    typer.echo(mint_token(store, role, name))  # type: ignore[arg-type]
+    store.close()
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+) -> None:
+    """Run the REST API (OpenAPI docs at /docs)."""
+    import uvicorn
+
+    from api.app import create_app
+    from core.logging import setup_logging
+
+    settings = get_settings()
+    setup_logging(settings.log_level, settings.log_json)
+    typer.echo(f"KOPA EDGE API on http://{host}:{port}  (docs: /docs, store: {settings.store})", err=True)
+    if settings.store == "neo4j":
+        typer.echo(f"Neo4j Browser: {settings.neo4j.browser_url}  (style: :style http://{host}:{port}/browser/kopa.grass)",
+                   err=True)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
 def main() -> None:  # pragma: no cover

@@ -349,7 +349,18 @@ def api_id_for(doc: dict[str, Any], server_url: str) -> str:
 
 
 def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiRecord, list[ToolRecord]]:
-    meta = meta or RegistrationMeta()
+    """Parse a document into (API, tools). Raises InvalidInput (with JSON pointers) for anything malformed."""
+    try:
+        return _parse_document(doc, meta or RegistrationMeta())
+    except InvalidInput:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
+        # Safety net: a shape no specific check anticipated is still the client's error, never a 500.
+        raise InvalidInput("the document has an unexpected structure",
+                           locations=[{"pointer": "/", "message": f"{type(exc).__name__}: {exc}"[:300]}]) from exc
+
+
+def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord]]:
     if not isinstance(doc, dict):
         raise InvalidInput("the document must be a JSON/YAML object",
                            locations=[{"pointer": "/", "message": f"got {type(doc).__name__}"}])
@@ -378,7 +389,8 @@ def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiR
     server_url = _server_url(ctx, doc, swagger2, meta)
 
     security_param = None
-    schemes = (doc.get("components") or {}).get("securitySchemes") if not swagger2 else doc.get("securityDefinitions")
+    components = doc.get("components") if isinstance(doc.get("components"), dict) else {}
+    schemes = components.get("securitySchemes") if not swagger2 else doc.get("securityDefinitions")
     if isinstance(schemes, dict):
         for sch in schemes.values():
             if isinstance(sch, dict) and sch.get("type") == "apiKey" and sch.get("in") == "query":
