@@ -114,14 +114,14 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
         try:
             state.store.ping()
             checks[state.store.backend] = "ok"
-        except (StoreUnavailable, Exception) as exc:  # noqa: BLE001 - report any failure as not ready
+        except (StoreUnavailable, Exception) as exc:
             checks[state.store.backend] = f"unavailable: {exc}"
             ok = False
         if state.redis is not None:
             try:
                 state.redis.ping()
                 checks["redis"] = "ok"
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 checks["redis"] = f"unavailable: {exc}"
                 ok = False
         return JSONResponse({"status": "ready" if ok else "not_ready", "checks": checks}, status_code=200 if ok else 503)

@@ -222,6 +222,28 @@ def serve(
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
+@app.command("demo")
+def demo(
+    workdir: Annotated[Path, typer.Option(help="Where the embedded graph and outputs go.")] = Path(".kopa/demo"),
+) -> None:
+    """The main job on the embedded default (no servers): register the sandbox catalog into a local graph file.
+
+    Later stages (verification, synthesis, export, report) join this command as they land.
+    """
+    from graph.registry import register
+    from sandbox.catalog import shipped_documents
+
+    settings = get_settings().model_copy(update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3"})
+    store = _store(settings)
+    docs = shipped_documents()
+    with typer.progressbar(sorted(docs.items()), label="registering the catalog", file=sys.stderr) as bar:
+        for _, doc in bar:
+            register(store, settings, doc)
+    stats = store.stats()
+    typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
+    store.close()
+
+
 def main() -> None:  # pragma: no cover
     try:
         app()

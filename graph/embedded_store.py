@@ -83,8 +83,8 @@ class EmbeddedStore:
             for name in retire:
                 row = c.execute("SELECT data FROM tools WHERE name = ?", (name,)).fetchone()
                 if row:
-                    tool = ToolRecord.model_validate_json(row[0]).model_copy(update={"status": "retired", "updated_at": utcnow()})
-                    c.execute("UPDATE tools SET status = 'retired', data = ? WHERE name = ?", (tool.model_dump_json(), name))
+                    gone = ToolRecord.model_validate_json(row[0]).model_copy(update={"status": "retired", "updated_at": utcnow()})
+                    c.execute("UPDATE tools SET status = 'retired', data = ? WHERE name = ?", (gone.model_dump_json(), name))
             for tool, (params, fields) in flags.items():
                 rows = c.execute("SELECT id, data FROM links WHERE (target_tool = ? AND target_param IN (SELECT value FROM json_each(?)))"
                                  " OR (source_tool = ? AND source_field IN (SELECT value FROM json_each(?)))",
@@ -135,8 +135,8 @@ class EmbeddedStore:
             where.append("(lower(name) LIKE ? OR json_extract(data, '$.summary') LIKE ? OR json_extract(data, '$.description') LIKE ?)")
             args += [f"%{q.lower()}%", f"%{q}%", f"%{q}%"]
         cond = " AND ".join(where)
-        total = self._q(f"SELECT count(*) FROM tools WHERE {cond}", *args)[0][0]  # noqa: S608 - fixed fragments
-        rows = self._q(f"SELECT data FROM tools WHERE {cond} ORDER BY name LIMIT ? OFFSET ?", *args, limit, offset)  # noqa: S608
+        total = self._q(f"SELECT count(*) FROM tools WHERE {cond}", *args)[0][0]
+        rows = self._q(f"SELECT data FROM tools WHERE {cond} ORDER BY name LIMIT ? OFFSET ?", *args, limit, offset)
         return [ToolRecord.model_validate_json(r[0]) for r in rows], int(total)
 
     def all_tools(self, status: str | None = "active") -> list[ToolRecord]:
@@ -165,8 +165,8 @@ class EmbeddedStore:
                    limit: int = 100) -> tuple[list[LinkRecord], int]:
         cond = "(? IS NULL OR status = ?) AND (? IS NULL OR source_tool = ? OR target_tool = ?)"
         args = [status, status, tool, tool, tool]
-        total = self._q(f"SELECT count(*) FROM links WHERE {cond}", *args)[0][0]  # noqa: S608
-        rows = self._q(f"SELECT data FROM links WHERE {cond} ORDER BY score DESC, id LIMIT ? OFFSET ?", *args, limit, offset)  # noqa: S608
+        total = self._q(f"SELECT count(*) FROM links WHERE {cond}", *args)[0][0]
+        rows = self._q(f"SELECT data FROM links WHERE {cond} ORDER BY score DESC, id LIMIT ? OFFSET ?", *args, limit, offset)
         return [LinkRecord.model_validate_json(r[0]) for r in rows], int(total)
 
     def get_link(self, link_id: str) -> LinkRecord | None:
@@ -196,4 +196,4 @@ class EmbeddedStore:
     def reset(self) -> None:
         with self._tx() as c:
             for table in ("links", "tools", "apis", "tokens"):
-                c.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+                c.execute(f"DELETE FROM {table}")

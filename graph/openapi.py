@@ -138,7 +138,7 @@ def _find_items(ctx: _Ctx, schema: dict[str, Any], where: str) -> tuple[str, str
 
     def array_item(s: Any, w: str) -> dict[str, Any] | None:
         s = ctx.schema(s, w)
-        if s.get("type") == "array" or "items" in s and not s.get("properties"):
+        if s.get("type") == "array" or ("items" in s and not s.get("properties")):
             return ctx.schema(s.get("items", {}), w + "/items")
         for i, alt in enumerate(_alternatives(s)):
             got = array_item(alt, f"{w}/anyOf/{i}")
@@ -309,7 +309,7 @@ def _server_url(ctx: _Ctx, doc: dict[str, Any], swagger2: bool, meta: Registrati
         return f"{scheme}://{host}{doc.get('basePath') or ''}".rstrip("/")
     servers = doc.get("servers")
     if isinstance(servers, list) and servers and isinstance(servers[0], dict) and isinstance(servers[0].get("url"), str):
-        url = servers[0]["url"]
+        url: str = servers[0]["url"]
         for name, var in (servers[0].get("variables") or {}).items():
             if isinstance(var, dict) and "default" in var:
                 url = url.replace("{" + name + "}", str(var["default"]))
@@ -378,7 +378,7 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     else:
         raise InvalidInput("not an OpenAPI 3 or Swagger 2.0 document",
                            locations=[{"pointer": "/", "message": "neither 'openapi' nor 'swagger' is present"}])
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
     if not isinstance(doc.get("info"), dict):
         ctx.err("/info", "info must be an object with a title")
     title = str(info.get("title") or "untitled API")
@@ -389,7 +389,7 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     server_url = _server_url(ctx, doc, swagger2, meta)
 
     security_param = None
-    components = doc.get("components") if isinstance(doc.get("components"), dict) else {}
+    components: dict[str, Any] = doc["components"] if isinstance(doc.get("components"), dict) else {}
     schemes = components.get("securitySchemes") if not swagger2 else doc.get("securityDefinitions")
     if isinstance(schemes, dict):
         for sch in schemes.values():

@@ -184,4 +184,7 @@ CALL { MATCH ()-[l:LINK]->() WITH l.status AS status, count(l) AS n RETURN colle
 RETURN apis, tools, active, links
 """
 
-RESET = "MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token DETACH DELETE n"
+RESET = """
+MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
+"""

@@ -107,9 +107,10 @@ def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
     else:
         item = {"anyOf": [array, item_ref]} if p.single_as_object else array
         items = {"type": "object", "properties": {"item": item}}
-        body = {"type": "object", "properties": {**counts, "items": {"anyOf": [items, {"type": "string"}]}}}
+        body_props: dict[str, Any] = {**counts, "items": {"anyOf": [items, {"type": "string"}]}}
         if p.kma_datatype_in_body:
-            body["properties"]["dataType"] = {"type": "string"}
+            body_props["dataType"] = {"type": "string"}
+        body = {"type": "object", "properties": body_props}
     return {"type": "object", "properties": {"response": {"type": "object", "properties": {
         "header": header, "body": body}}}}
 

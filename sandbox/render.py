@@ -21,8 +21,7 @@ def _text(v: Any) -> str:
 
 
 def _xml_fields(row: dict[str, Any]) -> str:
-    return "".join(f"<{k}>{_text(v)}</{k}>" if v not in (None, "") else f"<{k}>{_text(v)}</{k}>"
-                   for k, v in row.items())
+    return "".join(f"<{k}>{_text(v)}</{k}>" for k, v in row.items())
 
 
 def _page(provider: Provider, v: int) -> int | str:

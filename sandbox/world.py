@@ -517,7 +517,7 @@ def build_world(seed: int) -> World:
     w = World(seed=seed)
     w.regions = _load_regions()
     w.by_code = {r.code: r for r in w.regions}
-    rnd = rng_for(seed, "world")
+    rng_for(seed, "world")
 
     # --- coordinates of every region -----------------------------------------------------------------
     sido_acc: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -636,7 +636,7 @@ def build_world(seed: int) -> World:
         w.bus_stops.extend(stops)
         for k in range(14):
             start = rr.choice(stops)
-            path = sorted(stops, key=lambda s, st=start: haversine_m(st.lat, st.lon, s.lat, s.lon))
+            path = sorted(stops, key=lambda stop, st=start: haversine_m(st.lat, st.lon, stop.lat, stop.lon))  # type: ignore[misc]
             chosen = path[: rr.randint(10, 18)]
             rr.shuffle(chosen[1:])
             tp = rr.choice(["간선버스", "지선버스", "마을버스", "광역버스", "좌석버스"])
@@ -649,10 +649,10 @@ def build_world(seed: int) -> World:
         # every stop is served by at least one route
         served = {s.node_id for r in w.bus_routes if r.city_code == city for s in r.stops}
         routes = [r for r in w.bus_routes if r.city_code == city]
-        for s in stops:
-            if s.node_id not in served:
-                best = min(routes, key=lambda r, s=s: haversine_m(r.stops[-1].lat, r.stops[-1].lon, s.lat, s.lon))
-                best.stops.append(s)
+        for stop in stops:
+            if stop.node_id not in served:
+                best = min(routes, key=lambda r, s=stop: haversine_m(r.stops[-1].lat, r.stops[-1].lon, s.lat, s.lon))  # type: ignore[misc]
+                best.stops.append(stop)
 
     # --- tourist sites -----------------------------------------------------------------------------------
     seq = 0

@@ -181,7 +181,7 @@ def broken_documents(draw: st.DrawFn) -> Any:
             path.append(key)
             node = node[key]
         if not path:
-            doc = draw(json_values)
+            doc = draw(json_values)  # type: ignore[arg-type]
             break
         parent: Any = doc
         for key in path[:-1]:

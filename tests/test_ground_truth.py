@@ -23,7 +23,7 @@ TRUE_TRIES, DECOY_TRIES = 8, 5
 
 
 def test_counts_and_references() -> None:
-    kinds = defaultdict(int)
+    kinds: dict[str, int] = defaultdict(int)
     for link in LINKS:
         kinds[link["kind"]] += 1
         src, dst = OPS[link["source"]["op"]], OPS[link["target"]["op"]]

@@ -96,7 +96,7 @@ def test_reregistration_updates_retires_and_flags_links(store: GraphStore) -> No
     assert retired is not None and retired.status == "retired"
     active, _ = store.list_tools(api_id=result.api.id)
     assert [t.name for t in active] == ["mois_get_extra"]
-    everything, n = store.list_tools(api_id=result.api.id, status=None)
+    _everything, n = store.list_tools(api_id=result.api.id, status=None)
     assert n == 2
 
 
@@ -108,7 +108,7 @@ def test_pagination_filters_and_delete(store: GraphStore) -> None:
     assert total == 9 and len(page1) == 4 and not {t.name for t in page1} & {t.name for t in page2}
     kma, n = store.list_tools(q="vilage")
     assert n == 1 and kma[0].name == "kma_get_vilage_fcst"
-    korean, n = store.list_tools(q="관광정보")
+    _korean, n = store.list_tools(q="관광정보")
     assert n >= 3
     api_id = kma[0].api_id
     assert unregister(store, api_id) == 3

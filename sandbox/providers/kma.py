@@ -8,7 +8,17 @@ from typing import Any
 
 from core.geo import in_kma_grid
 from sandbox.providers._util import as_int, parse_ymd
-from sandbox.spec import Field, Operation, Param, Provider, ProviderError, Request, Result, format_param, paging_params
+from sandbox.spec import (
+    Field,
+    Operation,
+    Param,
+    Provider,
+    ProviderError,
+    Request,
+    Result,
+    format_param,
+    paging_params,
+)
 from sandbox.world import ASOS_STATIONS, MID_TA_REGIONS, kma_cell_weather, rng_for
 
 KMA = Provider(

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from sandbox.spec import Field, Operation, Param, Provider, ProviderError, Request, Result, format_param, paging_params
+from typing import Any
+
+from sandbox.spec import (
+    Field,
+    Operation,
+    Param,
+    Provider,
+    ProviderError,
+    Request,
+    Result,
+    format_param,
+    paging_params,
+)
 
 MOIS = Provider(
     key="1741000", title="행정안전부_법정동코드", org="행정안전부", host="apis.data.go.kr", envelope="stanreg",
@@ -14,7 +26,7 @@ MOIS = Provider(
 
 def _list(req: Request) -> Result:
     name = req.params.get("locatadd_nm", "").strip()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in req.world.regions:
         full = r.full_name
         if name and not full.startswith(name):

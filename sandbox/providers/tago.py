@@ -72,7 +72,7 @@ def _arrivals(req: Request) -> Result:
     if stop is None or stop.city_code != city:
         return Result([])
     minute = req.now.strftime("%Y%m%d%H%M")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in req.world.routes_by_stop.get(node, []):
         if only_route and r.route_id != only_route:
             continue
@@ -82,7 +82,7 @@ def _arrivals(req: Request) -> Result:
             rows.append({"arrprevstationcnt": cnt, "arrtime": cnt * 90 + rnd.randint(0, 80), "nodeid": node,
                          "nodenm": stop.node_nm, "routeid": r.route_id, "routeno": _num(r.route_no),
                          "routetp": r.route_tp, "vehicletp": rnd.choice(["일반차량", "저상버스"])})
-    rows.sort(key=lambda x: x["arrtime"])
+    rows.sort(key=lambda x: int(x["arrtime"]))
     return Result(rows)
 
 
