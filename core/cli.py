@@ -83,7 +83,7 @@ def sandbox_keys(demo: Annotated[bool, typer.Option(help="Print only the demo ke
     if demo:
         typer.echo(DEMO_KEY)
         return
-    for info in KeyRegistry.default().keys.values():
+    for info in KeyRegistry.default(get_settings().sandbox.keys_file).keys.values():
         services = "all services" if info.services is None else ", ".join(sorted(info.services))
         typer.echo(f"{info.name:20} {info.key}  ({services})")
 

@@ -37,6 +37,8 @@ class SandboxSettings(BaseModel):
     quotas: str = ""
     #: Per-second limit per key and service (code 23 above it); 0 disables.
     per_second_limit: int = 0
+    #: JSON file with more keys: [{"key": "...", "name": "...", "services": ["StanReginCd", ...]}].
+    keys_file: Path | None = None
 
 
 class Settings(BaseSettings):

@@ -11,7 +11,6 @@ import hmac
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -57,13 +56,13 @@ def _json(status: int, doc: Any) -> Response:
 class SandboxApp:
     """ASGI app. Build with `SandboxApp(SandboxSettings(...))`; `app.state` holds clock, faults and quotas."""
 
-    def __init__(self, settings: SandboxSettings | None = None, *, keys_file: Path | None = None) -> None:
+    def __init__(self, settings: SandboxSettings | None = None) -> None:
         self.settings = s = settings or SandboxSettings()
         self.seed = s.seed
         self.world = get_world(s.seed)
         self.clock = Clock(s.now)
         self.faults = FaultInjector(parse_profile(s.faults), s.seed)
-        self.keys = KeyRegistry.default(keys_file)
+        self.keys = KeyRegistry.default(s.keys_file)
         self.quota = QuotaBook(s.state_file, {k: int(v) for k, v in parse_pairs(s.quotas).items()},
                                s.per_second_limit)
         self.gateway_mode = s.gateway_mode
