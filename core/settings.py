@@ -41,6 +41,32 @@ class SandboxSettings(BaseModel):
     keys_file: Path | None = None
 
 
+class VerifySettings(BaseModel):
+    #: Distinct upstream values tried per link before judging, and the most tried when results are mixed.
+    k: int = 4
+    k_max: int = 6
+    #: Concurrent calls per process.
+    concurrency: int = 16
+    timeout_s: float = 10.0
+    #: Retries of a transient failure inside one run before the link is left inconclusive.
+    retries: int = 3
+    backoff_s: float = 0.5
+    cache_ttl_s: int = 24 * 3600
+    #: Environment variable that holds the service key when a registration names none.
+    key_secret: str = "KOPA_SERVICE_KEY"
+    #: Re-verify verified links older than this (Celery beat).
+    reverify_after_h: float = 7 * 24
+    #: Seed values by parameter name, JSON: {"base_date": ["{now:%Y%m%d}"], "MobileApp": ["KOPA"]}.
+    seeds: str = ""
+    #: Instant used by dynamic seeds ("{now:...}"); empty: the machine clock.
+    now: str = ""
+    #: Default per-API rate limit (requests/s) when a registration sets none; 0: unlimited.
+    default_rate_per_s: float = 0.0
+
+
+ENGINE_VERSION = "edge-0.1"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KOPA_", env_nested_delimiter="__", extra="ignore")
 
@@ -52,6 +78,7 @@ class Settings(BaseSettings):
     neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
     redis_url: str | None = None
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
     #: Hosts that registered server URLs may point to (no server-side request forgery).
     allowed_hosts: list[str] = Field(
         default_factory=lambda: [

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from graph.models import ApiRecord, LinkRecord, TokenRecord, ToolRecord, utcnow
+from graph.models import ApiRecord, LinkRecord, RunRecord, TokenRecord, ToolRecord, utcnow
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS apis (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -22,6 +22,7 @@ CREATE INDEX IF NOT EXISTS links_status ON links(status);
 CREATE INDEX IF NOT EXISTS links_source ON links(source_tool);
 CREATE INDEX IF NOT EXISTS links_target ON links(target_tool);
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, data TEXT NOT NULL);
 """
 
 
@@ -178,6 +179,23 @@ class EmbeddedStore:
             c.execute("UPDATE links SET status = ?, score = ?, data = ? WHERE id = ?",
                       (link.status, link.score, link.model_dump_json(), link.id))
 
+    def run_counts(self, run_id: str) -> dict[str, int]:
+        rows = self._q("SELECT status, count(*) FROM links WHERE json_extract(data, '$.last_run') = ? GROUP BY status",
+                       run_id)
+        return {s: int(n) for s, n in rows}
+
+    # ------------------------------------------------------------------ runs
+    def save_run(self, run: RunRecord) -> None:
+        with self._tx() as c:
+            c.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?)", (run.id, run.created_at, run.model_dump_json()))
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self._q("SELECT data FROM runs WHERE id = ?", run_id)
+        return RunRecord.model_validate_json(rows[0][0]) if rows else None
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        return [RunRecord.model_validate_json(r[0]) for r in self._q("SELECT data FROM runs ORDER BY created_at DESC LIMIT ?", limit)]
+
     # ------------------------------------------------------------------ tokens, stats
     def add_token(self, token: TokenRecord) -> None:
         with self._tx() as c:
@@ -195,5 +213,5 @@ class EmbeddedStore:
 
     def reset(self) -> None:
         with self._tx() as c:
-            for table in ("links", "tools", "apis", "tokens"):
+            for table in ("links", "tools", "apis", "tokens", "runs"):
                 c.execute(f"DELETE FROM {table}")

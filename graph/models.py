@@ -108,7 +108,31 @@ class LinkRecord(BaseModel):
     needs_reverify: bool = False
     evidence: dict[str, Any] = Field(default_factory=dict)
     history: list[dict[str, Any]] = Field(default_factory=list)
+    last_run: str = ""
+    verified_at: str = ""
     updated_at: str = Field(default_factory=utcnow)
+
+
+RunStatus = Literal["queued", "running", "completed", "paused", "failed"]
+
+
+class RunRecord(BaseModel):
+    """A verification run. Counts of link outcomes are derived from the links themselves (by `last_run`)."""
+
+    id: str
+    status: RunStatus = "queued"
+    mode: Literal["inprocess", "celery"] = "inprocess"
+    api_ids: list[str] = Field(default_factory=list)
+    budget: int | None = None
+    scope: Literal["pending", "stale", "all"] = "pending"
+    created_at: str = Field(default_factory=utcnow)
+    started_at: str = ""
+    finished_at: str = ""
+    message: str = ""
+    candidates: int = 0
+    calls: dict[str, int] = Field(default_factory=dict)
+    unreachable: list[dict[str, Any]] = Field(default_factory=list)
+    pending_sources: list[str] = Field(default_factory=list)
 
 
 class RegistrationResult(BaseModel):

@@ -13,7 +13,16 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
 from core.errors import StoreUnavailable
 from core.settings import Neo4jSettings
 from graph import queries as Q
-from graph.models import ApiRecord, FieldRecord, LinkRecord, ParamRecord, TokenRecord, ToolRecord, utcnow
+from graph.models import (
+    ApiRecord,
+    FieldRecord,
+    LinkRecord,
+    ParamRecord,
+    RunRecord,
+    TokenRecord,
+    ToolRecord,
+    utcnow,
+)
 from graph.openapi import field_hash, param_hash
 
 BATCH = 2000
@@ -220,6 +229,21 @@ class Neo4jStore:
             tx.run(Q.REFRESH_FEEDS, source=link.source_tool, target=link.target_tool).consume()
 
         self._write(work)
+
+    def run_counts(self, run_id: str) -> dict[str, int]:
+        return {r["status"]: int(r["n"]) for r in self._read(Q.RUN_COUNTS, run=run_id)}
+
+    # ------------------------------------------------------------------ runs
+    def save_run(self, run: RunRecord) -> None:
+        self._write(lambda tx: tx.run(Q.SAVE_RUN, id=run.id, data=run.model_dump_json(),
+                                      created_at=run.created_at).consume())
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        recs = self._read(Q.GET_RUN, id=run_id)
+        return RunRecord.model_validate_json(recs[0]["data"]) if recs else None
+
+    def list_runs(self, limit: int = 20) -> list[RunRecord]:
+        return [RunRecord.model_validate_json(r["data"]) for r in self._read(Q.LIST_RUNS, limit=limit)]
 
     # ------------------------------------------------------------------ tokens, stats
     def add_token(self, token: TokenRecord) -> None:

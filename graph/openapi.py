@@ -273,6 +273,7 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
 
 def _body_params(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) -> list[ParamRecord]:
     schema: dict[str, Any] = {}
+    media: Any = None
     if swagger2:
         for i, raw in enumerate(op.get("parameters") or []):
             p = ctx.deref(raw, f"{where}/parameters/{i}")
@@ -286,12 +287,16 @@ def _body_params(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) -> l
             schema = ctx.schema(media.get("schema", {}), where + "/requestBody/content/application~1json/schema")
     out = []
     required = set(schema.get("required") or [])
+    whole = media.get("example") if not swagger2 and isinstance(media, dict) else schema.get("example")
     for name, sub in (schema.get("properties") or {}).items():
         s = ctx.schema(sub, where)
         t, _ = _type_of(s)
+        example = whole.get(name) if isinstance(whole, dict) and name in whole else s.get("example")
+        if example is None and t == "array" and isinstance(s.get("items"), dict) and "example" in s["items"]:
+            example = [s["items"]["example"]]
         out.append(ParamRecord(name=str(name), location="body", type=t, format=s.get("format"),
                                pattern=s.get("pattern"), enum=[str(e) for e in s["enum"]] if isinstance(s.get("enum"), list) else None,
-                               required=name in required, example=s.get("example"),
+                               required=name in required, example=example,
                                description=str(s.get("description") or "")))
     return out
 

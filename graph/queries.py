@@ -16,12 +16,14 @@ SCHEMA = [
     "CREATE CONSTRAINT param_id IF NOT EXISTS FOR (p:Param) REQUIRE p.id IS UNIQUE",
     "CREATE CONSTRAINT field_id IF NOT EXISTS FOR (f:Field) REQUIRE f.id IS UNIQUE",
     "CREATE CONSTRAINT token_hash IF NOT EXISTS FOR (k:Token) REQUIRE k.hash IS UNIQUE",
+    "CREATE CONSTRAINT run_id IF NOT EXISTS FOR (r:Run) REQUIRE r.id IS UNIQUE",
     "CREATE CONSTRAINT link_id IF NOT EXISTS FOR ()-[l:LINK]-() REQUIRE l.id IS UNIQUE",
     "CREATE INDEX tool_api IF NOT EXISTS FOR (t:Tool) ON (t.api_id)",
     "CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)",
     "CREATE INDEX link_status IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.status)",
     "CREATE INDEX link_source_tool IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.source_tool)",
     "CREATE INDEX link_target_tool IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.target_tool)",
+    "CREATE INDEX link_last_run IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.last_run)",
 ]
 AWAIT_INDEXES = "CALL db.awaitIndexes(120)"
 PING = "RETURN 1 AS ok"
@@ -174,6 +176,15 @@ WITH st, tt, ids WHERE size(ids) > 0
 CREATE (st)-[:FEEDS {links: ids}]->(tt)
 """
 
+RUN_COUNTS = """
+MATCH ()-[l:LINK {last_run: $run}]->()
+RETURN l.status AS status, count(l) AS n
+"""
+
+SAVE_RUN = "MERGE (r:Run {id: $id}) SET r.data = $data, r.created_at = $created_at"
+GET_RUN = "MATCH (r:Run {id: $id}) RETURN r.data AS data"
+LIST_RUNS = "MATCH (r:Run) RETURN r.data AS data ORDER BY r.created_at DESC LIMIT $limit"
+
 ADD_TOKEN = "MERGE (k:Token {hash: $token.token_hash}) SET k += $token"
 FIND_TOKEN = "MATCH (k:Token {hash: $hash}) RETURN properties(k) AS token"
 
@@ -185,6 +196,6 @@ RETURN apis, tools, active, links
 """
 
 RESET = """
-MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token
+MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token OR n:Run
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
 """

@@ -1,0 +1,60 @@
+"""Scoring verification against the sandbox ground truth (benchmarks and tests only; the engine never reads it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from graph.models import LinkRecord, ToolRecord
+from sandbox.ground_truth import load_ground_truth
+from sandbox.providers import all_operations
+
+
+def op_to_tool(tools: list[ToolRecord]) -> dict[str, str]:
+    by_path = {urlparse(t.url).path: t.name for t in tools}
+    return {op.op_id: by_path[op.path] for op in all_operations() if op.path in by_path}
+
+
+def _key(source: str, field_: str, target: str, param: str, transform: dict[str, Any]) -> tuple[str, ...]:
+    t = dict(transform)
+    t.pop("pair", None) if t.get("kind") != "coord" else None
+    return source, field_, target, param.split(":", 1)[-1], repr(sorted(t.items()))
+
+
+@dataclass
+class Score:
+    true_total: int = 0
+    decoy_total: int = 0
+    matched_true: list[str] = field(default_factory=list)
+    matched_decoys: list[str] = field(default_factory=list)
+    missed_true: list[str] = field(default_factory=list)
+    unlisted: int = 0
+
+    @property
+    def recall(self) -> float:
+        return len(self.matched_true) / self.true_total if self.true_total else 0.0
+
+
+def score(links: list[LinkRecord], tools: list[ToolRecord]) -> Score:
+    """Match links (any status) to ground-truth links by endpoints and transform."""
+    names = op_to_tool(tools)
+    gt = load_ground_truth()
+    keys = {_key(lk.source_tool, lk.source_field, lk.target_tool, lk.target_param, lk.transform) for lk in links}
+    s = Score()
+    listed = set()
+    for g in gt:
+        src, dst = names.get(g["source"]["op"]), names.get(g["target"]["op"])
+        if src is None or dst is None:
+            continue
+        k = _key(src, g["source"]["field"], dst, g["target"]["param"], g["transform"])
+        listed.add(k)
+        if g["kind"] == "true":
+            s.true_total += 1
+            (s.matched_true if k in keys else s.missed_true).append(g["id"])
+        else:
+            s.decoy_total += 1
+            if k in keys:
+                s.matched_decoys.append(g["id"])
+    s.unlisted = len(keys - listed)
+    return s

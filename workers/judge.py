@@ -1,0 +1,150 @@
+"""Judging one upstream response: transport, gateway and provider errors (inside HTTP 200 too), rows through the
+envelope profile, emptiness and schema conformance.
+
+Outcomes:
+* ok         — success with substantive rows;
+* empty      — success, but no rows (or only hollow ones);
+* invalid    — definitive provider/gateway refusal of these inputs (10, 11, 12, E-codes, 4xx);
+* hostile    — a response rejected for safety (too large, entity tricks, undecodable): definitive;
+* transient  — timeouts, 5xx, quota and throttling (22, 23), auth (20, 30), application errors (01, 99),
+               malformed or truncated bodies: retry later, never a refutation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.payload import PayloadError, parse_body
+
+Outcome = Literal["ok", "empty", "invalid", "hostile", "transient"]
+SUCCESS_CODES = {"00", "000", "0000", "0", "INFO-0", "OK", "200", "NORMAL_CODE"}
+NO_DATA_CODES = {"03", "003", "INFO-3", "NODATA_ERROR"}
+TRANSIENT_CODES = {"01", "02", "04", "05", "20", "21", "22", "23", "30", "31", "32", "33", "99", "001", "022", "023",
+                   "030", "E0001", "E0007", "-999", "INTERNAL_ERROR", "HTTP_ERROR"}
+QUOTA_CODES = {"22", "23", "022", "023", "E0007"}
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    items: list[dict[str, Any]] = field(default_factory=list)
+    reason: str = ""
+    code: str = ""
+    quota: bool = False
+
+
+def _rows(obj: Any) -> list[dict[str, Any]]:
+    if obj is None or obj == "":
+        return []
+    if isinstance(obj, dict):
+        return [obj]
+    if isinstance(obj, list):
+        return [r for r in obj if isinstance(r, dict)]
+    return []
+
+
+def _walk(doc: Any, path: str) -> list[dict[str, Any]]:
+    """Follow an items path like 'response.body.items.item[]' or 'StanReginCd[].row[]'."""
+    nodes: list[Any] = [doc]
+    for part in [p for p in path.split(".") if p]:
+        name, is_list = (part[:-2], True) if part.endswith("[]") else (part, False)
+        nxt: list[Any] = []
+        for n in nodes:
+            if name:
+                n = n.get(name) if isinstance(n, dict) else None
+            if n is None or n == "":
+                continue
+            if is_list:
+                nxt.extend(n if isinstance(n, list) else [n])
+            else:
+                nxt.append(n)
+        nodes = nxt
+    return [r for n in nodes for r in _rows(n)]
+
+
+def _gateway(doc: Any) -> Verdict | None:
+    if isinstance(doc, dict) and "OpenAPI_ServiceResponse" in doc:
+        hdr = (doc["OpenAPI_ServiceResponse"] or {}).get("cmmMsgHeader") or {}
+        code = str(hdr.get("returnReasonCode", "")).strip()
+        msg = f"gateway {code} {hdr.get('errMsg', '')} {hdr.get('returnAuthMsg', '')}".strip()
+        if code == "12":
+            return Verdict("invalid", reason=msg + " (service retired or wrong URL)", code=code)
+        return Verdict("transient", reason=msg, code=code, quota=code in QUOTA_CODES)
+    return None
+
+
+def _header(envelope: str, doc: Any) -> tuple[str, str] | None:
+    try:
+        if envelope in ("datagokr", "airkorea", "datagokr_single"):
+            h = doc["response"]["header"]
+            return str(h.get("resultCode", "")), str(h.get("resultMsg", ""))
+        if envelope == "mfds":
+            h = doc["header"]
+            return str(h.get("resultCode", "")), str(h.get("resultMsg", ""))
+        if envelope == "stanreg":
+            if "RESULT" in doc:
+                return str(doc["RESULT"].get("resultCode", "")), str(doc["RESULT"].get("resultMsg", ""))
+            result = doc["StanReginCd"][0]["head"][2]["RESULT"]
+            return str(result.get("resultCode", "")), str(result.get("resultMsg", ""))
+        if envelope == "juso":
+            c = doc["results"]["common"]
+            return str(c.get("errorCode", "")), str(c.get("errorMessage", ""))
+        if envelope == "odcloud":
+            return str(doc.get("status_code", "")), str(doc.get("message", ""))
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return None
+
+
+def substantive(row: dict[str, Any], inputs: set[str]) -> bool:
+    """A row is hollow when most of its values are empty, ignoring the ones that merely echo our inputs."""
+    values = [v for v in row.values() if not isinstance(v, dict | list)]
+    values = [v for v in values if str(v) not in inputs]
+    if not values:
+        return False
+    filled = sum(1 for v in values if v is not None and str(v).strip() != "")
+    return filled / len(values) > 0.5
+
+
+def judge(status: int, content: bytes, content_type: str, *, envelope: str, items_path: str,
+          declared_fields: set[str], inputs: set[str] | None = None) -> Verdict:
+    if status in (408, 429) or status >= 500:
+        return Verdict("transient", reason=f"HTTP {status}", code=str(status), quota=status == 429)
+    try:
+        doc = parse_body(content, content_type)
+    except PayloadError as exc:
+        text = str(exc)
+        if "over the" in text or "refused XML" in text:
+            return Verdict("hostile", reason=f"rejected response: {text}")
+        if status >= 400:
+            return Verdict("invalid" if status not in (401, 403) else "transient", reason=f"HTTP {status}: {text}",
+                           code=str(status))
+        return Verdict("transient", reason=f"unreadable response ({text}); will retry")
+    gw = _gateway(doc)
+    if gw is not None:
+        return gw
+    if status in (401, 403):
+        return Verdict("transient", reason=f"HTTP {status} (credentials?)", code=str(status))
+    if status >= 400:
+        code = str(doc.get("status_code", status)) if isinstance(doc, dict) else str(status)
+        return Verdict("invalid", reason=f"HTTP {status} {code}", code=code)
+    header = _header(envelope, doc)
+    if header is not None:
+        code, msg = header
+        if code in NO_DATA_CODES:
+            return Verdict("empty", reason=f"{code} {msg}", code=code)
+        if code not in SUCCESS_CODES:
+            if code in TRANSIENT_CODES:
+                return Verdict("transient", reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES)
+            return Verdict("invalid", reason=f"provider {code} {msg}", code=code)
+    rows = _walk(doc, items_path) if items_path else _rows(doc)
+    if not rows:
+        return Verdict("empty", reason="no rows")
+    if declared_fields and not any(set(r) & declared_fields for r in rows):
+        return Verdict("invalid", reason="rows do not match the declared schema (no declared field present)")
+    inputs = inputs or set()
+    rows = [r for r in rows if substantive(r, inputs)]
+    if not rows:
+        return Verdict("empty", reason="only hollow rows (the provider echoed the input)")
+    return Verdict("ok", items=rows)

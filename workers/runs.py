@@ -1,0 +1,92 @@
+"""Verification runs: create, execute in process, report progress. The Celery path (workers.tasks) reuses the
+same Engine pieces; a run's link counts are always derived from the links it decided."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+import httpx
+
+from core.settings import Settings
+from graph.models import ApiRecord, RunRecord, ToolRecord, utcnow
+from graph.store import GraphStore
+from workers.executor import Executor
+from workers.limits import Economy, MemoryEconomy, RedisEconomy
+from workers.verify import Engine, Progress, run_rounds
+
+
+def new_run(api_ids: list[str] | None = None, budget: int | None = None, scope: str = "pending",
+            mode: str = "inprocess") -> RunRecord:
+    return RunRecord(id="run_" + uuid.uuid4().hex[:12], api_ids=api_ids or [], budget=budget, scope=scope,  # type: ignore[arg-type]
+                     mode=mode)  # type: ignore[arg-type]
+
+
+def economy_for(settings: Settings) -> Economy:
+    return RedisEconomy(settings.redis_url) if settings.redis_url else MemoryEconomy()
+
+
+def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], dict[str, ApiRecord]]:
+    apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
+    tools = [t for t in store.all_tools() if not run.api_ids or t.api_id in run.api_ids]
+    return tools, apis
+
+
+async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
+                      transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
+                      progress: Progress | None = None) -> RunRecord:
+    economy = economy or economy_for(settings)
+    run.status, run.started_at, run.message = "running", run.started_at or utcnow(), ""
+    await asyncio.to_thread(store.save_run, run)
+    tools, apis = scoped_tools(store, run)
+    executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
+    engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress)
+    try:
+        await run_rounds(engine, tools)
+    except Exception as exc:
+        run.status, run.message = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        await executor.aclose()
+        run.calls = economy.calls(run.id)
+        run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
+        if run.status != "failed":
+            if not executor.budget_left:
+                run.status, run.message = "paused", "call budget exhausted; start the run again to resume"
+            elif executor.exhausted_apis:
+                run.status = "paused"
+                run.message = f"daily quota exhausted for {', '.join(sorted(executor.exhausted_apis))}; resume tomorrow"
+            else:
+                run.status = "completed"
+        run.finished_at = utcnow()
+        await asyncio.to_thread(store.save_run, run)
+    return run
+
+
+def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = None) -> dict[str, Any]:
+    counts = store.run_counts(run.id)
+    calls = dict(run.calls)
+    if economy is not None and run.status in ("queued", "running"):
+        calls = economy.calls(run.id) or calls
+    spent = calls.get("calls", 0)
+    verified, refuted, inconclusive = (counts.get(s, 0) for s in ("verified", "refuted", "inconclusive"))
+    decided = verified + refuted + inconclusive
+    pending = max(0, run.candidates - decided) if run.status in ("queued", "running") else 0
+    eta = None
+    if run.status == "running" and run.started_at and decided:
+        from datetime import datetime
+
+        elapsed = time.time() - datetime.fromisoformat(run.started_at).timestamp()
+        eta = round(elapsed / decided * pending, 1)
+    return {
+        "id": run.id, "status": run.status, "mode": run.mode, "message": run.message, "scope": run.scope,
+        "api_ids": run.api_ids, "budget": run.budget, "created_at": run.created_at, "started_at": run.started_at,
+        "finished_at": run.finished_at, "candidates": run.candidates, "verified": verified, "refuted": refuted,
+        "inconclusive": inconclusive, "pending": pending, "calls_spent": spent,
+        "cache_hits": calls.get("cache_hits", 0),
+        "calls_per_verified_link": round(spent / verified, 2) if verified else None,
+        "calls_by_api": {k[4:]: v for k, v in calls.items() if k.startswith("api:")},
+        "estimated_seconds_left": eta, "unreachable": run.unreachable,
+    }

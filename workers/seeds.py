@@ -1,0 +1,108 @@
+"""Inputs for calling a tool without a user: configured seeds (with dynamic dates), spec examples, defaults and
+enums. Outputs of verified upstream links add more (see workers.verify)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from core.settings import Settings
+from graph.models import ParamRecord, ToolRecord
+
+KST = timezone(timedelta(hours=9))
+PAGE_SIZE_PARAMS = {"numOfRows": "30", "countPerPage": "30"}
+_DYNAMIC = re.compile(r"\{(now|today)([+-]\d+[dhm])?:([^}]+)\}")
+_VILAGE = (2, 5, 8, 11, 14, 17, 20, 23)
+
+
+def now(settings: Settings) -> datetime:
+    if settings.verify.now:
+        dt = datetime.fromisoformat(settings.verify.now)
+        return dt if dt.tzinfo else dt.replace(tzinfo=KST)
+    return datetime.now(KST)
+
+
+def kma_base(kind: str, at: datetime) -> tuple[str, str]:
+    """Latest issue (base_date, base_time) available at `at` for a KMA short-term product."""
+    if kind == "ncst":
+        t = at - timedelta(minutes=40)
+        return t.strftime("%Y%m%d"), t.strftime("%H00")
+    if kind == "fcst":
+        t = at - timedelta(minutes=45)
+        return t.strftime("%Y%m%d"), t.strftime("%H30")
+    t = at - timedelta(minutes=10)
+    hour = max((h for h in _VILAGE if h <= t.hour), default=None)
+    if hour is None:
+        t -= timedelta(days=1)
+        hour = 23
+    return t.strftime("%Y%m%d"), f"{hour:02d}00"
+
+
+def expand(value: str, settings: Settings) -> str:
+    """Expand dynamic seeds: {now:%Y%m%d}, {now-1d:%Y%m%d}, {now:kma_vilage_time}..."""
+    def repl(m: re.Match[str]) -> str:
+        at = now(settings)
+        if m.group(2):
+            n, unit = int(m.group(2)[:-1]), m.group(2)[-1]
+            at += {"d": timedelta(days=n), "h": timedelta(hours=n), "m": timedelta(minutes=n)}[unit]
+        fmt = m.group(3)
+        if fmt.startswith("kma_"):
+            kind, part = fmt[4:].rsplit("_", 1)
+            date, time = kma_base(kind, at)
+            return date if part == "date" else time
+        return at.strftime(fmt)
+
+    return _DYNAMIC.sub(repl, value)
+
+
+def configured(settings: Settings) -> dict[str, list[str]]:
+    if not settings.verify.seeds:
+        return {}
+    data: dict[str, Any] = json.loads(settings.verify.seeds)
+    return {k: [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in data.items()}
+
+
+def seed_value(p: ParamRecord, settings: Settings, extra: dict[str, list[str]] | None = None) -> Any:
+    for source in (extra or {}, configured(settings)):
+        if source.get(p.name):
+            return expand(source[p.name][0], settings)
+    if p.example not in (None, ""):
+        return p.example if p.type == "array" and isinstance(p.example, list) else str(p.example)
+    if p.default not in (None, ""):
+        return str(p.default)
+    if p.enum:
+        return p.enum[0]
+    return None
+
+
+def seed_args(tool: ToolRecord, settings: Settings, *, include_optional: bool = False,
+              extra: dict[str, list[str]] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """(arguments, required parameters nothing could fill)."""
+    args: dict[str, Any] = {}
+    missing: list[str] = []
+    fmt = tool.format_param.split("=")[0] if tool.format_param else None
+    for p in tool.params:
+        if p.name == fmt:
+            continue
+        if not p.required and not include_optional and p.name not in configured(settings) and p.name not in (extra or {}):
+            continue
+        value = seed_value(p, settings, extra)
+        if value is None:
+            if p.required:
+                missing.append(p.name)
+            continue
+        args[p.name] = value
+    return args, missing
+
+
+def profile_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None) -> tuple[
+    dict[str, Any], list[str]
+]:
+    """Arguments for the one sampling call of a tool: seeds, and a larger page for more distinct values."""
+    args, missing = seed_args(tool, settings, extra=extra)
+    for p in tool.params:
+        if p.name in PAGE_SIZE_PARAMS:
+            args[p.name] = PAGE_SIZE_PARAMS[p.name]
+    return args, missing
