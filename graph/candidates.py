@@ -8,6 +8,7 @@ scoring), so the work grows with the size of the blocks, not with tools squared.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -87,10 +88,8 @@ def _fit_ratio(t: T.Transform, f: FieldRef, p: ParamRef, rows: list[dict[str, st
         return None
     ok = 0
     for row in rows[:6]:
-        try:
+        with contextlib.suppress(T.TransformError):
             ok += _fits(T.apply(t, row.get(f.field.name), row), p.sig)
-        except T.TransformError:
-            pass
     return ok / min(len(rows), 6)
 
 
@@ -110,12 +109,11 @@ def _transforms(f: FieldRef, p: ParamRef, sample_len: int | None) -> list[T.Tran
     out: list[T.Transform] = []
     if ps.is_array and not fs.is_array:
         return [{"kind": "wrap_list"}]
-    if fs.crs and ps.crs and fs.axis and ps.axis == fs.axis and fs.crs != "KMA_GRID":
-        if fs.crs != ps.crs:
-            pair = _pair_field(f, fs.crs)
-            if pair:
-                out.append({"kind": "coord", "src": fs.crs, "dst": ps.crs, "axis": fs.axis, "pair": pair})
-            return out
+    if fs.crs and ps.crs and fs.axis and ps.axis == fs.axis and fs.crs != "KMA_GRID" and fs.crs != ps.crs:
+        pair = _pair_field(f, fs.crs)
+        if pair:
+            out.append({"kind": "coord", "src": fs.crs, "dst": ps.crs, "axis": fs.axis, "pair": pair})
+        return out
     length = sample_len or fs.length
     if ps.length and length and ps.length != length and (f.field.type != "number"):
         if length > ps.length:

@@ -150,7 +150,7 @@ class RedisEconomy:
 
     def calls(self, run_id: str) -> dict[str, int]:
         raw = self.r.hgetall(f"{self.prefix}:run:{run_id}:calls")
-        return {k.decode(): int(v) for k, v in raw.items()}  # type: ignore[union-attr]
+        return {k.decode(): int(v) for k, v in raw.items()}
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
         raw = self.r.get(f"{self.prefix}:cache:{key}")

@@ -20,8 +20,8 @@ from workers.verify import Engine, Progress, run_rounds
 
 def new_run(api_ids: list[str] | None = None, budget: int | None = None, scope: str = "pending",
             mode: str = "inprocess") -> RunRecord:
-    return RunRecord(id="run_" + uuid.uuid4().hex[:12], api_ids=api_ids or [], budget=budget, scope=scope,  # type: ignore[arg-type]
-                     mode=mode)  # type: ignore[arg-type]
+    return RunRecord.model_validate({"id": "run_" + uuid.uuid4().hex[:12], "api_ids": api_ids or [], "budget": budget,
+                                     "scope": scope, "mode": mode})
 
 
 def economy_for(settings: Settings) -> Economy:

@@ -220,7 +220,7 @@ class Engine:
             "run_id": self.run.id, "engine": ENGINE_VERSION, "at": now, "mode": mode, "transform": link.transform,
             "trials": len(trials), "successes": len(ok),
             "latency_ms": round(sum(t.result.latency_ms for t in calls) / len(calls), 1) if calls else None,
-            "response_hash": (ok[0] if ok else (trials[0] if trials else None)).result.response_hash if trials else "",
+            "response_hash": (ok[0] if ok else trials[0]).result.response_hash if trials else "",
             "examples": [{"source_value": t.source_value, "input": t.inputs, "outcome": t.result.outcome,
                           "reason": t.result.reason, "rows": len(t.result.items), "url": t.result.url,
                           "first_row": _trim(t.result.items[0]) if t.result.items else None} for t in trials[:3]],
