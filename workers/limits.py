@@ -149,12 +149,12 @@ class RedisEconomy:
         self.r.hincrby(f"{self.prefix}:run:{run_id}:calls", name, n)
 
     def calls(self, run_id: str) -> dict[str, int]:
-        raw = self.r.hgetall(f"{self.prefix}:run:{run_id}:calls")
-        return {k.decode(): int(v) for k, v in raw.items()}
+        raw: Any = self.r.hgetall(f"{self.prefix}:run:{run_id}:calls")
+        return {(k.decode() if isinstance(k, bytes) else str(k)): int(v) for k, v in raw.items()}
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
-        raw = self.r.get(f"{self.prefix}:cache:{key}")
-        return json.loads(raw) if raw else None  # type: ignore[arg-type]
+        raw: Any = self.r.get(f"{self.prefix}:cache:{key}")
+        return json.loads(raw) if raw else None
 
     def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
         self.r.set(f"{self.prefix}:cache:{key}", json.dumps(value, ensure_ascii=False), ex=max(1, ttl_s))

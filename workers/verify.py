@@ -121,9 +121,9 @@ class Engine:
         out: dict[str, LinkRecord] = {}
         required = {p.key() for p in target.params if p.required}
         for s in siblings:
-            if s.target_tool == target.name and s.target_param != pname and s.target_param in required:
-                if s.target_param not in out or s.score > out[s.target_param].score:
-                    out[s.target_param] = s
+            if (s.target_tool == target.name and s.target_param != pname and s.target_param in required
+                    and (s.target_param not in out or s.score > out[s.target_param].score)):
+                out[s.target_param] = s
         return out
 
     def _args(self, link: LinkRecord, target: ToolRecord, row: dict[str, Any],
