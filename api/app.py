@@ -33,6 +33,7 @@ class State:
         self.settings = settings
         self.store = store
         self.redis: Any = None
+        self.background: set[Any] = set()
         self.registry = CollectorRegistry()
         self.requests = Counter("kopa_http_requests_total", "HTTP requests", ["method", "route", "status"],
                                 registry=self.registry)
@@ -55,6 +56,8 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
         try:
             yield
         finally:
+            for task in list(app.state.kopa.background):
+                task.cancel()
             if app.state.kopa.redis is not None:
                 app.state.kopa.redis.close()
             if own_store:
@@ -63,6 +66,7 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
     app = FastAPI(title="KOPA EDGE", version="0.1.0", description=DESCRIPTION, lifespan=lifespan,
                   openapi_tags=[{"name": "apis", "description": "Register and manage API documents"},
                                 {"name": "tools", "description": "Tools derived from registered operations"},
+                                {"name": "verification", "description": "Verification runs, links and evidence, reports"},
                                 {"name": "operations", "description": "Health, readiness and metrics"}])
 
     @app.exception_handler(KopaError)
@@ -96,10 +100,11 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
                         "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
         return response
 
-    from api.routes import apis, browser, tools
+    from api.routes import apis, browser, tools, verification
 
     app.include_router(apis.router)
     app.include_router(tools.router)
+    app.include_router(verification.router)
     app.include_router(browser.router)
 
     @app.get("/healthz", tags=["operations"], summary="Liveness")

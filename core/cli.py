@@ -222,18 +222,115 @@ def serve(
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
+def sandbox_mode(settings: Settings) -> tuple[Settings, Any]:
+    """Settings and an in-process transport that point every real host at an in-process sandbox."""
+    import os
+
+    import httpx
+
+    from sandbox.app import SandboxApp
+    from sandbox.catalog import REAL_HOSTS
+    from sandbox.clock import DEFAULT_NOW
+    from sandbox.keys import DEMO_KEY
+
+    os.environ.setdefault(settings.verify.key_secret, DEMO_KEY)
+    overrides = ",".join(f"{h}=http://sandbox.local" for h in REAL_HOSTS)
+    settings = settings.model_copy(update={
+        "upstream_overrides": overrides, "allowed_hosts": [*settings.allowed_hosts, "sandbox.local"],
+        "verify": settings.verify.model_copy(update={"now": settings.verify.now or DEFAULT_NOW.isoformat()}),
+    })
+    return settings, httpx.ASGITransport(app=SandboxApp(settings.sandbox))  # type: ignore[arg-type]
+
+
+def verify_inprocess(store: Any, settings: Settings, run: Any, transport: Any = None) -> Any:
+    """Run a verification in this process with a progress bar; returns the finished run."""
+    import asyncio
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from workers.runs import execute_run
+
+    counts = {"verified": 0, "refuted": 0, "inconclusive": 0}
+    with Progress(TextColumn("[bold]verifying"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), transient=False) as bar:
+        task = bar.add_task("", total=None)
+
+        def tick(link: Any) -> None:
+            counts[link.status] = counts.get(link.status, 0) + 1
+            bar.update(task, advance=1, total=max(run.candidates, sum(counts.values())),
+                       description=f"✔ {counts['verified']}  ✘ {counts['refuted']}  ? {counts['inconclusive']}")
+
+        return asyncio.run(execute_run(store, settings, run, transport=transport, progress=tick))
+
+
+@app.command("verify")
+def verify_cmd(
+    api: Annotated[list[str] | None, typer.Option(help="Only these API ids (repeatable).")] = None,
+    budget: Annotated[int | None, typer.Option(help="Stop cleanly after this many upstream calls.")] = None,
+    scope: Annotated[str, typer.Option(help="pending (new/inconclusive/flagged), stale (old verified), or all.")] = "pending",
+    celery: Annotated[bool, typer.Option("--celery", help="Queue the run for Celery workers and follow it.")] = False,
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="Call an in-process sandbox instead of the real hosts.")] = False,
+) -> None:
+    """Verify candidate links by executing them; derives candidates first. Progress is shown as it goes.
+
+    Examples: [bold]kopa verify --sandbox[/bold] (embedded, no servers), [bold]kopa verify --celery --budget 500[/bold].
+    """
+    import time
+
+    from workers.runs import new_run, run_progress
+
+    if scope not in ("pending", "stale", "all"):
+        _fail("--scope must be pending, stale or all")
+    settings = get_settings()
+    transport = None
+    if sandbox:
+        settings, transport = sandbox_mode(settings)
+    store = _store(settings)
+    run = new_run(api or [], budget, scope, "celery" if celery else "inprocess")
+    if celery:
+        if not settings.redis_url:
+            _fail("--celery needs KOPA_REDIS_URL and running workers (celery -A workers.celery_app worker)")
+        from workers.tasks import start_round
+
+        store.save_run(run)
+        start_round.delay(run.id)
+        typer.echo(f"queued {run.id}; following it (Ctrl-C leaves it running)", err=True)
+        while True:
+            p = run_progress(store, store.get_run(run.id) or run)
+            typer.echo(f"\r{p['status']:9} verified {p['verified']:4}  refuted {p['refuted']:4}  "
+                       f"inconclusive {p['inconclusive']:3}  calls {p['calls_spent']:5}", nl=False, err=True)
+            if p["status"] in ("completed", "paused", "failed"):
+                typer.echo("", err=True)
+                break
+            time.sleep(1)
+    else:
+        run = verify_inprocess(store, settings, run, transport)
+    p = run_progress(store, store.get_run(run.id) or run)
+    typer.echo(json.dumps({k: p[k] for k in ("id", "status", "message", "candidates", "verified", "refuted",
+                                             "inconclusive", "calls_spent", "cache_hits", "calls_per_verified_link")},
+                          ensure_ascii=False))
+    if p["unreachable"]:
+        typer.echo(f"unreachable tools: {', '.join(u['tool'] + ' (' + ', '.join(u['blocked_by']) + ')' for u in p['unreachable'])}",
+                   err=True)
+    store.close()
+
+
 @app.command("demo")
 def demo(
     workdir: Annotated[Path, typer.Option(help="Where the embedded graph and outputs go.")] = Path(".kopa/demo"),
 ) -> None:
-    """The main job on the embedded default (no servers): register the sandbox catalog into a local graph file.
+    """The main job on the embedded default (no servers): register the sandbox catalog into a local graph file,
+    derive candidate links and verify them by executing them against an in-process sandbox.
 
-    Later stages (verification, synthesis, export, report) join this command as they land.
+    Synthesis, export and the report join this command as they land.
     """
     from graph.registry import register
     from sandbox.catalog import shipped_documents
+    from workers.runs import new_run, run_progress
 
-    settings = get_settings().model_copy(update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3"})
+    settings = get_settings().model_copy(update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3",
+                                                 "redis_url": None})
+    settings, transport = sandbox_mode(settings)
     store = _store(settings)
     docs = shipped_documents()
     with typer.progressbar(sorted(docs.items()), label="registering the catalog", file=sys.stderr) as bar:
@@ -241,6 +338,11 @@ def demo(
             register(store, settings, doc)
     stats = store.stats()
     typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
+    run = verify_inprocess(store, settings, new_run(), transport)
+    p = run_progress(store, run)
+    typer.echo(f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
+               f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
+               f"({p['calls_per_verified_link']} per verified link)")
     store.close()
 
 

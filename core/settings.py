@@ -62,6 +62,10 @@ class VerifySettings(BaseModel):
     now: str = ""
     #: Default per-API rate limit (requests/s) when a registration sets none; 0: unlimited.
     default_rate_per_s: float = 0.0
+    #: Seconds before Redis redelivers a task whose worker vanished (must exceed the longest task).
+    visibility_timeout_s: int = 900
+    #: Rounds per run (propagation through verified links, retries of inconclusive links).
+    max_rounds: int = 6
 
 
 ENGINE_VERSION = "edge-0.1"

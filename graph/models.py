@@ -133,6 +133,8 @@ class RunRecord(BaseModel):
     calls: dict[str, int] = Field(default_factory=dict)
     unreachable: list[dict[str, Any]] = Field(default_factory=list)
     pending_sources: list[str] = Field(default_factory=list)
+    round: int = 0
+    extra_seeds: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
 
 
 class RegistrationResult(BaseModel):

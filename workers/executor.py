@@ -75,14 +75,21 @@ class Executor:
                               max_keepalive_connections=settings.verify.concurrency)
         self._client = httpx.AsyncClient(transport=transport, timeout=settings.verify.timeout_s, limits=limits,
                                          follow_redirects=False)
-        self.exhausted_apis: set[str] = set()
+        self.exhausted_apis: set[str] = economy.exhausted()
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
     @property
     def budget_left(self) -> bool:
-        return self.budget is None or self.spent < self.budget
+        """Shared across workers: the run's call counter lives in the economy (Redis or memory)."""
+        if self.budget is None:
+            return True
+        return self.economy.calls(self.run_id or "_").get("calls", 0) < self.budget
+
+    def mark_exhausted(self, api: str) -> None:
+        self.exhausted_apis.add(api)
+        self.economy.mark_exhausted(api)
 
     def _url(self, tool: ToolRecord, api: ApiRecord | None) -> str:
         url = tool.url
@@ -145,7 +152,7 @@ class Executor:
         rate = (api.rate_limit_per_s if api else None) or self.settings.verify.default_rate_per_s or None
         quota_key = f"{(api.auth.secret if api and api.auth.secret else self.settings.verify.key_secret)}:{tool.api_id}"
         if api and api.daily_quota and not self.economy.take_quota(quota_key, api.daily_quota):
-            self.exhausted_apis.add(tool.api_id)
+            self.mark_exhausted(tool.api_id)
             return CallResult("transient", reason="daily quota of this API exhausted", quota=True)
         async with self._sem:
             await self.economy.acquire(tool.api_id, rate)

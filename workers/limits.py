@@ -58,6 +58,8 @@ class Economy(Protocol):
     def cache_get(self, key: str) -> dict[str, Any] | None: ...
     def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None: ...
     def count(self, run_id: str, name: str, n: int = 1) -> None: ...
+    def mark_exhausted(self, api: str) -> None: ...
+    def exhausted(self) -> set[str]: ...
 
 
 class MemoryEconomy:
@@ -69,6 +71,13 @@ class MemoryEconomy:
         self._quota: dict[str, int] = {}
         self._calls: dict[str, dict[str, int]] = {}
         self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._exhausted: dict[str, str] = {}
+
+    def mark_exhausted(self, api: str) -> None:
+        self._exhausted[api] = today()
+
+    def exhausted(self) -> set[str]:
+        return {a for a, day in self._exhausted.items() if day == today()}
 
     async def acquire(self, api: str, rate_per_s: float | None) -> None:
         if not rate_per_s:
@@ -124,6 +133,14 @@ class RedisEconomy:
         self.prefix = prefix
         self._bucket = self.r.register_script(TOKEN_BUCKET)
         self._quota = self.r.register_script(QUOTA)
+
+    def mark_exhausted(self, api: str) -> None:
+        self.r.set(f"{self.prefix}:exhausted:{today()}:{api}", 1, ex=2 * 86400)
+
+    def exhausted(self) -> set[str]:
+        prefix = f"{self.prefix}:exhausted:{today()}:"
+        return {k.decode()[len(prefix):] if isinstance(k, bytes) else str(k)[len(prefix):]
+                for k in self.r.scan_iter(prefix + "*")}
 
     async def acquire(self, api: str, rate_per_s: float | None) -> None:
         if not rate_per_s:

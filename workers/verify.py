@@ -15,6 +15,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.settings import ENGINE_VERSION, Settings
@@ -79,7 +80,7 @@ class Engine:
             await asyncio.sleep(delay * (0.5 + random.random()))
             result = await self.executor.call(tool, args)
         if result.quota and result.code in ("22", "022"):
-            self.executor.exhausted_apis.add(tool.api_id)
+            self.executor.mark_exhausted(tool.api_id)
         return result
 
     # ------------------------------------------------------------------ sampling
@@ -254,26 +255,27 @@ class Engine:
         return done
 
 
-def select_links(store: GraphStore, run: RunRecord, tool_names: set[str], settings: Settings) -> list[LinkRecord]:
+def select_links(store: GraphStore, run: RunRecord, tool_names: set[str], settings: Settings,
+                 source: str | None = None) -> list[LinkRecord]:
     """Links this run should decide: pending ones (candidate, inconclusive, flagged), stale ones, or all."""
     links: list[LinkRecord] = []
     offset = 0
     while True:
-        page, total = store.list_links(offset=offset, limit=2000)
+        page, total = store.list_links(tool=source, offset=offset, limit=2000)
         links.extend(page)
         offset += len(page)
         if offset >= total or not page:
             break
-    out = []
-    from datetime import UTC, datetime, timedelta
-
     stale_before = (datetime.now(UTC) - timedelta(hours=settings.verify.reverify_after_h)).isoformat(timespec="seconds")
+    out = []
     for lk in links:
+        if source is not None and lk.source_tool != source:
+            continue
         if lk.source_tool not in tool_names or lk.target_tool not in tool_names:
             continue
         if lk.last_run == run.id and lk.status != "inconclusive":
             continue  # decided by this run already (a redelivered task, a resumed run)
-        if run.scope == "all":
+        if run.scope == "all" and lk.last_run != run.id:
             out.append(lk)
         elif run.scope == "stale":
             if lk.needs_reverify or (lk.status == "verified" and (lk.verified_at or "") < stale_before):
@@ -287,8 +289,11 @@ def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, 
     """Values for unreachable tools' blocking parameters, taken through verified links from sampled tools."""
     extra: dict[str, dict[str, list[str]]] = defaultdict(dict)
     for name, info in engine.unreachable.items():
-        for pname in info.get("blocked_by", []):
-            page, _ = store.list_links(status="verified", tool=name, limit=500)
+        blocked = info.get("blocked_by", [])
+        if not blocked:
+            continue
+        page, _ = store.list_links(status="verified", tool=name, limit=500)
+        for pname in blocked:
             for lk in page:
                 if lk.target_tool != name or lk.target_param.split(":", 1)[1] != pname:
                     continue
@@ -300,46 +305,57 @@ def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, 
                     if value not in (None, "") and not isinstance(value, list):
                         extra[name].setdefault(pname, []).append(str(value))
                         break
+                if pname in extra[name]:
+                    break
     return {k: v for k, v in extra.items() if set(v) >= set(engine.unreachable[k]["blocked_by"])}
 
 
-async def prepare(engine: Engine, tools: list[ToolRecord], extra: dict[str, dict[str, list[str]]] | None = None) -> int:
-    """Sample the tools not yet sampled and (re)derive candidate links; returns the number of candidates."""
-    todo = [t for t in tools if t.name not in engine.samples]
-    await engine.profile_many(todo, extra)
-    candidates = derive_candidates(tools, engine.samples)
-    await asyncio.to_thread(engine.store.upsert_candidates, candidates)
-    return len(candidates)
-
-
-async def run_rounds(engine: Engine, tools: list[ToolRecord], max_rounds: int = 6) -> RunRecord:
-    """The whole run in this process: sample, derive, verify, propagate through verified links, and go round
-    again for inconclusive links (transient trouble) until nothing is left to decide or the budget ends."""
+async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, list[LinkRecord]]:
+    """Sample every tool (cached calls), feed blocked tools through verified links, derive candidates, and
+    return this round's links grouped by source tool, best first."""
     run = engine.run
-    names = {t.name for t in tools}
-    extra: dict[str, dict[str, list[str]]] = {}
-    for round_no in range(max_rounds):
-        run.candidates = await prepare(engine, tools, extra)
-        links = select_links(engine.store, run, names, engine.settings)
-        by_source: dict[str, list[LinkRecord]] = defaultdict(list)
-        for lk in links:
+    await engine.profile_many([t for t in tools if t.name not in engine.samples])
+    extra = propagation_seeds(engine.store, engine)
+    if extra:
+        await engine.profile_many([engine.tools[n] for n in extra], extra)
+    run.extra_seeds = extra
+    candidates = derive_candidates(tools, engine.samples)
+    run.candidates = len(candidates)
+    await asyncio.to_thread(engine.store.upsert_candidates, candidates)
+    links = select_links(engine.store, run, {t.name for t in tools}, engine.settings)
+    by_source: dict[str, list[LinkRecord]] = defaultdict(list)
+    for lk in links:
+        if lk.source_tool in engine.samples:
             by_source[lk.source_tool].append(lk)
-        order = sorted(by_source, key=lambda s: -max(lk.score for lk in by_source[s]))
-        run.pending_sources = order
+    order = sorted(by_source, key=lambda s: -max(lk.score for lk in by_source[s]))
+    run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
+    return {s: by_source[s] for s in order}
+
+
+def another_round(engine: Engine, round_no: int) -> bool:
+    """Go round again while links are inconclusive or blocked tools can now be fed, within limits."""
+    if round_no + 1 >= engine.settings.verify.max_rounds or not engine.executor.budget_left:
+        return False
+    if engine.store.run_counts(engine.run.id).get("inconclusive", 0):
+        return True
+    blocked = [u for u in engine.unreachable.values() if u.get("blocked_by") or u.get("transient")]
+    return bool(blocked) and bool(propagation_seeds(engine.store, engine) or any(u.get("transient") for u in blocked))
+
+
+async def run_rounds(engine: Engine, tools: list[ToolRecord]) -> RunRecord:
+    """The whole run in this process: rounds of sample, derive, verify, until nothing is left to decide."""
+    run = engine.run
+    for round_no in range(engine.settings.verify.max_rounds):
+        run.round = round_no
+        groups = await prepare_round(engine, tools)
+        run.pending_sources = list(groups)
         await asyncio.to_thread(engine.store.save_run, run)
-        await asyncio.gather(*(engine.verify_source(s, by_source[s], by_source[s]) for s in order))
+        await asyncio.gather(*(engine.verify_source(s, links, links) for s, links in groups.items()))
         run.pending_sources = []
-        if not engine.executor.budget_left:
+        if not another_round(engine, round_no):
             break
-        extra = propagation_seeds(engine.store, engine)
-        for name in extra:
-            engine.samples.pop(name, None)
-        retry = [n for n, u in engine.unreachable.items() if u.get("transient")]
-        for name in retry:
-            engine.samples.pop(name, None)
-        pending = engine.store.run_counts(run.id).get("inconclusive", 0)
-        if not extra and not retry and not pending:
-            break
-        if pending or retry:
-            await asyncio.sleep(engine.settings.verify.backoff_s * (2 ** round_no))
+        for name, info in list(engine.unreachable.items()):
+            if info.get("transient"):
+                engine.samples.pop(name, None)
+        await asyncio.sleep(engine.settings.verify.backoff_s * (2 ** round_no))
     return run

@@ -1,0 +1,41 @@
+"""The Celery application (Redis broker). Start workers with
+
+    celery -A workers.celery_app worker --loglevel INFO --concurrency 2
+    celery -A workers.celery_app beat          # exactly one: re-verifies stale links on a schedule
+
+Tasks are thin (workers.tasks): they take ids and call the plain functions of workers.verify.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from core.settings import Settings, get_settings
+
+
+def make_celery(settings: Settings) -> Celery:
+    url = settings.redis_url or "redis://127.0.0.1:6379/0"
+    app = Celery("kopa", broker=url, include=["workers.tasks"])
+    vt = settings.verify.visibility_timeout_s
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,
+        task_default_queue="kopa",
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={"visibility_timeout": vt},
+        visibility_timeout=vt,
+        task_time_limit=vt - 30,
+        task_soft_time_limit=vt - 60,
+        worker_hijack_root_logger=False,
+        beat_schedule={
+            "reverify-stale-links": {"task": "kopa.reverify_stale", "schedule": 3600.0},
+        },
+    )
+    return app
+
+
+celery_app = make_celery(get_settings())

@@ -1,0 +1,164 @@
+"""Thin Celery tasks: ids in, plain functions out. Idempotent: a redelivered task skips what its run decided.
+
+A run is a sequence of rounds. `start_round` samples and derives (cached calls), then fans out one
+`verify_source` task per source tool; the task that empties the round's pending set decides whether another
+round is needed (inconclusive links, newly reachable tools) or closes the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from celery import Task
+from celery.signals import worker_process_init, worker_process_shutdown
+
+from core.errors import StoreUnavailable
+from core.settings import Settings, get_settings
+from graph.models import RunRecord, utcnow
+from graph.store import GraphStore, open_store
+from workers.celery_app import celery_app
+from workers.executor import Executor
+from workers.limits import RedisEconomy
+from workers.runs import new_run, scoped_tools
+from workers.verify import Engine, another_round, prepare_round, select_links
+
+log = logging.getLogger("kopa.tasks")
+_store: GraphStore | None = None
+RETRYABLE = (StoreUnavailable, ConnectionError, OSError)
+
+
+@worker_process_init.connect
+def _init(**_: Any) -> None:
+    global _store
+    _store = None  # every forked process opens its own driver on first use
+
+
+@worker_process_shutdown.connect
+def _close(**_: Any) -> None:
+    if _store is not None:
+        _store.close()
+
+
+def store() -> GraphStore:
+    global _store
+    if _store is None:
+        s = open_store(get_settings())
+        s.init_schema()
+        _store = s
+    return _store
+
+
+def _economy(settings: Settings) -> RedisEconomy:
+    if not settings.redis_url:
+        raise RuntimeError("Celery mode needs KOPA_REDIS_URL (shared limits, quotas, cache and counters)")
+    return RedisEconomy(settings.redis_url)
+
+
+def _engine(run: RunRecord, settings: Settings, economy: RedisEconomy) -> tuple[Engine, list[Any]]:
+    tools, apis = scoped_tools(store(), run)
+    executor = Executor(settings, economy, apis, run_id=run.id, budget=run.budget)
+    return Engine(store(), settings, executor, run, tools={t.name: t for t in tools}), tools
+
+
+def _pending_key(run_id: str, round_no: int) -> str:
+    return f"kopa:run:{run_id}:round:{round_no}:pending"
+
+
+async def _start_round(run_id: str) -> None:
+    settings = get_settings()
+    run = store().get_run(run_id)
+    if run is None or run.status in ("completed", "failed"):
+        return
+    economy = _economy(settings)
+    engine, tools = _engine(run, settings, economy)
+    try:
+        run.status, run.started_at = "running", run.started_at or utcnow()
+        groups = await prepare_round(engine, tools)
+    finally:
+        await engine.executor.aclose()
+    run.pending_sources = list(groups)
+    store().save_run(run)
+    key = _pending_key(run.id, run.round)
+    if not groups:
+        _finish_round(run, engine)
+        return
+    economy.r.sadd(key, *groups)
+    economy.r.expire(key, 7 * 86400)
+    for source in groups:
+        verify_source.delay(run.id, run.round, source)
+
+
+def _finish_round(run: RunRecord, engine: Engine) -> None:
+    economy = engine.executor.economy
+    if not isinstance(economy, RedisEconomy) or not economy.r.set(f"kopa:run:{run.id}:round:{run.round}:done", 1,
+                                                                   nx=True, ex=7 * 86400):
+        return  # another task closed this round already
+    fresh = store().get_run(run.id) or run
+    fresh.calls = economy.calls(run.id)
+    fresh.pending_sources = []
+    if another_round(engine, fresh.round):
+        fresh.round += 1
+        store().save_run(fresh)
+        start_round.apply_async((fresh.id,), countdown=settings_backoff(fresh.round))
+        return
+    if not engine.executor.budget_left:
+        fresh.status, fresh.message = "paused", "call budget exhausted; start the run again to resume"
+    elif economy.exhausted():
+        fresh.status, fresh.message = "paused", f"daily quota exhausted for {', '.join(sorted(economy.exhausted()))}"
+    else:
+        fresh.status = "completed"
+    fresh.finished_at = utcnow()
+    store().save_run(fresh)
+
+
+def settings_backoff(round_no: int) -> float:
+    return float(min(60.0, get_settings().verify.backoff_s * (2 ** round_no)))
+
+
+async def _verify_source(run_id: str, round_no: int, source: str) -> None:
+    settings = get_settings()
+    run = store().get_run(run_id)
+    if run is None or run.status in ("completed", "failed") or run.round != round_no:
+        return
+    economy = _economy(settings)
+    engine, _tools = _engine(run, settings, economy)
+    try:
+        tool = engine.tools.get(source)
+        if tool is not None:
+            await engine.profile(tool, run.extra_seeds.get(source))  # a cache hit: the round sampled it
+            links = select_links(store(), run, set(engine.tools), settings, source=source)
+            await engine.verify_source(source, links, links)
+    finally:
+        await engine.executor.aclose()
+    economy.r.srem(_pending_key(run_id, round_no), source)
+    if economy.r.scard(_pending_key(run_id, round_no)) == 0:
+        _finish_round(run, engine)
+
+
+@celery_app.task(name="kopa.start_round", bind=True, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
+                 retry_jitter=True, max_retries=20)
+def start_round(self: Task, run_id: str) -> None:
+    asyncio.run(_start_round(run_id))
+
+
+@celery_app.task(name="kopa.verify_source", bind=True, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
+                 retry_jitter=True, max_retries=20)
+def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
+    asyncio.run(_verify_source(run_id, round_no, source))
+
+
+@celery_app.task(name="kopa.reverify_stale")
+def reverify_stale() -> str:
+    """Beat: re-verify links verified longer ago than the TTL (or flagged); demotions keep their history."""
+    run = new_run(scope="stale", mode="celery")
+    store().save_run(run)
+    start_round.delay(run.id)
+    return run.id
+
+
+def submit_run(run: RunRecord) -> None:
+    """Queue a run created by the API or the CLI."""
+    store().save_run(run)
+    start_round.delay(run.id)
