@@ -26,7 +26,10 @@ NON_LINKABLE = {"pageNo", "numOfRows", "currentPage", "countPerPage", "MobileOS"
                 "hstryYn", "firstSort", "addInfoYn", "lDongListYn", "dataTerm", "_type", "dataType", "returnType",
                 "resultType", "type"}
 WEAK_CONCEPTS = {"date", "year_month"}
-MAX_BLOCK = 400
+#: Blocks larger than these are skipped for blocking (constants, so work stays linear in the number of fields):
+#: name tokens are weak evidence, concept and coordinate blocks strong.
+MAX_TOKEN_BLOCK = 150
+MAX_BLOCK = 2000
 MIN_SCORE = 0.4
 
 
@@ -218,7 +221,6 @@ def derive_candidates(
     for i, pr in enumerate(params):
         for key in _param_keys(pr.sig):
             index[key].append(i)
-    limit = max(MAX_BLOCK, len(params) // 50)
     comparisons = 0
     out: list[LinkRecord] = []
     for t in tools:
@@ -228,7 +230,7 @@ def derive_candidates(
             seen: set[int] = set()
             for key in _field_keys(fr.sig):
                 block = index.get(key, [])
-                if len(block) > limit and not key.startswith("n:"):
+                if key.startswith("t:") and len(block) > MAX_TOKEN_BLOCK or len(block) > MAX_BLOCK and not key.startswith("n:"):
                     continue
                 seen.update(block)
             for i in seen:

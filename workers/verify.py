@@ -81,6 +81,8 @@ class Engine:
             result = await self.executor.call(tool, args)
         if result.quota and result.code in ("22", "022"):
             self.executor.mark_exhausted(tool.api_id)
+        if result.outcome == "transient" and result.reason.startswith("unreadable response") and attempt >= self.settings.verify.retries:
+            result.outcome, result.reason = "hostile", f"response never readable after {attempt + 1} tries: {result.reason}"
         return result
 
     # ------------------------------------------------------------------ sampling
