@@ -230,7 +230,7 @@ def derive_candidates(
             seen: set[int] = set()
             for key in _field_keys(fr.sig):
                 block = index.get(key, [])
-                if key.startswith("t:") and len(block) > MAX_TOKEN_BLOCK or len(block) > MAX_BLOCK and not key.startswith("n:"):
+                if (key.startswith("t:") and len(block) > MAX_TOKEN_BLOCK) or (len(block) > MAX_BLOCK and not key.startswith("n:")):
                     continue
                 seen.update(block)
             for i in seen:

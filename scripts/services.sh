@@ -50,7 +50,7 @@ start_neo4j() {
   if alive neo4j; then log "neo4j already running"; return; fi
   build_neo4j
   local dir="$ROOT/infra/neo4j"
-  rm -rf "$RUN/neo4j-home"
+  [ "${1:-}" = keep ] || rm -rf "$RUN/neo4j-home"
   nohup java -Xms512m -Xmx1g \
     --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
     --add-opens=java.base/sun.nio.ch=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true -XX:+UseG1GC \
@@ -71,7 +71,9 @@ start_redis() {
 
 start_sandbox() {
   if alive sandbox; then log "sandbox already running"; return; fi
-  nohup "$PY" -m core.cli_main sandbox serve --host 127.0.0.1 --port "$SANDBOX_PORT" >"$RUN/sandbox.log" 2>&1 &
+  # Shared by every test on this machine: daily quotas lifted here (the quota tests run their own sandboxes).
+  KOPA_SANDBOX__QUOTAS="${KOPA_SANDBOX__QUOTAS:-*=0}" \
+    nohup "$PY" -m core.cli_main sandbox serve --host 127.0.0.1 --port "$SANDBOX_PORT" >"$RUN/sandbox.log" 2>&1 &
   echo $! >"$RUN/sandbox.pid"
   wait_for sandbox 60 curl -sf "http://127.0.0.1:$SANDBOX_PORT/healthz"
 }
@@ -110,6 +112,10 @@ case "${1:-}" in
     ;;
   stop)
     for s in sandbox neo4j redis; do stop_one "$s"; done
+    ;;
+  restart-neo4j)   # keeps the data (used by reliability tests)
+    stop_one neo4j
+    start_neo4j keep
     ;;
   status)
     for s in neo4j redis sandbox; do

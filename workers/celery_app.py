@@ -20,6 +20,7 @@ def make_celery(settings: Settings) -> Celery:
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
+        task_acks_on_failure_or_timeout=False,  # an unexpected failure leaves the message for redelivery
         worker_prefetch_multiplier=1,
         task_serializer="json",
         accept_content=["json"],

@@ -13,6 +13,9 @@ from typing import Any
 
 from celery import Task
 from celery.signals import worker_process_init, worker_process_shutdown
+from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
+from neo4j.exceptions import SessionExpired
+from redis.exceptions import RedisError
 
 from core.errors import StoreUnavailable
 from core.settings import Settings, get_settings
@@ -26,7 +29,7 @@ from workers.verify import Engine, another_round, prepare_round, select_links
 
 log = logging.getLogger("kopa.tasks")
 _store: GraphStore | None = None
-RETRYABLE = (StoreUnavailable, ConnectionError, OSError)
+RETRYABLE = (StoreUnavailable, ConnectionError, OSError, RedisError, Neo4jUnavailable, SessionExpired)
 
 
 @worker_process_init.connect

@@ -1,0 +1,200 @@
+"""Verification through real Celery workers, a real Redis broker, real Neo4j and the sandbox over a socket:
+the same verdicts as in process; a worker killed with SIGKILL, Redis restarted and Neo4j restarted mid-run, and
+the run still completes with no outcome lost or duplicated."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from core.settings import Neo4jSettings, Settings
+from graph.embedded_store import EmbeddedStore
+from graph.neo4j_store import Neo4jStore
+from graph.registry import register
+from sandbox.catalog import REAL_HOSTS, shipped_documents
+from sandbox.clock import DEFAULT_NOW
+from sandbox.keys import DEMO_KEY
+from tests.helpers import free_port
+from workers.celery_app import make_celery
+from workers.limits import MemoryEconomy
+from workers.runs import execute_run, new_run
+
+ROOT = Path(__file__).resolve().parents[1]
+ALLOWED = ["apis.data.go.kr", "api.odcloud.kr", "business.juso.go.kr", "127.0.0.1"]
+
+
+class DurableRedis:
+    """A Redis of this test module, with an append-only file so that a restart keeps the queued messages."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.dir = workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--appendonly",
+                                      "yes", "--appendfsync", "always", "--save", "", "--dir", str(self.dir)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                if redis.Redis.from_url(self.url).ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.1)
+        raise RuntimeError("redis did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(20)
+            self.proc = None
+
+
+@pytest.fixture(scope="module")
+def durable_redis(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[DurableRedis]:
+    r = DurableRedis(tmp_path_factory.mktemp("redis"))
+    r.start()
+    yield r
+    r.stop()
+
+
+def worker_env(neo4j_uri: str, redis_url: str, sandbox_url: str) -> dict[str, str]:
+    return {
+        **os.environ, "KOPA_STORE": "neo4j", "KOPA_NEO4J__URI": neo4j_uri, "KOPA_REDIS_URL": redis_url,
+        "KOPA_UPSTREAM_OVERRIDES": ",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
+        "KOPA_ALLOWED_HOSTS": json.dumps(ALLOWED), "KOPA_SERVICE_KEY": DEMO_KEY,
+        "KOPA_VERIFY__NOW": DEFAULT_NOW.isoformat(), "KOPA_VERIFY__VISIBILITY_TIMEOUT_S": "20",
+        "KOPA_VERIFY__BACKOFF_S": "0.05",
+    }
+
+
+def start_worker(env: dict[str, str], name: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo",
+                             "-Q", "kopa", "-n", f"{name}@%h", "--loglevel=WARNING", "--without-gossip",
+                             "--without-mingle"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def settings(neo4j_uri: str, durable_redis: DurableRedis, sandbox_url: str) -> Settings:
+    return Settings(store="neo4j", neo4j=Neo4jSettings(uri=neo4j_uri), redis_url=durable_redis.url,
+                    upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS), allowed_hosts=ALLOWED)
+
+
+@pytest.fixture(scope="module")
+def baseline(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The verified set of an in-process run against the same sandbox socket."""
+    os.environ.setdefault("KOPA_SERVICE_KEY", DEMO_KEY)
+    s = settings.model_copy(update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})})
+    store = EmbeddedStore(tmp_path_factory.mktemp("base") / "g.sqlite3")
+    for doc in shipped_documents().values():
+        register(store, s, doc)
+    asyncio.run(execute_run(store, s, new_run(), economy=MemoryEconomy()))
+    ids = {lk.id for lk in store.list_links(status="verified", limit=100_000)[0]}
+    store.close()
+    assert len(ids) > 400
+    return ids
+
+
+@pytest.fixture
+def graph(settings: Settings) -> Iterator[Neo4jStore]:
+    store = Neo4jStore(settings.neo4j)
+    store.init_schema()
+    store.reset()
+    for doc in shipped_documents().values():
+        register(store, settings, doc)
+    yield store
+    store.close()
+
+
+def submit(settings: Settings, store: Neo4jStore) -> str:
+    run = new_run(mode="celery")
+    store.save_run(run)
+    make_celery(settings).send_task("kopa.start_round", args=[run.id])
+    return run.id
+
+
+def wait(store: Neo4jStore, run_id: str, timeout: float = 240, until: Any = None) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            run = store.get_run(run_id)
+            if until is not None:
+                if until(run):
+                    return run
+            elif run is not None and run.status in ("completed", "paused", "failed"):
+                return run
+        except Exception:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"run {run_id} did not finish in {timeout}s")
+
+
+def check_outcomes(store: Neo4jStore, run_id: str, baseline: set[str]) -> None:
+    links = store.list_links(limit=100_000)[0]
+    got = {lk.id for lk in links if lk.status == "verified"}
+    diff = [(lk.id, lk.status, lk.reason, lk.source_tool, lk.source_field, lk.target_tool, lk.target_param,
+             lk.history) for lk in links if (lk.id in got) != (lk.id in baseline)]
+    assert got == baseline, diff[:6]
+    assert not [lk for lk in links if lk.status in ("candidate", "inconclusive")]
+    for lk in links:
+        entries = Counter((h["run"], h["status"]) for h in lk.history)
+        assert all(n == 1 for n in entries.values()), (lk.id, lk.history)
+
+
+def test_celery_run_matches_in_process(settings: Settings, graph: Neo4jStore, baseline: set[str]) -> None:
+    env = worker_env(settings.neo4j.uri, settings.redis_url or "", settings.override_map()["apis.data.go.kr"])
+    workers = [start_worker(env, "w1"), start_worker(env, "w2")]
+    try:
+        run_id = submit(settings, graph)
+        run = wait(graph, run_id)
+        assert run.status == "completed", run.message
+        check_outcomes(graph, run_id, baseline)
+        counts = graph.run_counts(run_id)
+        assert counts.get("verified") == len(baseline)
+    finally:
+        for w in workers:
+            stop(w)
+
+
+def test_sigkill_redis_and_neo4j_restarts_mid_run(settings: Settings, graph: Neo4jStore, baseline: set[str],
+                                                  durable_redis: DurableRedis) -> None:
+    env = worker_env(settings.neo4j.uri, durable_redis.url, settings.override_map()["apis.data.go.kr"])
+    a, b = start_worker(env, "victim"), start_worker(env, "survivor")
+    try:
+        run_id = submit(settings, graph)
+        wait(graph, run_id, until=lambda r: r is not None and sum(graph.run_counts(run_id).values()) >= 40)
+        a.send_signal(signal.SIGKILL)
+        a.wait(10)
+        durable_redis.stop()
+        time.sleep(1)
+        durable_redis.start()
+        subprocess.run(["bash", str(ROOT / "scripts/services.sh"), "restart-neo4j"], check=True,
+                       env={**os.environ}, capture_output=True)
+        run = wait(graph, run_id, timeout=300)
+        assert run.status == "completed", run.message
+        check_outcomes(graph, run_id, baseline)
+    finally:
+        stop(a)
+        stop(b)
