@@ -10,6 +10,8 @@ import asyncio
 import hmac
 import logging
 import re
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -72,6 +74,8 @@ class SandboxApp:
             for old in op.retired:
                 self.retired[f"/{op.provider.key}/{old}"] = op.service
         self._catalog: dict[str, Any] | None = None
+        #: Recent requests (monotonic time, service) for rate measurements: GET /_sandbox/requests.
+        self.request_log: deque[tuple[float, str]] = deque(maxlen=200_000)
 
     # ------------------------------------------------------------------ ASGI
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -131,6 +135,7 @@ class SandboxApp:
             return self._gateway(op, "04", fmt) if op.provider.gateway == "datagokr" else _json(
                 405, {"status_code": "HTTP_ERROR", "message": "허용되지 않은 HTTP 메소드"})
 
+        self.request_log.append((time.monotonic(), op.service))
         decision = self.faults.decide(op.service)
         if decision.delay_s:
             await asyncio.sleep(decision.delay_s)
@@ -295,6 +300,11 @@ class SandboxApp:
             return _json(200, self.clock.describe())
         if path == "/_sandbox/quota":
             return _json(200, self.quota.usage())
+        if path == "/_sandbox/requests":
+            if method == "DELETE":
+                self.request_log.clear()
+            now = time.monotonic()
+            return _json(200, {"now": now, "requests": [[round(t, 4), s] for t, s in self.request_log]})
         if path == "/_sandbox/quota/reset" and method == "POST":
             self.quota.reset()
             return _json(200, self.quota.usage())

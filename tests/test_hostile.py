@@ -24,7 +24,7 @@ BOMB = (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server API
+    def do_GET(self) -> None:
         path = self.path.split("?")[0]
         if path == "/src":
             body, ctype = b'{"rows": [{"code": "A1"}, {"code": "A2"}, {"code": "A3"}, {"code": "A4"}]}', "application/json"

@@ -27,6 +27,8 @@ from workers.judge import Verdict, judge
 from workers.limits import Economy
 
 log = logging.getLogger("kopa.executor")
+#: Pace at this share of a documented limit: arrival jitter on the way must not push an API over its limit.
+PACING = 0.95
 
 
 @dataclass
@@ -76,6 +78,7 @@ class Executor:
         self._client = httpx.AsyncClient(transport=transport, timeout=settings.verify.timeout_s, limits=limits,
                                          follow_redirects=False)
         self.exhausted_apis: set[str] = economy.exhausted()
+        self._api_locks: dict[str, asyncio.Lock] = {}
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -154,8 +157,11 @@ class Executor:
         if api and api.daily_quota and not self.economy.take_quota(quota_key, api.daily_quota):
             self.mark_exhausted(tool.api_id)
             return CallResult("transient", reason="daily quota of this API exhausted", quota=True)
+        # One waiter per API in this process asks the shared bucket for a token (no thundering herd), and the
+        # token is taken before a connection slot, so a slow API never holds slots that other APIs could use.
+        async with self._api_locks.setdefault(tool.api_id, asyncio.Lock()):
+            await self.economy.acquire(tool.api_id, rate * PACING if rate else None)
         async with self._sem:
-            await self.economy.acquire(tool.api_id, rate)
             self.spent += 1
             self.economy.count_call(self.run_id, tool.api_id)
             started = time.perf_counter()

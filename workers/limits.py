@@ -129,10 +129,21 @@ class RedisEconomy:
     def __init__(self, url: str, prefix: str = "kopa") -> None:
         import redis
 
+        self.url = url
         self.r = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
         self.prefix = prefix
-        self._bucket = self.r.register_script(TOKEN_BUCKET)
         self._quota = self.r.register_script(QUOTA)
+        self._async: dict[int, Any] = {}
+
+    def _bucket_script(self) -> Any:
+        """An asyncio Redis client and script per event loop (each Celery task runs its own loop)."""
+        import redis.asyncio as aredis
+
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._async:
+            client = aredis.Redis.from_url(self.url, socket_timeout=5, socket_connect_timeout=5)
+            self._async = {loop_id: (client, client.register_script(TOKEN_BUCKET))}
+        return self._async[loop_id][1]
 
     def mark_exhausted(self, api: str) -> None:
         self.r.set(f"{self.prefix}:exhausted:{today()}:{api}", 1, ex=2 * 86400)
@@ -145,9 +156,9 @@ class RedisEconomy:
     async def acquire(self, api: str, rate_per_s: float | None) -> None:
         if not rate_per_s:
             return
+        script = self._bucket_script()
         while True:
-            wait_ms = int(await asyncio.to_thread(self._bucket, keys=[f"{self.prefix}:rl:{api}"],
-                                                  args=[rate_per_s, max(1.0, rate_per_s / 10)]))
+            wait_ms = int(await script(keys=[f"{self.prefix}:rl:{api}"], args=[rate_per_s, 1.0]))
             if wait_ms <= 0:
                 return
             await asyncio.sleep(wait_ms / 1000)
@@ -175,3 +186,37 @@ class RedisEconomy:
 
     def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
         self.r.set(f"{self.prefix}:cache:{key}", json.dumps(value, ensure_ascii=False), ex=max(1, ttl_s))
+
+
+class NoCache:
+    """Wraps an economy and disables its response cache (the naive baseline of the yield benchmark)."""
+
+    def __init__(self, inner: Economy) -> None:
+        self.inner = inner
+
+    async def acquire(self, api: str, rate_per_s: float | None) -> None:
+        await self.inner.acquire(api, rate_per_s)
+
+    def take_quota(self, key: str, limit: int | None) -> bool:
+        return self.inner.take_quota(key, limit)
+
+    def count_call(self, run_id: str | None, api: str) -> None:
+        self.inner.count_call(run_id, api)
+
+    def calls(self, run_id: str) -> dict[str, int]:
+        return self.inner.calls(run_id)
+
+    def cache_get(self, key: str) -> dict[str, Any] | None:
+        return None
+
+    def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
+        return None
+
+    def count(self, run_id: str, name: str, n: int = 1) -> None:
+        self.inner.count(run_id, name, n)
+
+    def mark_exhausted(self, api: str) -> None:
+        self.inner.mark_exhausted(api)
+
+    def exhausted(self) -> set[str]:
+        return self.inner.exhausted()

@@ -36,13 +36,13 @@ def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], d
 
 async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
                       transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
-                      progress: Progress | None = None) -> RunRecord:
+                      progress: Progress | None = None, naive: bool = False) -> RunRecord:
     economy = economy or economy_for(settings)
     run.status, run.started_at, run.message = "running", run.started_at or utcnow(), ""
     await asyncio.to_thread(store.save_run, run)
     tools, apis = scoped_tools(store, run)
     executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
-    engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress)
+    engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive)
     try:
         await run_rounds(engine, tools)
     except Exception as exc:

@@ -66,6 +66,8 @@ class Engine:
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     unreachable: dict[str, dict[str, Any]] = field(default_factory=dict)
     progress: Progress | None = None
+    #: The naive baseline: a fresh upstream call for every link (use with a cache-less economy).
+    naive: bool = False
 
     # ------------------------------------------------------------------ calls
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
@@ -247,7 +249,11 @@ class Engine:
                 return
             if link.target_tool not in self.tools:
                 return
-            outcome = await self.verify_link(link, rows, siblings)
+            link_rows = rows
+            if self.naive:
+                await self.profile(self.tools[source], self.run.extra_seeds.get(source))
+                link_rows = self.samples.get(source, rows)
+            outcome = await self.verify_link(link, link_rows, siblings)
             await asyncio.to_thread(self.store.save_link, outcome)
             done.append(outcome)
             if self.progress:
