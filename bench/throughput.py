@@ -62,7 +62,7 @@ def main() -> None:
             time.sleep(4)
             admin = {"X-Sandbox-Admin": "sandbox-admin"}
             httpx.delete(sandbox_url + "/_sandbox/requests", headers=admin)
-            from bench.throughput_app import make_celery
+            from workers.celery_app import make_celery
             from core.settings import Settings
 
             celery = make_celery(Settings(redis_url=url))
