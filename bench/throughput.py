@@ -62,8 +62,8 @@ def main() -> None:
             time.sleep(4)
             admin = {"X-Sandbox-Admin": "sandbox-admin"}
             httpx.delete(sandbox_url + "/_sandbox/requests", headers=admin)
-            from workers.celery_app import make_celery
             from core.settings import Settings
+            from workers.celery_app import make_celery
 
             celery = make_celery(Settings(redis_url=url))
             per_task = int(RATE * args.seconds / 4)
