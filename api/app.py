@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
                   openapi_tags=[{"name": "apis", "description": "Register and manage API documents"},
                                 {"name": "tools", "description": "Tools derived from registered operations"},
                                 {"name": "verification", "description": "Verification runs, links and evidence, reports"},
+                                {"name": "trajectories", "description": "Batches of executed trajectories for teams"},
                                 {"name": "operations", "description": "Health, readiness and metrics"}])
 
     @app.exception_handler(KopaError)
@@ -100,9 +101,10 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
                         "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
         return response
 
-    from api.routes import apis, browser, tools, verification
+    from api.routes import apis, batches, browser, tools, verification
 
     app.include_router(apis.router)
+    app.include_router(batches.router)
     app.include_router(tools.router)
     app.include_router(verification.router)
     app.include_router(browser.router)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
-from api.security import authenticate, require
+from api.security import authenticate, principal, require
 from core.settings import Settings
 from graph.models import Role
 from graph.store import GraphStore
@@ -41,4 +41,13 @@ def admin(role: Annotated[Role, Depends(_role)]) -> Role:
 
 
 ReaderDep = Annotated[Role, Depends(reader)]
+
+
+def team(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
+    role, name = principal(request.app.state.kopa.store, request.app.state.kopa.settings, authorization)
+    require("reader", role)
+    return name
+
+
+TeamDep = Annotated[str, Depends(team)]
 AdminDep = Annotated[Role, Depends(admin)]

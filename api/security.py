@@ -25,17 +25,22 @@ def mint_token(store: GraphStore, role: Role, name: str = "") -> str:
     return token
 
 
-def authenticate(store: GraphStore, settings: Settings, header: str | None) -> Role:
+def principal(store: GraphStore, settings: Settings, header: str | None) -> tuple[Role, str]:
+    """(role, team): the team is the token's name, used for per-team batch limits."""
     if not header or not header.lower().startswith("bearer "):
         raise Unauthorized("missing bearer token: send 'Authorization: Bearer <token>' (mint one with `kopa token create`)")
     token = header.split(None, 1)[1].strip()
     boot = settings.bootstrap_token.get_secret_value() if settings.bootstrap_token else ""
     if boot and hmac.compare_digest(token, boot):
-        return "admin"
+        return "admin", "bootstrap"
     record = store.find_token(hash_token(token))
     if record is None:
         raise Unauthorized("unknown or revoked token")
-    return record.role
+    return record.role, record.name
+
+
+def authenticate(store: GraphStore, settings: Settings, header: str | None) -> Role:
+    return principal(store, settings, header)[0]
 
 
 def require(role: Role, actual: Role) -> None:

@@ -68,6 +68,14 @@ class VerifySettings(BaseModel):
     max_rounds: int = 6
 
 
+class BatchSettings(BaseModel):
+    #: Largest batch a team may request, and how many of its batches may run at once.
+    max_count: int = 2000
+    max_concurrent: int = 2
+    #: Optional on-premise OpenAI-compatible endpoint for paraphrasing requests (never a hosted model by default).
+    paraphrase_url: str = ""
+
+
 ENGINE_VERSION = "edge-0.1"
 
 
@@ -83,6 +91,7 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
+    batches: BatchSettings = Field(default_factory=BatchSettings)
     #: Hosts that registered server URLs may point to (no server-side request forgery).
     allowed_hosts: list[str] = Field(
         default_factory=lambda: [

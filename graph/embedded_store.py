@@ -23,6 +23,9 @@ CREATE INDEX IF NOT EXISTS links_source ON links(source_tool);
 CREATE INDEX IF NOT EXISTS links_target ON links(target_tool);
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, team TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trajectories (id TEXT PRIMARY KEY, batch_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS trajectories_batch ON trajectories(batch_id, seq);
 """
 
 
@@ -196,6 +199,62 @@ class EmbeddedStore:
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         return [RunRecord.model_validate_json(r[0]) for r in self._q("SELECT data FROM runs ORDER BY created_at DESC LIMIT ?", limit)]
 
+    # ------------------------------------------------------------------ verified graph, trajectories
+    def verified_edges(self) -> dict[str, dict[str, list[str]]]:
+        active = {r[0] for r in self._q("SELECT name FROM tools WHERE status = 'active'")}
+        out: dict[str, dict[str, list[str]]] = {}
+        for link_id, src, dst in self._q("SELECT id, source_tool, target_tool FROM links WHERE status = 'verified' ORDER BY id"):
+            if src in active and dst in active and src != dst:
+                out.setdefault(src, {}).setdefault(dst, []).append(link_id)
+        return out
+
+    def sample_paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
+        """The same semantics as the Neo4j query: acyclic, ordered by length then names, `per_start` each."""
+        if not 1 <= min_hops <= max_hops <= 8:
+            raise ValueError("hops must satisfy 1 <= min <= max <= 8")
+        edges = self.verified_edges()
+        out: list[list[str]] = []
+        for start in sorted(set(starts)):
+            found: list[list[str]] = []
+            stack: list[list[str]] = [[start]]
+            while stack:
+                path = stack.pop()
+                if min_hops <= len(path) - 1 <= max_hops:
+                    found.append(path)
+                if len(path) - 1 < max_hops:
+                    for nxt in edges.get(path[-1], {}):
+                        if nxt not in path:
+                            stack.append([*path, nxt])
+            found.sort(key=lambda p: (len(p), p))
+            out.extend(found[:per_start])
+        return out
+
+    def save_batch(self, batch: dict[str, Any]) -> None:
+        with self._tx() as c:
+            c.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?)",
+                      (batch["id"], batch.get("team", ""), batch.get("created_at", ""), json.dumps(batch, ensure_ascii=False)))
+
+    def get_batch(self, batch_id: str) -> dict[str, Any] | None:
+        rows = self._q("SELECT data FROM batches WHERE id = ?", batch_id)
+        return json.loads(rows[0][0]) if rows else None
+
+    def list_batches(self, team: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self._q("SELECT data FROM batches WHERE ? IS NULL OR team = ? ORDER BY created_at DESC LIMIT ?",
+                       team, team, limit)
+        return [json.loads(r[0]) for r in rows]
+
+    def add_trajectories(self, batch_id: str, items: list[dict[str, Any]]) -> None:
+        with self._tx() as c:
+            c.executemany("INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?, ?)",
+                          [(f"{batch_id}:{it['id']}", batch_id, it.get("seq", i), json.dumps(it, ensure_ascii=False))
+                           for i, it in enumerate(items)])
+
+    def list_trajectories(self, batch_id: str | None, offset: int = 0, limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+        total = self._q("SELECT count(*) FROM trajectories WHERE ? IS NULL OR batch_id = ?", batch_id, batch_id)[0][0]
+        rows = self._q("SELECT data FROM trajectories WHERE ? IS NULL OR batch_id = ? ORDER BY batch_id, seq LIMIT ? OFFSET ?",
+                       batch_id, batch_id, limit, offset)
+        return [json.loads(r[0]) for r in rows], int(total)
+
     # ------------------------------------------------------------------ tokens, stats
     def add_token(self, token: TokenRecord) -> None:
         with self._tx() as c:
@@ -213,5 +272,5 @@ class EmbeddedStore:
 
     def reset(self) -> None:
         with self._tx() as c:
-            for table in ("links", "tools", "apis", "tokens", "runs"):
+            for table in ("links", "tools", "apis", "tokens", "runs", "batches", "trajectories"):
                 c.execute(f"DELETE FROM {table}")

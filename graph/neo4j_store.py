@@ -245,6 +245,37 @@ class Neo4jStore:
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
         return [RunRecord.model_validate_json(r["data"]) for r in self._read(Q.LIST_RUNS, limit=limit)]
 
+    # ------------------------------------------------------------------ verified graph, trajectories
+    def verified_edges(self) -> dict[str, dict[str, list[str]]]:
+        out: dict[str, dict[str, list[str]]] = {}
+        for r in self._read(Q.VERIFIED_EDGES):
+            out.setdefault(r["source"], {})[r["target"]] = list(r["links"] or [])
+        return out
+
+    def sample_paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
+        recs = self._read(Q.sample_paths_query(min_hops, max_hops), starts=starts, per_start=per_start)
+        return [list(r["path"]) for r in recs]
+
+    def save_batch(self, batch: dict[str, Any]) -> None:
+        self._write(lambda tx: tx.run(Q.SAVE_BATCH, id=batch["id"], data=json.dumps(batch, ensure_ascii=False),
+                                      team=batch.get("team", ""), created_at=batch.get("created_at", "")).consume())
+
+    def get_batch(self, batch_id: str) -> dict[str, Any] | None:
+        recs = self._read(Q.GET_BATCH, id=batch_id)
+        return json.loads(recs[0]["data"]) if recs else None
+
+    def list_batches(self, team: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        return [json.loads(r["data"]) for r in self._read(Q.LIST_BATCHES, team=team, limit=limit)]
+
+    def add_trajectories(self, batch_id: str, items: list[dict[str, Any]]) -> None:
+        rows = [{"id": f"{batch_id}:{it['id']}", "seq": it.get("seq", i), "data": json.dumps(it, ensure_ascii=False)}
+                for i, it in enumerate(items)]
+        self._write(lambda tx: tx.run(Q.ADD_TRAJECTORIES, batch_id=batch_id, items=rows).consume())
+
+    def list_trajectories(self, batch_id: str | None, offset: int = 0, limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+        rec = self._read(Q.LIST_TRAJECTORIES, batch_id=batch_id, offset=offset, limit=limit)[0]
+        return [json.loads(d) for d in rec["rows"]], int(rec["total"])
+
     # ------------------------------------------------------------------ tokens, stats
     def add_token(self, token: TokenRecord) -> None:
         self._write(lambda tx: tx.run(Q.ADD_TOKEN, token=token.model_dump()).consume())

@@ -17,6 +17,9 @@ SCHEMA = [
     "CREATE CONSTRAINT field_id IF NOT EXISTS FOR (f:Field) REQUIRE f.id IS UNIQUE",
     "CREATE CONSTRAINT token_hash IF NOT EXISTS FOR (k:Token) REQUIRE k.hash IS UNIQUE",
     "CREATE CONSTRAINT run_id IF NOT EXISTS FOR (r:Run) REQUIRE r.id IS UNIQUE",
+    "CREATE CONSTRAINT batch_id IF NOT EXISTS FOR (b:Batch) REQUIRE b.id IS UNIQUE",
+    "CREATE CONSTRAINT trajectory_id IF NOT EXISTS FOR (t:Trajectory) REQUIRE t.id IS UNIQUE",
+    "CREATE INDEX trajectory_batch IF NOT EXISTS FOR (t:Trajectory) ON (t.batch_id)",
     "CREATE CONSTRAINT link_id IF NOT EXISTS FOR ()-[l:LINK]-() REQUIRE l.id IS UNIQUE",
     "CREATE INDEX tool_api IF NOT EXISTS FOR (t:Tool) ON (t.api_id)",
     "CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)",
@@ -185,6 +188,49 @@ SAVE_RUN = "MERGE (r:Run {id: $id}) SET r.data = $data, r.created_at = $created_
 GET_RUN = "MATCH (r:Run {id: $id}) RETURN r.data AS data"
 LIST_RUNS = "MATCH (r:Run) RETURN r.data AS data ORDER BY r.created_at DESC LIMIT $limit"
 
+VERIFIED_EDGES = """
+MATCH (s:Tool)-[f:FEEDS]->(t:Tool)
+WHERE s.status = 'active' AND t.status = 'active'
+RETURN s.name AS source, t.name AS target, f.links AS links
+"""
+
+
+def sample_paths_query(min_hops: int, max_hops: int) -> str:
+    """Acyclic paths of verified tool-to-tool steps from each start (bounds are validated integers)."""
+    lo, hi = int(min_hops), int(max_hops)
+    if not 1 <= lo <= hi <= 8:
+        raise ValueError("hops must satisfy 1 <= min <= max <= 8")
+    return f"""
+UNWIND $starts AS start
+MATCH p = (s:Tool {{name: start}})-[:FEEDS*{lo}..{hi}]->(:Tool)
+WHERE all(i IN range(0, size(nodes(p)) - 2) WHERE NOT nodes(p)[i] IN nodes(p)[i + 1..])
+  AND all(n IN nodes(p) WHERE n.status = 'active')
+WITH start, [n IN nodes(p) | n.name] AS path
+ORDER BY start, size(path), path
+WITH start, collect(path)[..$per_start] AS paths
+UNWIND paths AS path
+RETURN path
+"""
+
+
+SAVE_BATCH = "MERGE (b:Batch {id: $id}) SET b.data = $data, b.team = $team, b.created_at = $created_at"
+GET_BATCH = "MATCH (b:Batch {id: $id}) RETURN b.data AS data"
+LIST_BATCHES = """
+MATCH (b:Batch) WHERE $team IS NULL OR b.team = $team
+RETURN b.data AS data ORDER BY b.created_at DESC LIMIT $limit
+"""
+ADD_TRAJECTORIES = """
+UNWIND $items AS item
+MERGE (t:Trajectory {id: item.id})
+SET t.batch_id = $batch_id, t.seq = item.seq, t.data = item.data
+"""
+LIST_TRAJECTORIES = """
+MATCH (t:Trajectory) WHERE $batch_id IS NULL OR t.batch_id = $batch_id
+WITH t ORDER BY t.batch_id, t.seq
+WITH collect(t.data) AS items
+RETURN size(items) AS total, items[$offset..($offset + $limit)] AS rows
+"""
+
 ADD_TOKEN = "MERGE (k:Token {hash: $token.token_hash}) SET k += $token"
 FIND_TOKEN = "MATCH (k:Token {hash: $hash}) RETURN properties(k) AS token"
 
@@ -196,6 +242,6 @@ RETURN apis, tools, active, links
 """
 
 RESET = """
-MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token OR n:Run
+MATCH (n) WHERE n:Api OR n:Tool OR n:Param OR n:Field OR n:Token OR n:Run OR n:Batch OR n:Trajectory
 CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
 """

@@ -206,16 +206,16 @@ class Engine:
         ok = [t for t in trials if t.result.ok]
         definitive = [t for t in trials if t.result.definitive]
         transient = [t for t in trials if not t.result.definitive]
-        k = self.settings.verify.k
         if len(ok) >= 2 or (ok and len(ok) / max(1, len(definitive)) >= 0.34):
             return self._decide(link, trials, "verified", f"{len(ok)} of {len(definitive)} values worked", mode)
+        if transient or not trials:
+            # a value lost to a transient fault might have worked: never refute on it, go round again
+            why = transient[-1].result.reason if transient else "no trial"
+            return self._decide(link, trials, "inconclusive", f"transient: {why}", mode)
         if ok:
             return self._decide(link, trials, "refuted", f"worked for only {len(ok)} of {len(definitive)} values", mode)
-        if definitive and (len(definitive) >= k or not transient):
-            reasons = Counter(t.result.reason or t.result.outcome for t in definitive)
-            return self._decide(link, trials, "refuted", f"{reasons.most_common(1)[0][0]} ({len(definitive)} values)", mode)
-        why = transient[-1].result.reason if transient else "no trial"
-        return self._decide(link, trials, "inconclusive", f"transient: {why}", mode)
+        reasons = Counter(t.result.reason or t.result.outcome for t in definitive)
+        return self._decide(link, trials, "refuted", f"{reasons.most_common(1)[0][0]} ({len(definitive)} values)", mode)
 
     def _decide(self, link: LinkRecord, trials: list[Trial], status: str, reason: str, mode: str) -> LinkRecord:
         now = utcnow()
