@@ -249,7 +249,7 @@ class Neo4jStore:
     def verified_edges(self) -> dict[str, dict[str, list[str]]]:
         out: dict[str, dict[str, list[str]]] = {}
         for r in self._read(Q.VERIFIED_EDGES):
-            out.setdefault(r["source"], {})[r["target"]] = list(r["links"] or [])
+            out.setdefault(r["source"], {})[r["target"]] = sorted(r["links"] or [])
         return out
 
     def sample_paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:

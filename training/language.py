@@ -77,7 +77,26 @@ def _slots(step: dict[str, Any]) -> dict[str, Any]:
     return {p: v["value"] for p, v in step["provenance"].items() if v["kind"] == "slot"}
 
 
+def _context(plan: Plan, steps: list[dict[str, Any]]) -> str:
+    """User-provided values the phrases do not mention, so the request carries every argument a model needs."""
+    parts = []
+    for s, st in zip(plan.steps, steps, strict=True):
+        template = s.tool.intent or ""
+        desc = {p.name: _short(p.description) for p in s.tool.params}
+        for name, value in _slots(st).items():
+            if "{" + name + "}" in template:
+                continue
+            parts.append(f"{desc.get(name, name)} {fmt_value(name, value)}")
+    return ", ".join(dict.fromkeys(parts))
+
+
 def request_text(plan: Plan, steps: list[dict[str, Any]], rnd: random.Random) -> str:
+    text = _request(plan, steps, rnd)
+    context = _context(plan, steps)
+    return f"{text} ({context})" if context else text
+
+
+def _request(plan: Plan, steps: list[dict[str, Any]], rnd: random.Random) -> str:
     p = [_phrase(s.tool, _slots(st)) for s, st in zip(plan.steps, steps, strict=True)]
     if plan.shape == "single":
         return rnd.choice([verb(p[0], "req") + ".", verb(p[0], "polite") + ".", p[0] + " 부탁해요."])

@@ -19,6 +19,7 @@ from typing import Any
 
 from core.settings import ENGINE_VERSION, Settings
 from graph import transforms as T
+from graph.candidates import NON_LINKABLE
 from graph.models import LinkRecord, ToolRecord, utcnow
 from graph.store import GraphStore
 from training.language import answer_text, request_text
@@ -101,7 +102,8 @@ class VerifiedGraph:
             value = seed_value(p, self.settings)
             if value is None:
                 return None
-            out[p.name] = Source("constant" if (p.enum or p.default is not None) else "slot", value)
+            constant = p.enum or p.default is not None or p.name in NON_LINKABLE
+            out[p.name] = Source("constant" if constant else "slot", value)
         return out
 
     def fed_sources(self, tool: ToolRecord, upstream: list[tuple[int, str]], rnd: random.Random) -> dict[str, Source] | None:
@@ -359,7 +361,6 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
     links that failed inside a trajectory are queued for re-verification."""
     graph = VerifiedGraph(store, settings, api_ids)
     snap = snapshot_id(graph)
-    rnd = random.Random(seed)
     kept: list[dict[str, Any]] = []
     discarded: list[dict[str, str]] = []
     calls = 0
