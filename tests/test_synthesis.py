@@ -129,7 +129,7 @@ def test_exports_load_with_datasets_and_render_with_a_chat_template(records: lis
     assert set(paths) == {"record", *FORMATS}
     trl = datasets.load_dataset("json", data_files=str(paths["trl"]), split="train")
     assert len(trl) == len(records) and "messages" in trl.column_names and "tools" in trl.column_names
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),  # type: ignore[no-untyped-call]
                                   chat_template=CHAT_TEMPLATE)
     example = convert(records[0], "trl")
     text = tok.apply_chat_template(example["messages"], tools=example["tools"], tokenize=False)
