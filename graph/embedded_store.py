@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.models import ApiRecord, LinkRecord, RunRecord, TokenRecord, ToolRecord, utcnow
+from graph.paths import enumerate_paths
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS apis (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -209,25 +210,13 @@ class EmbeddedStore:
         return out
 
     def sample_paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
-        """The same semantics as the Neo4j query: acyclic, ordered by length then names, `per_start` each."""
-        if not 1 <= min_hops <= max_hops <= 8:
-            raise ValueError("hops must satisfy 1 <= min <= max <= 8")
-        edges = self.verified_edges()
-        out: list[list[str]] = []
-        for start in sorted(set(starts)):
-            found: list[list[str]] = []
-            stack: list[list[str]] = [[start]]
-            while stack:
-                path = stack.pop()
-                if min_hops <= len(path) - 1 <= max_hops:
-                    found.append(path)
-                if len(path) - 1 < max_hops:
-                    for nxt in edges.get(path[-1], {}):
-                        if nxt not in path:
-                            stack.append([*path, nxt])
-            found.sort(key=lambda p: (len(p), p))
-            out.extend(found[:per_start])
-        return out
+        """The same semantics as the Neo4j query (graph.paths)."""
+        return enumerate_paths(self.verified_edges(), starts, min_hops, max_hops, per_start)
+
+    def save_links(self, links: list[LinkRecord]) -> None:
+        with self._tx() as c:
+            c.executemany("UPDATE links SET status = ?, score = ?, data = ? WHERE id = ?",
+                          [(lk.status, lk.score, lk.model_dump_json(), lk.id) for lk in links])
 
     def save_batch(self, batch: dict[str, Any]) -> None:
         with self._tx() as c:

@@ -276,6 +276,19 @@ class Neo4jStore:
         rec = self._read(Q.LIST_TRAJECTORIES, batch_id=batch_id, offset=offset, limit=limit)[0]
         return [json.loads(d) for d in rec["rows"]], int(rec["total"])
 
+    def save_links(self, links: list[LinkRecord]) -> None:
+        """Many outcomes in few transactions (bulk loads, benchmarks); same effects as save_link."""
+        rows = [{"id": lk.id, "props": _link_props(lk)} for lk in links]
+        pairs = sorted({(lk.source_tool, lk.target_tool) for lk in links})
+
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            for i in range(0, len(rows), BATCH):
+                tx.run(Q.SAVE_LINKS, links=rows[i:i + BATCH]).consume()
+            for i in range(0, len(pairs), BATCH):
+                tx.run(Q.REFRESH_FEEDS_MANY, pairs=[list(p) for p in pairs[i:i + BATCH]]).consume()
+
+        self._write(work)
+
     # ------------------------------------------------------------------ tokens, stats
     def add_token(self, token: TokenRecord) -> None:
         self._write(lambda tx: tx.run(Q.ADD_TOKEN, token=token.model_dump()).consume())

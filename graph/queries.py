@@ -159,13 +159,36 @@ RETURN size(items) AS total, [x IN items[$offset..($offset + $limit)] | properti
 GET_LINK = "MATCH ()-[l:LINK {id: $id}]->() " + _LINK_RETURN
 
 SAVE_LINK = """
-MATCH (f:Field)-[l:LINK {id: $id}]->(p:Param)
+MATCH ()-[l:LINK {id: $id}]->()
 SET l += $props
-WITH l, f, p
+WITH l, startNode(l) AS f, endNode(l) AS p
 OPTIONAL MATCH (f)-[v:VERIFIED {id: $id}]->(p)
 DELETE v
 WITH l, f, p
 FOREACH (_ IN CASE WHEN l.status = 'verified' THEN [1] ELSE [] END | MERGE (f)-[:VERIFIED {id: l.id}]->(p))
+"""
+
+SAVE_LINKS = """
+UNWIND $links AS row
+MATCH ()-[l:LINK {id: row.id}]->()
+SET l += row.props
+WITH l, startNode(l) AS f, endNode(l) AS p
+OPTIONAL MATCH (f)-[v:VERIFIED {id: l.id}]->(p)
+DELETE v
+WITH l, f, p
+FOREACH (_ IN CASE WHEN l.status = 'verified' THEN [1] ELSE [] END | MERGE (f)-[:VERIFIED {id: l.id}]->(p))
+"""
+
+REFRESH_FEEDS_MANY = """
+UNWIND $pairs AS pair
+MATCH (st:Tool {name: pair[0]})
+MATCH (tt:Tool {name: pair[1]})
+OPTIONAL MATCH (st)-[:PRODUCES]->(:Field)-[v:LINK {status: 'verified'}]->(:Param)<-[:HAS_PARAM]-(tt)
+WITH st, tt, collect(v.id) AS ids
+OPTIONAL MATCH (st)-[old:FEEDS]->(tt)
+DELETE old
+WITH st, tt, ids WHERE size(ids) > 0
+CREATE (st)-[:FEEDS {links: ids}]->(tt)
 """
 
 REFRESH_FEEDS = """

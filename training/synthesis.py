@@ -21,6 +21,7 @@ from core.settings import ENGINE_VERSION, Settings
 from graph import transforms as T
 from graph.candidates import NON_LINKABLE
 from graph.models import LinkRecord, ToolRecord, utcnow
+from graph.paths import enumerate_paths
 from graph.store import GraphStore
 from training.language import answer_text, request_text
 from workers.executor import CallResult, Executor
@@ -67,21 +68,31 @@ class Plan:
 class VerifiedGraph:
     """Verified links by target parameter, the tool-level edges, and usage counts for coverage-aware sampling."""
 
-    def __init__(self, store: GraphStore, settings: Settings, api_ids: list[str] | None = None) -> None:
+    def __init__(self, store: GraphStore, settings: Settings, api_ids: list[str] | None = None, *,
+                 unverified: bool = False) -> None:
+        """`unverified=True` walks every candidate link instead (the synthesise-then-filter baseline)."""
         self.store = store
         self.settings = settings
+        self.unverified = unverified
         self.tools = {t.name: t for t in store.all_tools() if not api_ids or t.api_id in api_ids}
         links: list[LinkRecord] = []
         offset = 0
         while True:
-            page, total = store.list_links(status="verified", offset=offset, limit=2000)
+            page, total = store.list_links(status=None if unverified else "verified", offset=offset, limit=2000)
             links.extend(page)
             offset += len(page)
             if not page or offset >= total:
                 break
         self.links = {lk.id: lk for lk in links if lk.source_tool in self.tools and lk.target_tool in self.tools}
-        self.edges = {s: {t: [i for i in ids if i in self.links] for t, ids in targets.items() if t in self.tools}
-                      for s, targets in store.verified_edges().items() if s in self.tools}
+        if unverified:
+            edges: dict[str, dict[str, list[str]]] = {}
+            for lk in self.links.values():
+                if lk.source_tool != lk.target_tool:
+                    edges.setdefault(lk.source_tool, {}).setdefault(lk.target_tool, []).append(lk.id)
+            self.edges = edges
+        else:
+            self.edges = {s: {t: [i for i in ids if i in self.links] for t, ids in targets.items() if t in self.tools}
+                          for s, targets in store.verified_edges().items() if s in self.tools}
         self.into: dict[tuple[str, str], list[LinkRecord]] = {}
         for lk in self.links.values():
             self.into.setdefault((lk.target_tool, lk.target_param), []).append(lk)
@@ -131,6 +142,12 @@ class VerifiedGraph:
     def weight(self, names: list[str]) -> float:
         return 1.0 / (1.0 + sum(self.tool_use[n] for n in names))
 
+    def paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
+        """Verified graph: the store's path query (Cypher on Neo4j); candidate graph: the same walk in Python."""
+        if self.unverified:
+            return enumerate_paths(self.edges, starts, min_hops, max_hops, per_start)
+        return self.store.sample_paths(starts, min_hops, max_hops, per_start)
+
 
 def _choose(rnd: random.Random, options: list[Any], weights: list[float]) -> Any:
     return rnd.choices(options, weights=weights, k=1)[0]
@@ -144,8 +161,8 @@ def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = 
     if not roots:
         return []
     cap = max(3, int(count * max_tool_share))
-    paths = graph.store.sample_paths(roots, 1, max(1, min(max_steps - 1, 5)), per_start=200) if max_steps > 1 else []
-    paths = [p for p in paths if all(n in graph.tools for n in p)]
+    paths = graph.paths(roots, 1, max(1, min(max_steps - 1, 5)), per_start=80) if max_steps > 1 else []
+    chains = [p for p in paths if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2]
     plans: list[Plan] = []
     seen: set[str] = set()
     wanted = [s for s in shapes if s in SHAPES] or list(SHAPES)
@@ -161,10 +178,10 @@ def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = 
         if shape == "single" and min_steps <= 1:
             name = _choose(rnd, roots, [graph.weight([r]) for r in roots])
             plan = Plan("single", [Step(graph.tools[name], graph.root_sources(graph.tools[name]) or {})], [0])
-        elif shape == "chain":
-            options = [p for p in paths if min_steps <= len(p) <= max_steps and len(p) >= 2]
-            if options:
-                plan = _chain(graph, _choose(rnd, options, [graph.weight(p) for p in options]), rnd)
+        elif shape == "chain" and chains:
+            # coverage-aware among a random handful: rarely used tools win, without scoring every path
+            options = rnd.sample(chains, min(48, len(chains)))
+            plan = _chain(graph, _choose(rnd, options, [graph.weight(p) for p in options]), rnd)
         elif shape == "fan_in" and max_steps >= 3:
             plan = _fan_in(graph, rnd)
         elif shape == "parallel" and max_steps >= 3:
@@ -356,10 +373,11 @@ def snapshot_id(graph: VerifiedGraph) -> str:
 
 async def synthesize(store: GraphStore, settings: Settings, executor: Executor, *, count: int,
                      shapes: tuple[str, ...] = SHAPES, min_steps: int = 1, max_steps: int = 6, seed: int = 7,
-                     api_ids: list[str] | None = None, progress: Any = None) -> dict[str, Any]:
+                     api_ids: list[str] | None = None, progress: Any = None, unverified: bool = False) -> dict[str, Any]:
     """Sample, execute and record up to `count` trajectories; failures are discarded with their reason and the
-    links that failed inside a trajectory are queued for re-verification."""
-    graph = VerifiedGraph(store, settings, api_ids)
+    links that failed inside a trajectory are queued for re-verification. Plans run in waves until enough are
+    kept, so no call is spent beyond need."""
+    graph = VerifiedGraph(store, settings, api_ids, unverified=unverified)
     snap = snapshot_id(graph)
     kept: list[dict[str, Any]] = []
     discarded: list[dict[str, str]] = []
@@ -372,34 +390,41 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
         async with sem:
             return i, plan, await execute_plan(plan, executor, local), local
 
-    results = await asyncio.gather(*(one(i, p) for i, p in enumerate(pool)))
     flagged: set[str] = set()
-    for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
-        calls += outcome.calls
-        if outcome.record is None:
-            discarded.append({"plan": plan.key, "reason": outcome.reason})
-            flagged.update(outcome.failed_links)
-            continue
+    wave = max(8, settings.verify.concurrency * 2)
+    attempted = 0
+    for start in range(0, len(pool), wave):
         if len(kept) >= count:
-            continue
-        record = build_record(plan, outcome, graph, local, seed=seed, snapshot=snap)
-        if is_near_duplicate(record, kept):
-            discarded.append({"plan": plan.key, "reason": "near duplicate"})
-            continue
-        record["seq"] = len(kept)
-        kept.append(record)
-        if progress:
-            progress(record)
+            break
+        chunk = list(enumerate(pool))[start:start + wave]
+        results = await asyncio.gather(*(one(i, p) for i, p in chunk))
+        for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
+            attempted += 1
+            calls += outcome.calls
+            if outcome.record is None:
+                discarded.append({"plan": plan.key, "reason": outcome.reason})
+                flagged.update(outcome.failed_links)
+                continue
+            if len(kept) >= count:
+                continue
+            record = build_record(plan, outcome, graph, local, seed=seed, snapshot=snap)
+            if is_near_duplicate(record, kept):
+                discarded.append({"plan": plan.key, "reason": "near duplicate"})
+                continue
+            record["seq"] = len(kept)
+            kept.append(record)
+            if progress:
+                progress(record)
     for rec in kept:
         rec.pop("_sh", None)
-    for link_id in flagged:
+    for link_id in (set() if unverified else flagged):
         link = store.get_link(link_id)
         if link is not None and link.status == "verified":
             history = [*link.history, {"at": utcnow(), "run": "synthesis", "status": "verified",
                                        "reason": "failed inside a trajectory; queued for re-verification"}]
             store.save_link(link.model_copy(update={"needs_reverify": True, "history": history[-20:]}))
     return {"records": kept, "discarded": discarded, "calls": calls, "snapshot": snap,
-            "requeued_links": sorted(flagged), "planned": len(pool)}
+            "requeued_links": sorted(flagged), "planned": len(pool), "attempted": attempted}
 
 
 def distribution(records: list[dict[str, Any]], graph_links: int, graph_tools: int) -> dict[str, Any]:
