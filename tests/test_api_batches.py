@@ -59,10 +59,14 @@ def test_batches_stream_paginate_and_limit(client: tuple[TestClient, EmbeddedSto
     assert c.post("/v1/trajectory-batches", json={"count": 301}, headers=h).status_code == 422
     assert c.post("/v1/trajectory-batches", json={"count": 5, "shapes": ["spiral"]}, headers=h).status_code == 422
     assert c.post("/v1/trajectory-batches", json={"count": 5}).status_code == 401
-    r = c.post("/v1/trajectory-batches", json={"count": 40, "seed": 3, "format": "openai"}, headers=h)
-    assert r.status_code == 202
+    store.save_batch({"id": "tb_running", "team": "team-a", "status": "running", "created_at": "2026-01-01"})
     busy = c.post("/v1/trajectory-batches", json={"count": 40}, headers=h)
     assert busy.status_code == 409 and busy.json()["error"] == "conflict"
+    other = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-b')}"}
+    assert c.post("/v1/trajectory-batches", json={"count": 2}, headers=other).status_code == 202  # limits are per team
+    store.save_batch({"id": "tb_running", "team": "team-a", "status": "completed", "created_at": "2026-01-01"})
+    r = c.post("/v1/trajectory-batches", json={"count": 40, "seed": 3, "format": "openai"}, headers=h)
+    assert r.status_code == 202
     batch = wait(c, r.json()["id"], h)
     assert batch["status"] == "completed" and batch["produced"] == 40, batch
     page1 = c.get(f"/v1/trajectory-batches/{batch['id']}/items", params={"limit": 25}, headers=h)
