@@ -198,3 +198,39 @@ def test_sigkill_redis_and_neo4j_restarts_mid_run(settings: Settings, graph: Neo
     finally:
         stop(a)
         stop(b)
+
+
+def test_batches_over_http_through_a_celery_worker(settings: Settings, graph: Neo4jStore) -> None:
+    """A reader token requests a trajectory batch over HTTP; a Celery worker verifies nothing new, synthesises
+    it against Neo4j and the sandbox, and the team streams it back; beat's re-verification task runs too."""
+    from fastapi.testclient import TestClient
+    from pydantic import SecretStr
+
+    from api.app import create_app
+    from api.security import mint_token
+
+    env = worker_env(settings.neo4j.uri, settings.redis_url or "", settings.override_map()["apis.data.go.kr"])
+    worker = start_worker(env, "batcher")
+    try:
+        run_id = submit(settings, graph)
+        assert wait(graph, run_id).status == "completed"
+        api_settings = settings.model_copy(update={"bootstrap_token": SecretStr("b")})
+        with TestClient(create_app(api_settings, graph)) as c:
+            h = {"Authorization": f"Bearer {mint_token(graph, 'reader', 'team-celery')}"}
+            r = c.post("/v1/trajectory-batches", json={"count": 30, "seed": 5}, headers=h)
+            assert r.status_code == 202
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                batch = c.get(f"/v1/trajectory-batches/{r.json()['id']}", headers=h).json()
+                if batch["status"] in ("completed", "failed"):
+                    break
+                time.sleep(0.5)
+            assert batch["status"] == "completed" and batch["produced"] == 30, batch
+            lines = c.get(f"/v1/trajectory-batches/{batch['id']}/items", headers=h).text.splitlines()
+            assert len(lines) == 30 and json.loads(lines[0])["messages"][1]["role"] == "user"
+        make_celery(settings).send_task("kopa.reverify_stale")
+        stale = wait(graph, "", timeout=60, until=lambda _r: any(
+            x.scope == "stale" and x.status == "completed" for x in graph.list_runs(10)))
+        del stale
+    finally:
+        stop(worker)

@@ -138,3 +138,24 @@ def answer_text(plan: Plan, steps: list[dict[str, Any]]) -> str:
             line += " 첫 번째 결과: " + ", ".join(highlights) + "."
         parts.append(line)
     return " ".join(parts)
+
+
+def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:
+    """Ask an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) for a natural rewording.
+
+    Falls back to the deterministic text when the endpoint fails or drops a value the request must carry."""
+    import httpx
+
+    body = {"model": "local", "temperature": 0.7, "max_tokens": 256, "messages": [
+        {"role": "system", "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
+                                      "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요."},
+        {"role": "user", "content": text}]}
+    try:
+        resp = httpx.post(url.rstrip("/") + "/v1/chat/completions", json=body, timeout=timeout)
+        resp.raise_for_status()
+        out = str(resp.json()["choices"][0]["message"]["content"]).strip()
+    except (httpx.HTTPError, KeyError, IndexError, ValueError):
+        return text
+    if not out or any(v and v not in out for v in must_keep):
+        return text
+    return out

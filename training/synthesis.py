@@ -23,7 +23,7 @@ from graph.candidates import NON_LINKABLE
 from graph.models import LinkRecord, ToolRecord, utcnow
 from graph.paths import enumerate_paths
 from graph.store import GraphStore
-from training.language import answer_text, request_text
+from training.language import answer_text, paraphrase, request_text
 from workers.executor import CallResult, Executor
 from workers.seeds import seed_value
 
@@ -331,6 +331,10 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
     steps = outcome.record["steps"]
     slots = {f"{s['tool']}.{p}": v["value"] for s in steps for p, v in s["provenance"].items() if v["kind"] == "slot"}
     request = request_text(plan, steps, rnd)
+    template_request = request
+    if graph.settings.batches.paraphrase_url:
+        keep = [str(v) for v in slots.values() if isinstance(v, str | int | float)]
+        request = paraphrase(request, graph.settings.batches.paraphrase_url, must_keep=keep)
     answer = answer_text(plan, steps)
     chain_tools = [s.tool for s in plan.steps]
     others = sorted(n for n in graph.tools if n not in {t.name for t in chain_tools})
@@ -342,7 +346,7 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
         "id": record_id(request, steps), "request": request, "shape": plan.shape, "n_steps": len(steps),
         "slots": slots, "tools": [function_spec(t) for t in offered], "distractors": [t.name for t in extra],
         "steps": steps, "final_steps": [i + 1 for i in plan.finals], "final_answer": answer,
-        "metadata": {"graph_snapshot": snapshot, "verified_links": sorted({v["link"] for s in steps
+        "metadata": {"template_request": template_request, "graph_snapshot": snapshot, "verified_links": sorted({v["link"] for s in steps
                                                                             for v in s["provenance"].values() if v["kind"] == "link"}),
                      "created_at": utcnow(), "provenance": "live" if live else "replayed_from_cache", "seed": seed,
                      "engine": ENGINE_VERSION, "trim_rule": TRIM_RULE},

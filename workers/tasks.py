@@ -152,6 +152,18 @@ def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
     asyncio.run(_verify_source(run_id, round_no, source))
 
 
+@celery_app.task(name="kopa.synthesize_batch", bind=True, autoretry_for=RETRYABLE, retry_backoff=2,
+                 retry_backoff_max=60, retry_jitter=True, max_retries=10)
+def synthesize_batch(self: Task, batch_id: str) -> None:
+    """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped)."""
+    from training.batches import run_batch
+
+    batch = store().get_batch(batch_id)
+    if batch is None or batch["status"] in ("completed", "failed"):
+        return
+    asyncio.run(run_batch(store(), get_settings(), batch_id))
+
+
 @celery_app.task(name="kopa.reverify_stale")
 def reverify_stale() -> str:
     """Beat: re-verify links verified longer ago than the TTL (or flagged); demotions keep their history."""

@@ -36,10 +36,15 @@ async def create(body: BatchRequest, request: Request, store: StoreDep, settings
     batch = new_batch(store, settings, team, count=body.count, shapes=list(body.shapes), min_steps=body.min_steps,
                       max_steps=body.max_steps, api_ids=body.api_ids, seed=body.seed, fmt=body.format,
                       source=body.source)
-    tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
-    task = asyncio.create_task(run_batch(store, settings, batch["id"]))
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
+    if settings.redis_url:  # Celery workers pick it up (they share the store and the call economy)
+        from workers.celery_app import make_celery
+
+        await asyncio.to_thread(make_celery(settings).send_task, "kopa.synthesize_batch", args=[batch["id"]])
+    else:
+        tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
+        task = asyncio.create_task(run_batch(store, settings, batch["id"]))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
     return JSONResponse({"id": batch["id"], "status": batch["status"], "progress": f"/v1/trajectory-batches/{batch['id']}",
                          "items": f"/v1/trajectory-batches/{batch['id']}/items"}, status_code=202)
 

@@ -44,9 +44,9 @@ async def start_run(body: RunRequest, request: Request, store: StoreDep, setting
     run = new_run(body.api_ids, body.budget, body.scope, mode)
     store.save_run(run)
     if mode == "celery":
-        from workers.tasks import start_round
+        from workers.celery_app import make_celery
 
-        await asyncio.to_thread(start_round.delay, run.id)
+        await asyncio.to_thread(make_celery(settings).send_task, "kopa.start_round", args=[run.id])
     else:
         tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
         task = asyncio.create_task(execute_run(store, settings, run))
