@@ -29,7 +29,7 @@ from workers.runs import execute_run, new_run
 @pytest.fixture
 def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, EmbeddedStore]]:
     os.environ.setdefault("KOPA_SERVICE_KEY", DEMO_KEY)
-    settings = Settings(bootstrap_token=SecretStr("boot"), allowed_hosts=[*REAL_HOSTS, "127.0.0.1"],
+    settings = Settings(bootstrap_token=SecretStr("boot"), allowed_hosts=[*REAL_HOSTS, "127.0.0.1"], redis_url=None,
                         upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
                         batches=BatchSettings(max_count=300, max_concurrent=1))
     settings = settings.model_copy(update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})})
