@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -28,12 +29,20 @@ Errors always look like `{"error": "...", "detail": "..."}`.
 """
 
 
+def spawn(request: Request, coro: Coroutine[Any, Any, Any]) -> None:
+    """Run work in this process after the response (runs and batches without Celery); cancelled at shutdown."""
+    tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
+    task = asyncio.create_task(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
 class State:
     def __init__(self, settings: Settings, store: GraphStore) -> None:
         self.settings = settings
         self.store = store
         self.redis: Any = None
-        self.background: set[Any] = set()
+        self.background: set[asyncio.Task[Any]] = set()
         self.registry = CollectorRegistry()
         self.requests = Counter("kopa_http_requests_total", "HTTP requests", ["method", "route", "status"],
                                 registry=self.registry)

@@ -79,3 +79,15 @@ def open_store(settings: Settings) -> GraphStore:
     from graph.embedded_store import EmbeddedStore
 
     return EmbeddedStore(settings.graph_file())
+
+
+def all_links(store: GraphStore, status: str | None = None, tool: str | None = None) -> list[LinkRecord]:
+    """Every link (optionally by status or tool), page by page."""
+    out: list[LinkRecord] = []
+    offset = 0
+    while True:
+        page, total = store.list_links(status=status, tool=tool, offset=offset, limit=2000)
+        out.extend(page)
+        offset += len(page)
+        if not page or offset >= total:
+            return out

@@ -22,7 +22,7 @@ from graph import transforms as T
 from graph.candidates import NON_LINKABLE
 from graph.models import LinkRecord, ToolRecord, utcnow
 from graph.paths import enumerate_paths
-from graph.store import GraphStore
+from graph.store import GraphStore, all_links
 from training.language import answer_text, paraphrase, request_text
 from workers.executor import CallResult, Executor
 from workers.seeds import seed_value
@@ -75,14 +75,7 @@ class VerifiedGraph:
         self.settings = settings
         self.unverified = unverified
         self.tools = {t.name: t for t in store.all_tools() if not api_ids or t.api_id in api_ids}
-        links: list[LinkRecord] = []
-        offset = 0
-        while True:
-            page, total = store.list_links(status=None if unverified else "verified", offset=offset, limit=2000)
-            links.extend(page)
-            offset += len(page)
-            if not page or offset >= total:
-                break
+        links = all_links(store, status=None if unverified else "verified")
         self.links = {lk.id: lk for lk in links if lk.source_tool in self.tools and lk.target_tool in self.tools}
         if unverified:
             edges: dict[str, dict[str, list[str]]] = {}

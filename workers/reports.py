@@ -4,20 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.models import LinkRecord
-from graph.store import GraphStore
+from graph.store import GraphStore, all_links
 from workers.runs import run_progress
-
-
-def all_links(store: GraphStore, status: str | None = None) -> list[LinkRecord]:
-    out: list[LinkRecord] = []
-    offset = 0
-    while True:
-        page, total = store.list_links(status=status, offset=offset, limit=2000)
-        out.extend(page)
-        offset += len(page)
-        if not page or offset >= total:
-            return out
 
 
 def yield_report(store: GraphStore, limit: int = 10) -> dict[str, Any]:

@@ -132,7 +132,7 @@ async def _verify_source(run_id: str, round_no: int, source: str) -> None:
         if tool is not None:
             await engine.profile(tool, run.extra_seeds.get(source))  # a cache hit: the round sampled it
             links = select_links(store(), run, set(engine.tools), settings, source=source)
-            await engine.verify_source(source, links, links)
+            await engine.verify_source(source, links)
     finally:
         await engine.executor.aclose()
     economy.r.srem(_pending_key(run_id, round_no), source)

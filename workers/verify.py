@@ -23,7 +23,7 @@ from graph import transforms as T
 from graph.candidates import derive_candidates
 from graph.concepts import signals, stem
 from graph.models import LinkRecord, RunRecord, ToolRecord, utcnow
-from graph.store import GraphStore
+from graph.store import GraphStore, all_links
 from workers.executor import CallResult, Executor
 from workers.seeds import profile_args, seed_args
 
@@ -191,6 +191,9 @@ class Engine:
                 joint_trials = await self._trials(link, target, distinct, joint)
                 if self._rate(joint_trials) > self._rate(trials):
                     trials, mode = joint_trials, "joint"
+                else:
+                    # a joint value lost to a transient fault might have worked: keep that doubt in the verdict
+                    trials = trials + [t for t in joint_trials if not t.result.definitive]
         return self._judge(link, trials, mode)
 
     @staticmethod
@@ -237,11 +240,14 @@ class Engine:
             "verified_at": now if status == "verified" else link.verified_at,
         })
 
-    async def verify_source(self, source: str, links: list[LinkRecord], siblings: list[LinkRecord]) -> list[LinkRecord]:
+    async def verify_source(self, source: str, links: list[LinkRecord]) -> list[LinkRecord]:
         """Verify links out of one source tool from its one sampling call; saves each outcome as it lands."""
         rows = self.samples.get(source, [])
         if not rows:
             return []
+        # every non-refuted link out of this source may help fill a joint call, whatever round decided it
+        siblings = [lk for lk in await asyncio.to_thread(all_links, self.store, None, source)
+                    if lk.source_tool == source and lk.status != "refuted"]
         done: list[LinkRecord] = []
 
         async def one(link: LinkRecord) -> None:
@@ -266,14 +272,7 @@ class Engine:
 def select_links(store: GraphStore, run: RunRecord, tool_names: set[str], settings: Settings,
                  source: str | None = None) -> list[LinkRecord]:
     """Links this run should decide: pending ones (candidate, inconclusive, flagged), stale ones, or all."""
-    links: list[LinkRecord] = []
-    offset = 0
-    while True:
-        page, total = store.list_links(tool=source, offset=offset, limit=2000)
-        links.extend(page)
-        offset += len(page)
-        if offset >= total or not page:
-            break
+    links = all_links(store, tool=source)
     stale_before = (datetime.now(UTC) - timedelta(hours=settings.verify.reverify_after_h)).isoformat(timespec="seconds")
     out = []
     for lk in links:
@@ -358,7 +357,7 @@ async def run_rounds(engine: Engine, tools: list[ToolRecord]) -> RunRecord:
         groups = await prepare_round(engine, tools)
         run.pending_sources = list(groups)
         await asyncio.to_thread(engine.store.save_run, run)
-        await asyncio.gather(*(engine.verify_source(s, links, links) for s, links in groups.items()))
+        await asyncio.gather(*(engine.verify_source(s, links) for s, links in groups.items()))
         run.pending_sources = []
         if not another_round(engine, round_no):
             break

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from api.app import spawn
 from api.deps import ReaderDep, SettingsDep, StoreDep, TeamDep
 from core.errors import NotFound
 from training.batches import new_batch, run_batch
@@ -41,10 +42,7 @@ async def create(body: BatchRequest, request: Request, store: StoreDep, settings
 
         await asyncio.to_thread(make_celery(settings).send_task, "kopa.synthesize_batch", args=[batch["id"]])
     else:
-        tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
-        task = asyncio.create_task(run_batch(store, settings, batch["id"]))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
+        spawn(request, run_batch(store, settings, batch["id"]))
     return JSONResponse({"id": batch["id"], "status": batch["status"], "progress": f"/v1/trajectory-batches/{batch['id']}",
                          "items": f"/v1/trajectory-batches/{batch['id']}/items"}, status_code=202)
 

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from api.app import spawn
 from api.deps import AdminDep, ReaderDep, SettingsDep, StoreDep
 from core.errors import NotFound
 from graph.models import LinkRecord
@@ -48,10 +49,7 @@ async def start_run(body: RunRequest, request: Request, store: StoreDep, setting
 
         await asyncio.to_thread(make_celery(settings).send_task, "kopa.start_round", args=[run.id])
     else:
-        tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
-        task = asyncio.create_task(execute_run(store, settings, run))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
+        spawn(request, execute_run(store, settings, run))
     return JSONResponse({"id": run.id, "status": run.status, "mode": mode,
                          "progress": f"/v1/verification-runs/{run.id}"}, status_code=202)
 
