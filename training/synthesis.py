@@ -154,7 +154,9 @@ def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = 
     if not roots:
         return []
     cap = max(3, int(count * max_tool_share))
-    paths = graph.paths(roots, 1, max(1, min(max_steps - 1, 5)), per_start=80) if max_steps > 1 else []
+    # one path query per length, so that long chains are not crowded out by short ones
+    paths = [p for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
+             for p in graph.paths(roots, hops, hops, per_start=40)] if max_steps > 1 else []
     chains = [p for p in paths if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2]
     plans: list[Plan] = []
     seen: set[str] = set()
