@@ -109,6 +109,15 @@ def sandbox_catalog(
         "true_links": sum(1 for link in gt if link["kind"] == "true"),
         "decoy_links": sum(1 for link in gt if link["kind"] == "decoy"),
     }
+    from sandbox.world import get_world
+
+    w = get_world(get_settings().sandbox.seed)
+    counts.update({
+        "world_regions": len(w.regions), "world_addresses": len(w.buildings), "world_complexes": len(w.complexes),
+        "world_air_stations": len(w.stations), "world_bus_stops": len(w.bus_stops), "world_bus_routes": len(w.bus_routes),
+        "world_tour_sites": len(w.tour_sites), "world_facilities": len(w.facilities),
+        "world_businesses": len(w.businesses), "world_drugs": len(w.drugs),
+    })
     if as_json:
         typer.echo(json.dumps(counts))
         return
