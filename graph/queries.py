@@ -219,20 +219,24 @@ RETURN s.name AS source, t.name AS target, f.links AS links
 
 
 def sample_paths_query(min_hops: int, max_hops: int) -> str:
-    """Acyclic paths of verified tool-to-tool steps from each start (bounds are validated integers)."""
+    """Up to $per_start acyclic paths of verified tool-to-tool steps from each start; all of them when there are
+    fewer. The LIMIT inside the subquery stops the (lazy) expansion early, so dense graphs stay cheap.
+    Bounds are validated integers (they cannot be parameters of a variable-length pattern)."""
     lo, hi = int(min_hops), int(max_hops)
     if not 1 <= lo <= hi <= 8:
         raise ValueError("hops must satisfy 1 <= min <= max <= 8")
     return f"""
 UNWIND $starts AS start
-MATCH p = (s:Tool {{name: start}})-[:FEEDS*{lo}..{hi}]->(:Tool)
-WHERE all(i IN range(0, size(nodes(p)) - 2) WHERE NOT nodes(p)[i] IN nodes(p)[i + 1..])
-  AND all(n IN nodes(p) WHERE n.status = 'active')
-WITH start, [n IN nodes(p) | n.name] AS path
+MATCH (s:Tool {{name: start}})
+CALL (s) {{
+  MATCH p = (s)-[:FEEDS*{lo}..{hi}]->(:Tool)
+  WHERE all(i IN range(0, size(nodes(p)) - 2) WHERE NOT nodes(p)[i] IN nodes(p)[i + 1..])
+    AND all(n IN nodes(p) WHERE n.status = 'active')
+  RETURN [n IN nodes(p) | n.name] AS path
+  LIMIT $per_start
+}}
+RETURN start, path
 ORDER BY start, size(path), path
-WITH start, collect(path)[..$per_start] AS paths
-UNWIND paths AS path
-RETURN path
 """
 
 

@@ -158,10 +158,19 @@ def test_path_sampling_is_the_same_on_neo4j(verified: tuple[EmbeddedStore, Setti
         for lk in links:
             if lk.status == "verified":
                 neo.save_link(lk)
-        assert neo.verified_edges() == store.verified_edges()
-        starts = sorted(store.verified_edges())[:12]
-        for lo, hi in ((1, 1), (1, 3), (2, 4)):
-            assert neo.sample_paths(starts, lo, hi, 25) == store.sample_paths(starts, lo, hi, 25)
+        edges = store.verified_edges()
+        assert neo.verified_edges() == edges
+        starts = sorted(edges)[:12]
+        # complete enumerations are identical
+        for lo, hi in ((1, 1), (1, 2)):
+            assert neo.sample_paths(starts, lo, hi, 10_000) == store.sample_paths(starts, lo, hi, 10_000)
+        # bounded ones keep the same number of valid paths per start
+        for lo, hi in ((2, 4), (5, 5)):
+            a, b = neo.sample_paths(starts, lo, hi, 25), store.sample_paths(starts, lo, hi, 25)
+            assert len(a) == len(b)
+            for path in a:
+                assert lo <= len(path) - 1 <= hi and len(set(path)) == len(path)
+                assert all(y in edges[x] for x, y in zip(path, path[1:], strict=False))
     finally:
         neo.reset()
         neo.close()

@@ -120,16 +120,21 @@ class Engine:
                 return p.name, T.apply(other, row.get(t["pair"]), row)
         return None
 
-    def _joint(self, link: LinkRecord, target: ToolRecord, siblings: list[LinkRecord]) -> dict[str, LinkRecord]:
-        """Best candidate from the same source for each other required parameter of the target."""
-        pname = link.target_param
-        out: dict[str, LinkRecord] = {}
-        required = {p.key() for p in target.params if p.required}
-        for s in siblings:
-            if (s.target_tool == target.name and s.target_param != pname and s.target_param in required
-                    and (s.target_param not in out or s.score > out[s.target_param].score)):
-                out[s.target_param] = s
-        return out
+    def _joints(self, link: LinkRecord, target: ToolRecord, siblings: list[LinkRecord]) -> list[dict[str, LinkRecord]]:
+        """Ways to fill the target's other required parameters from the same source row: the two best candidates
+        per parameter (by score only, so the outcome does not depend on which round decided what), at most four
+        combinations, in a fixed order."""
+        required = {p.key() for p in target.params if p.required} - {link.target_param}
+        options: dict[str, list[LinkRecord]] = {}
+        for s in sorted(siblings, key=lambda s: (-s.score, s.id)):
+            if s.target_tool == target.name and s.target_param in required and len(options.setdefault(s.target_param, [])) < 2:
+                options[s.target_param].append(s)
+        if not options:
+            return []
+        combos: list[dict[str, LinkRecord]] = [{}]
+        for param in sorted(options):
+            combos = [{**c, param: s} for c in combos for s in options[param]]
+        return combos[:4]
 
     def _args(self, link: LinkRecord, target: ToolRecord, row: dict[str, Any],
               joint: dict[str, LinkRecord]) -> dict[str, Any]:
@@ -186,14 +191,17 @@ class Engine:
         mode = "solo"
         if not self._convincing(trials) and all(t.result.definitive for t in trials):
             # other required parameters may have to come from the same row (sigunguCd with bjdongCd, ...)
-            joint = self._joint(link, target, siblings)
-            if joint:
+            doubt: list[Trial] = []
+            for joint in self._joints(link, target, siblings):
                 joint_trials = await self._trials(link, target, distinct, joint)
+                doubt += [t for t in joint_trials if not t.result.definitive]
                 if self._rate(joint_trials) > self._rate(trials):
                     trials, mode = joint_trials, "joint"
-                else:
-                    # a joint value lost to a transient fault might have worked: keep that doubt in the verdict
-                    trials = trials + [t for t in joint_trials if not t.result.definitive]
+                if self._convincing(trials):
+                    break
+            if not self._convincing(trials):
+                # a joint value lost to a transient fault might have worked: keep that doubt in the verdict
+                trials = trials + doubt
         return self._judge(link, trials, mode)
 
     @staticmethod
@@ -245,9 +253,8 @@ class Engine:
         rows = self.samples.get(source, [])
         if not rows:
             return []
-        # every non-refuted link out of this source may help fill a joint call, whatever round decided it
-        siblings = [lk for lk in await asyncio.to_thread(all_links, self.store, None, source)
-                    if lk.source_tool == source and lk.status != "refuted"]
+        # every link out of this source may help fill a joint call, whatever round decided it
+        siblings = [lk for lk in await asyncio.to_thread(all_links, self.store, None, source) if lk.source_tool == source]
         done: list[LinkRecord] = []
 
         async def one(link: LinkRecord) -> None:
