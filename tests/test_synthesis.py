@@ -4,6 +4,7 @@ with `datasets` and render with a tool-capable chat template, and path sampling 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,7 +171,7 @@ def test_path_sampling_is_the_same_on_neo4j(verified: tuple[EmbeddedStore, Setti
             assert len(a) == len(b)
             for path in a:
                 assert lo <= len(path) - 1 <= hi and len(set(path)) == len(path)
-                assert all(y in edges[x] for x, y in zip(path, path[1:], strict=False))
+                assert all(y in edges[x] for x, y in itertools.pairwise(path))
     finally:
         neo.reset()
         neo.close()
