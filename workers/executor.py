@@ -79,6 +79,7 @@ class Executor:
                                          follow_redirects=False)
         self.exhausted_apis: set[str] = economy.exhausted()
         self._api_locks: dict[str, asyncio.Lock] = {}
+        self._inflight: dict[str, asyncio.Future[CallResult]] = {}
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -138,8 +139,27 @@ class Executor:
         return req
 
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
-        api = self.apis.get(tool.api_id)
+        """One judged call. Identical calls already in flight in this process share one upstream request."""
         ckey = args_key(tool, args)
+        pending = self._inflight.get(ckey)
+        if pending is not None:
+            shared = await asyncio.shield(pending)
+            return CallResult(**{**asdict(shared), "cached": True}) if shared.definitive else shared
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._inflight[ckey] = future
+        try:
+            result = await self._call(tool, args, ckey)
+            future.set_result(result)
+            return result
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: waiters re-raise it, no "never retrieved" warning
+            raise
+        finally:
+            self._inflight.pop(ckey, None)
+
+    async def _call(self, tool: ToolRecord, args: dict[str, Any], ckey: str) -> CallResult:
+        api = self.apis.get(tool.api_id)
         hit = self.economy.cache_get(ckey)
         if hit is not None:
             self.economy.count(self.run_id or "_", "cache_hits")
