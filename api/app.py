@@ -29,10 +29,17 @@ Errors always look like `{"error": "...", "detail": "..."}`.
 """
 
 
-def spawn(request: Request, coro: Coroutine[Any, Any, Any]) -> None:
-    """Run work in this process after the response (runs and batches without Celery); cancelled at shutdown."""
+async def dispatch(request: Request, celery: bool, task_name: str, args: list[Any],
+                   local: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+    """Queue a Celery task (workers share the store and the call economy) or run the work in this process after
+    the response; local work is cancelled at shutdown."""
+    if celery:
+        from workers.celery_app import make_celery
+
+        await asyncio.to_thread(make_celery(request.app.state.kopa.settings).send_task, task_name, args=args)
+        return
     tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
-    task = asyncio.create_task(coro)
+    task = asyncio.create_task(local())
     tasks.add(task)
     task.add_done_callback(tasks.discard)
 

@@ -18,7 +18,8 @@ def op_to_tool(tools: list[ToolRecord]) -> dict[str, str]:
 
 def _key(source: str, field_: str, target: str, param: str, transform: dict[str, Any]) -> tuple[str, ...]:
     t = dict(transform)
-    t.pop("pair", None) if t.get("kind") != "coord" else None
+    if t.get("kind") != "coord":
+        t.pop("pair", None)
     return source, field_, target, param.split(":", 1)[-1], repr(sorted(t.items()))
 
 

@@ -8,10 +8,6 @@ from core.settings import Settings
 from graph.models import ApiRecord, LinkRecord, RunRecord, TokenRecord, ToolRecord
 
 
-class Flag(Protocol):
-    tool: str
-
-
 class GraphStore(Protocol):
     backend: str
 

@@ -248,7 +248,7 @@ class SandboxApp:
         if drift:
             items = [{drift.get(k, k): v for k, v in it.items()} for it in items]
         out, ctype = render_success(op, items, fmt=fmt, page=page, rows=rows if op.paged else max(1, len(items)),
-                                    total=total, requested_format=params.get(p.format_param or ""))
+                                    total=total)
         return Response(200, out, ctype)
 
     # ------------------------------------------------------------------ meta and admin

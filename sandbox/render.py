@@ -29,7 +29,7 @@ def _page(provider: Provider, v: int) -> int | str:
 
 
 def render_success(op: Operation, items: list[dict[str, Any]], *, fmt: str, page: int, rows: int,
-                   total: int, requested_format: str | None) -> tuple[bytes, str]:
+                   total: int) -> tuple[bytes, str]:
     """Return (body, content type) for a successful call."""
     p = op.provider
     env = p.envelope

@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 from functools import cached_property, lru_cache
 from importlib import resources
 
-from core.geo import convert_many, haversine_m, wgs84_to_kma_grid
+from core.geo import convert_many, haversine_m
 
 # Approximate centroids (lat, lon) of each 시군구 office; 동 are placed around them.
 SGG_CENTROIDS: dict[str, tuple[float, float, float]] = {
@@ -788,7 +788,3 @@ def kma_cell_weather(seed: int, nx: int, ny: int, when: datetime) -> dict[str, f
         "RN": rain, "SKY": float(4 if wet else rnd.choice([1, 1, 3, 4])),
         "PTY": float((3 if temp < 0 else 1) if rain > 0 else 0), "POP": float(rnd.choice([60, 70, 80]) if wet else rnd.choice([0, 10, 20, 30])),
     }
-
-
-def kma_grid_of(lat: float, lon: float) -> tuple[int, int]:
-    return wgs84_to_kma_grid(lat, lon)

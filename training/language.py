@@ -105,7 +105,7 @@ def _request(plan: Plan, steps: list[dict[str, Any]], rnd: random.Random) -> str
                            f"{verb(p[-1], 'polite')}. 먼저 {josa(p[0], '이', '가')} 필요해요.",
                            f"{verb(p[0], 'and')} 이어서 {verb(p[-1], 'req')}."])
         if len(p) > 2:
-            text += " 중간에 " + ", ".join(p[1:-1]) + josa("", "", "") + " 단계도 거쳐야 해요."
+            text += " 중간에 " + ", ".join(p[1:-1]) + " 단계도 거쳐야 해요."
         return text
     if plan.shape == "fan_in":
         return rnd.choice([f"{verb(p[0], 'and')} {verb(p[1], 'so')}, 두 결과로 {verb(p[2], 'req')}.",

@@ -68,7 +68,6 @@ class Executor:
         self.apis = apis
         self.run_id = run_id
         self.budget = budget
-        self.spent = 0
         self.overrides = settings.override_map()
         self.allowed = {h.lower() for h in settings.allowed_hosts} | {
             (urlparse(u).hostname or "").lower() for u in self.overrides.values()}
@@ -182,7 +181,6 @@ class Executor:
         async with self._api_locks.setdefault(tool.api_id, asyncio.Lock()):
             await self.economy.acquire(tool.api_id, rate * PACING if rate else None)
         async with self._sem:
-            self.spent += 1
             self.economy.count_call(self.run_id, tool.api_id)
             started = time.perf_counter()
             try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
@@ -11,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from api.app import spawn
+from api.app import dispatch
 from api.deps import ReaderDep, SettingsDep, StoreDep, TeamDep
 from core.errors import NotFound
 from training.batches import new_batch, run_batch
@@ -37,12 +36,8 @@ async def create(body: BatchRequest, request: Request, store: StoreDep, settings
     batch = new_batch(store, settings, team, count=body.count, shapes=list(body.shapes), min_steps=body.min_steps,
                       max_steps=body.max_steps, api_ids=body.api_ids, seed=body.seed, fmt=body.format,
                       source=body.source)
-    if settings.redis_url:  # Celery workers pick it up (they share the store and the call economy)
-        from workers.celery_app import make_celery
-
-        await asyncio.to_thread(make_celery(settings).send_task, "kopa.synthesize_batch", args=[batch["id"]])
-    else:
-        spawn(request, run_batch(store, settings, batch["id"]))
+    await dispatch(request, bool(settings.redis_url), "kopa.synthesize_batch", [batch["id"]],
+                   lambda: run_batch(store, settings, batch["id"]))
     return JSONResponse({"id": batch["id"], "status": batch["status"], "progress": f"/v1/trajectory-batches/{batch['id']}",
                          "items": f"/v1/trajectory-batches/{batch['id']}/items"}, status_code=202)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Annotated, Any, Literal
 
@@ -10,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from api.app import spawn
+from api.app import dispatch
 from api.deps import AdminDep, ReaderDep, SettingsDep, StoreDep
 from core.errors import NotFound
 from graph.models import LinkRecord
@@ -44,12 +43,7 @@ async def start_run(body: RunRequest, request: Request, store: StoreDep, setting
     mode = body.mode if body.mode != "auto" else ("celery" if settings.redis_url else "inprocess")
     run = new_run(body.api_ids, body.budget, body.scope, mode)
     store.save_run(run)
-    if mode == "celery":
-        from workers.celery_app import make_celery
-
-        await asyncio.to_thread(make_celery(settings).send_task, "kopa.start_round", args=[run.id])
-    else:
-        spawn(request, execute_run(store, settings, run))
+    await dispatch(request, mode == "celery", "kopa.start_round", [run.id], lambda: execute_run(store, settings, run))
     return JSONResponse({"id": run.id, "status": run.status, "mode": mode,
                          "progress": f"/v1/verification-runs/{run.id}"}, status_code=202)
 
