@@ -95,9 +95,17 @@ async def _start_round(run_id: str) -> None:
 
 def _finish_round(run: RunRecord, engine: Engine) -> None:
     economy = engine.executor.economy
-    if not isinstance(economy, RedisEconomy) or not economy.r.set(f"kopa:run:{run.id}:round:{run.round}:done", 1,
-                                                                   nx=True, ex=7 * 86400):
-        return  # another task closed this round already
+    done_key = f"kopa:run:{run.id}:round:{run.round}:done"
+    if not isinstance(economy, RedisEconomy) or not economy.r.set(done_key, 1, nx=True, ex=7 * 86400):
+        return  # another task closes this round
+    try:
+        _close_round(run, engine, economy)
+    except BaseException:
+        economy.r.delete(done_key)  # Neo4j or Redis failed half-way: the retried task must close the round
+        raise
+
+
+def _close_round(run: RunRecord, engine: Engine, economy: RedisEconomy) -> None:
     fresh = store().get_run(run.id) or run
     fresh.calls = economy.calls(run.id)
     fresh.pending_sources = []
