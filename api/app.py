@@ -5,18 +5,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import redis
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
+from api.routes import apis, batches, browser, tools, verification
 from core.errors import KopaError, StoreUnavailable
 from core.settings import Settings, get_settings
 from graph.store import GraphStore, open_store
+from workers.celery_app import make_celery
 
 log = logging.getLogger("kopa.api")
 
@@ -29,26 +32,12 @@ Errors always look like `{"error": "...", "detail": "..."}`.
 """
 
 
-async def dispatch(request: Request, celery: bool, task_name: str, args: list[Any],
-                   local: Callable[[], Coroutine[Any, Any, Any]]) -> None:
-    """Queue a Celery task (workers share the store and the call economy) or run the work in this process after
-    the response; local work is cancelled at shutdown."""
-    if celery:
-        from workers.celery_app import make_celery
-
-        await asyncio.to_thread(make_celery(request.app.state.kopa.settings).send_task, task_name, args=args)
-        return
-    tasks: set[asyncio.Task[Any]] = request.app.state.kopa.background
-    task = asyncio.create_task(local())
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
-
-
 class State:
     def __init__(self, settings: Settings, store: GraphStore) -> None:
         self.settings = settings
         self.store = store
         self.redis: Any = None
+        self.celery: Any = None  # one Celery client per process (created in the lifespan when Redis is configured)
         self.background: set[asyncio.Task[Any]] = set()
         self.registry = CollectorRegistry()
         self.requests = Counter("kopa_http_requests_total", "HTTP requests", ["method", "route", "status"],
@@ -66,9 +55,8 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
         st.init_schema()
         app.state.kopa = State(settings, st)
         if settings.redis_url:
-            import redis
-
             app.state.kopa.redis = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
+            app.state.kopa.celery = make_celery(settings)
         try:
             yield
         finally:
@@ -76,6 +64,8 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
                 task.cancel()
             if app.state.kopa.redis is not None:
                 app.state.kopa.redis.close()
+            if app.state.kopa.celery is not None:
+                app.state.kopa.celery.close()
             if own_store:
                 st.close()
 
@@ -116,8 +106,6 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
                  extra={"method": request.method, "path": path, "status": response.status_code,
                         "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
         return response
-
-    from api.routes import apis, batches, browser, tools, verification
 
     app.include_router(apis.router)
     app.include_router(batches.router)

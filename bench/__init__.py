@@ -1,1 +1,1 @@
-"""Benchmark scripts that print figures."""
+"""KOPA-Bench and BFCL transfer evaluation."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from core.settings import Settings
+from graph.embedded_store import EmbeddedStore
 from graph.models import ApiRecord, LinkRecord, RunRecord, TokenRecord, ToolRecord
+from graph.neo4j_store import Neo4jStore
 
 
 class GraphStore(Protocol):
@@ -69,11 +71,7 @@ class GraphStore(Protocol):
 def open_store(settings: Settings) -> GraphStore:
     """Create the configured store once per process (callers keep the instance)."""
     if settings.store == "neo4j":
-        from graph.neo4j_store import Neo4jStore
-
         return Neo4jStore(settings.neo4j)
-    from graph.embedded_store import EmbeddedStore
-
     return EmbeddedStore(settings.graph_file())
 
 

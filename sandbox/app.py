@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl
 import orjson
 
 from core.settings import SandboxSettings, Settings, parse_pairs
+from sandbox.catalog import build_catalog
 from sandbox.clock import Clock
 from sandbox.faults import FaultDecision, FaultInjector, parse_profile
 from sandbox.keys import KeyRegistry, QuotaBook
@@ -254,8 +255,6 @@ class SandboxApp:
     # ------------------------------------------------------------------ meta and admin
     def catalog(self) -> dict[str, Any]:
         if self._catalog is None:
-            from sandbox.catalog import build_catalog
-
             self._catalog = build_catalog()
         return self._catalog
 

@@ -73,7 +73,7 @@ start_sandbox() {
   if alive sandbox; then log "sandbox already running"; return; fi
   # Shared by every test on this machine: daily quotas lifted here (the quota tests run their own sandboxes).
   KOPA_SANDBOX__QUOTAS="${KOPA_SANDBOX__QUOTAS:-*=0}" \
-    nohup "$PY" -m core.cli_main sandbox serve --host 127.0.0.1 --port "$SANDBOX_PORT" >"$RUN/sandbox.log" 2>&1 &
+    nohup "$PY" -m cli sandbox serve --host 127.0.0.1 --port "$SANDBOX_PORT" >"$RUN/sandbox.log" 2>&1 &
   echo $! >"$RUN/sandbox.pid"
   wait_for sandbox 60 curl -sf "http://127.0.0.1:$SANDBOX_PORT/healthz"
 }

@@ -18,7 +18,7 @@ import pytest
 
 from core.settings import SandboxSettings
 from sandbox.app import SandboxApp
-from tests.helpers import sandbox_process
+from tests.support.helpers import sandbox_process
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

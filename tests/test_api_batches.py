@@ -17,13 +17,13 @@ from pydantic import SecretStr
 from api.app import create_app
 from api.security import mint_token
 from core.settings import BatchSettings, Settings
+from execution.limits import MemoryEconomy
 from graph.embedded_store import EmbeddedStore
 from graph.registry import register
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
-from workers.limits import MemoryEconomy
-from workers.runs import execute_run, new_run
+from verification.runs import execute_run, new_run
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ the run still completes with no outcome lost or duplicated."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -20,16 +19,13 @@ import pytest
 import redis
 
 from core.settings import Neo4jSettings, Settings
-from graph.embedded_store import EmbeddedStore
 from graph.neo4j_store import Neo4jStore
-from graph.registry import register
-from sandbox.catalog import REAL_HOSTS, shipped_documents
+from sandbox.catalog import REAL_HOSTS
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
-from tests.helpers import free_port
+from tests.support.helpers import free_port, register_catalog, verified_store
+from verification.runs import new_run
 from workers.celery_app import make_celery
-from workers.limits import MemoryEconomy
-from workers.runs import execute_run, new_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = ["apis.data.go.kr", "api.odcloud.kr", "business.juso.go.kr", "127.0.0.1"]
@@ -107,10 +103,7 @@ def baseline(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> se
     """The verified set of an in-process run against the same sandbox socket."""
     os.environ.setdefault("KOPA_SERVICE_KEY", DEMO_KEY)
     s = settings.model_copy(update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})})
-    store = EmbeddedStore(tmp_path_factory.mktemp("base") / "g.sqlite3")
-    for doc in shipped_documents().values():
-        register(store, s, doc)
-    asyncio.run(execute_run(store, s, new_run(), economy=MemoryEconomy()))
+    store = verified_store(tmp_path_factory.mktemp("base") / "g.sqlite3", s)
     ids = {lk.id for lk in store.list_links(status="verified", limit=100_000)[0]}
     store.close()
     assert len(ids) > 400
@@ -122,8 +115,7 @@ def graph(settings: Settings) -> Iterator[Neo4jStore]:
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()
-    for doc in shipped_documents().values():
-        register(store, settings, doc)
+    register_catalog(store, settings)
     yield store
     store.close()
 

@@ -7,7 +7,7 @@ import threading
 import time
 import uuid
 
-from workers.limits import RedisEconomy
+from execution.limits import RedisEconomy
 
 
 def test_global_rate_limit_holds_across_processes_sharing_redis(redis_url: str) -> None:

@@ -15,7 +15,7 @@ from sandbox.catalog import shipped_documents
 from sandbox.examples import example_args
 from sandbox.ground_truth import load_ground_truth
 from sandbox.world import get_world
-from tests.helpers import OPS, call, items_of, result_code
+from tests.support.helpers import OPS, call, items_of, result_code
 
 LINKS = load_ground_truth()
 EXAMPLES = example_args(get_world(20261130))

@@ -14,10 +14,10 @@ import pytest
 
 from core.payload import MAX_BODY
 from core.settings import Settings
+from execution.limits import MemoryEconomy
 from graph.embedded_store import EmbeddedStore
 from graph.registry import register
-from workers.limits import MemoryEconomy
-from workers.runs import execute_run, new_run
+from verification.runs import execute_run, new_run
 
 BOMB = (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
         b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><rows><row><code>&c;</code></row></rows>')

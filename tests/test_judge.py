@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from core.payload import MAX_BODY
-from workers.judge import judge
+from execution.judge import judge
 
 DATAGOKR = dict(envelope="datagokr", items_path="response.body.items.item[]", declared_fields={"a", "b"})
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from training.language import fmt_value, has_batchim, josa, paraphrase, verb
+from synthesis.language import fmt_value, has_batchim, josa, paraphrase, verb
 
 
 def test_particles_and_forms() -> None:

@@ -15,7 +15,7 @@ from graph.schema_convert import to_json_schema
 from sandbox.catalog import doc_id, shipped_documents
 from sandbox.examples import example_args
 from sandbox.world import get_world
-from tests.helpers import OPS, call, items_of, pretty, result_code
+from tests.support.helpers import OPS, call, items_of, pretty, result_code
 
 EXAMPLES = example_args(get_world(20261130))
 DOCS = shipped_documents()

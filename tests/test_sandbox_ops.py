@@ -12,7 +12,7 @@ import pytest
 from core.payload import PayloadError, parse_body
 from sandbox.examples import example_args
 from sandbox.world import get_world
-from tests.helpers import OPS, call, free_port, sandbox_process
+from tests.support.helpers import OPS, call, free_port, sandbox_process
 
 EX = example_args(get_world(20261130))
 AIR = "MsrstnInfoInqireSvc.getMsrstnList"

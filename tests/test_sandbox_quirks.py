@@ -10,7 +10,7 @@ import httpx
 from sandbox.examples import example_args
 from sandbox.keys import DEMO_KEY, LEGACY_KEY, LIMITED_KEY
 from sandbox.world import get_world
-from tests.helpers import OPS, call, items_of
+from tests.support.helpers import OPS, call, items_of
 
 EX = example_args(get_world(20261130))
 VF = "VilageFcstInfoService_2.0.getVilageFcst"

@@ -12,26 +12,21 @@ from typing import Any
 
 import pytest
 
-from core.cli import sandbox_mode
 from core.settings import Neo4jSettings, Settings
+from execution.executor import Executor
+from execution.limits import MemoryEconomy, NoCache
 from graph.embedded_store import EmbeddedStore
-from graph.registry import register
-from sandbox.catalog import shipped_documents
+from sandbox.inprocess import sandbox_mode
 from sandbox.keys import DEMO_KEY
-from training.export import FORMATS, convert, write_all, write_hf_dataset
-from training.synthesis import VerifiedGraph, sample_plans, synthesize
-from workers.executor import Executor
-from workers.limits import MemoryEconomy, NoCache
-from workers.runs import execute_run, new_run
+from synthesis.engine import VerifiedGraph, sample_plans, synthesize
+from synthesis.export import FORMATS, convert, write_all, write_hf_dataset
+from tests.support.helpers import register_catalog, verified_store
 
 
 @pytest.fixture(scope="module")
 def verified(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedStore, Settings, Any]]:
     settings, transport = sandbox_mode(Settings())
-    store = EmbeddedStore(tmp_path_factory.mktemp("synth") / "g.sqlite3")
-    for doc in shipped_documents().values():
-        register(store, settings, doc)
-    asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
+    store = verified_store(tmp_path_factory.mktemp("synth") / "g.sqlite3", settings, transport)
     yield store, settings, transport
     store.close()
 
@@ -49,7 +44,7 @@ def records(verified: tuple[EmbeddedStore, Settings, Any]) -> list[dict[str, Any
 
     out = asyncio.run(go())
     assert len(out["records"]) == 80
-    return list(out["records"])
+    return [r.to_json() for r in out["records"]]
 
 
 def test_plans_are_seeded_and_satisfiable(verified: tuple[EmbeddedStore, Settings, Any]) -> None:
@@ -152,8 +147,7 @@ def test_path_sampling_is_the_same_on_neo4j(verified: tuple[EmbeddedStore, Setti
     neo.init_schema()
     neo.reset()
     try:
-        for doc in shipped_documents().values():
-            register(neo, settings, doc)
+        register_catalog(neo, settings)
         links = store.list_links(limit=100_000)[0]
         neo.upsert_candidates(links)
         for lk in links:

@@ -11,24 +11,21 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.scoring import score
-from core.cli import sandbox_mode
 from core.settings import SandboxSettings, Settings
+from execution.limits import MemoryEconomy
 from graph.embedded_store import EmbeddedStore
-from graph.registry import register
 from sandbox.app import SandboxApp
-from sandbox.catalog import shipped_documents
-from workers.limits import MemoryEconomy
-from workers.reports import drift_report, yield_report
-from workers.runs import execute_run, new_run, run_progress
+from sandbox.inprocess import sandbox_mode
+from tests.support.helpers import register_catalog
+from tests.support.scoring import score
+from verification.reports import drift_report, yield_report
+from verification.runs import execute_run, new_run, run_progress
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[tuple[EmbeddedStore, Settings, Any]]:
     settings, transport = sandbox_mode(Settings(store="embedded", embedded_path=tmp_path / "g.sqlite3"))
-    store = EmbeddedStore(tmp_path / "g.sqlite3")
-    for doc in shipped_documents().values():
-        register(store, settings, doc)
+    store = register_catalog(EmbeddedStore(tmp_path / "g.sqlite3"), settings)
     yield store, settings, transport
     store.close()
 
@@ -63,9 +60,7 @@ def test_transient_faults_never_refute(env: tuple[EmbeddedStore, Settings, Any],
     store, settings, transport = env
     run(store, settings, transport)
     baseline = verified(store)
-    store2 = EmbeddedStore(tmp_path / "faults.sqlite3")
-    for doc in shipped_documents().values():
-        register(store2, settings, doc)
+    store2 = register_catalog(EmbeddedStore(tmp_path / "faults.sqlite3"), settings)
     faults = ('{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
               ' "error200_burst_len": 4, "throttle_burst_rate": 0.01, "throttle_burst_len": 4}')
     flaky = httpx.ASGITransport(app=SandboxApp(SandboxSettings(faults=faults)))  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import pytest
 
 from core.geo import convert, haversine_m, wgs84_to_kma_grid
 from sandbox.world import brn_is_valid, build_world, get_world
-from tests.helpers import OPS, call, items_of
+from tests.support.helpers import OPS, call, items_of
 
 W = get_world(20261130)
 

@@ -1,1 +1,1 @@
-"""Training data and GRPO training with trl/transformers."""
+"""Training on the verified trajectories (GRPO with trl/transformers)."""

@@ -1,1 +1,1 @@
-"""Verification and synthesis workers (Celery with a Redis broker); thin tasks over plain functions."""
+"""Celery app and thin tasks only; the engines they call live in execution/, verification/ and synthesis/."""

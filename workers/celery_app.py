@@ -1,16 +1,21 @@
 """The Celery application (Redis broker). Start workers with
 
-    celery -A workers.celery_app worker --loglevel INFO --concurrency 2
-    celery -A workers.celery_app beat          # exactly one: re-verifies stale links on a schedule
+    kopa worker --concurrency 2                    # every queue
+    kopa worker --queues verification              # or one queue per Deployment, so each scales on its own
+    kopa beat                                      # exactly one: re-verifies stale links on a schedule
 
-Tasks are thin (workers.tasks): they take ids and call the plain functions of workers.verify.
+Verification tasks go to the `verification` queue, batch synthesis to `synthesis`. Tasks are thin
+(workers.tasks): they take ids and call the plain functions of verification/ and synthesis/.
 """
 
 from __future__ import annotations
 
 from celery import Celery
+from kombu import Queue  # type: ignore[attr-defined]
 
 from core.settings import Settings, get_settings
+
+QUEUES = ("kopa", "verification", "synthesis")
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -26,6 +31,10 @@ def make_celery(settings: Settings) -> Celery:
         accept_content=["json"],
         task_ignore_result=True,
         task_default_queue="kopa",
+        task_queues=[Queue(q) for q in QUEUES],  # type: ignore[no-untyped-call]  # a worker without --queues consumes all of them
+        task_routes={"kopa.synthesize_batch": {"queue": "synthesis"},
+                     "kopa.start_round": {"queue": "verification"}, "kopa.verify_source": {"queue": "verification"},
+                     "kopa.reverify_stale": {"queue": "verification"}},
         broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": vt},
         visibility_timeout=vt,

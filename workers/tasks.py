@@ -19,13 +19,14 @@ from redis.exceptions import RedisError
 
 from core.errors import StoreUnavailable
 from core.settings import Settings, get_settings
+from execution.executor import Executor
+from execution.limits import RedisEconomy
 from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, open_store
+from synthesis.batches import run_batch
+from verification.engine import Engine, another_round, prepare_round, select_links
+from verification.runs import new_run, scoped_tools
 from workers.celery_app import celery_app
-from workers.executor import Executor
-from workers.limits import RedisEconomy
-from workers.runs import new_run, scoped_tools
-from workers.verify import Engine, another_round, prepare_round, select_links
 
 log = logging.getLogger("kopa.tasks")
 _store: GraphStore | None = None
@@ -164,8 +165,6 @@ def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
                  retry_backoff_max=60, retry_jitter=True, max_retries=10)
 def synthesize_batch(self: Task, batch_id: str) -> None:
     """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped)."""
-    from training.batches import run_batch
-
     batch = store().get_batch(batch_id)
     if batch is None or batch["status"] in ("completed", "failed"):
         return

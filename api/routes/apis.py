@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from api.deps import AdminDep, ReaderDep, SettingsDep, StoreDep
 from core.errors import InvalidInput, KopaError, NotFound
@@ -90,8 +91,6 @@ async def post_api(
     meta = _meta(body_meta, {"api_id": api_id, "base_url": base_url, "auth_param": auth_param,
                              "secret_name": secret_name, "rate_limit_per_s": rate_limit_per_s,
                              "daily_quota": daily_quota})
-    from starlette.concurrency import run_in_threadpool
-
     result = await run_in_threadpool(register, store, settings, parsed, meta)
     return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
 

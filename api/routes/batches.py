@@ -10,11 +10,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from api.app import dispatch
 from api.deps import ReaderDep, SettingsDep, StoreDep, TeamDep
+from api.jobs import dispatch
 from core.errors import NotFound
-from training.batches import new_batch, run_batch
-from training.export import FORMATS, convert
+from synthesis.batches import new_batch, run_batch
+from synthesis.export import FORMATS, convert
 
 router = APIRouter(prefix="/v1/trajectory-batches", tags=["trajectories"])
 Format = Literal["record", "trl", "openai", "hermes", "sharegpt", "bfcl"]

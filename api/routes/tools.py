@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from api.deps import ReaderDep, StoreDep
 from core.errors import NotFound
 from graph.models import ToolRecord
+from graph.specs import function_spec
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"])
 
@@ -33,15 +34,6 @@ class ToolPage(BaseModel):
 
 class ToolDetail(ToolRecord):
     function: dict[str, Any]
-
-
-def function_spec(tool: ToolRecord) -> dict[str, Any]:
-    """The OpenAI/trl-style function definition of a tool."""
-    description = tool.summary or tool.description_en
-    if tool.description and tool.description != tool.summary:
-        description = f"{description}. {tool.description}" if description else tool.description
-    return {"type": "function", "function": {"name": tool.name, "description": description,
-                                             "parameters": tool.json_schema}}
 
 
 @router.get("", response_model=ToolPage, summary="List tools (paginated; filter by API, text, status)")

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from api.app import dispatch
 from api.deps import AdminDep, ReaderDep, SettingsDep, StoreDep
+from api.jobs import dispatch
 from core.errors import NotFound
 from graph.models import LinkRecord
-from workers.reports import drift_report, yield_report
-from workers.runs import execute_run, new_run, run_progress
+from verification.reports import drift_report, yield_report
+from verification.runs import execute_run, new_run, run_progress
 
 router = APIRouter(tags=["verification"])
 log = logging.getLogger("kopa.api.verify")

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.geo import convert
-from sandbox.providers._util import as_float, page_args
+from sandbox.providers._util import as_float, invalid, page_args
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
 from sandbox.world import SIDO_SHORT, Station, rng_for
 
@@ -99,8 +99,6 @@ def _by_station(req: Request) -> Result:
     term = req.params.get("dataTerm", "DAILY").upper()
     hours = {"DAILY": 24, "MONTH": 24 * 30, "3MONTH": 24 * 90}.get(term)
     if hours is None:
-        from sandbox.providers._util import invalid
-
         raise invalid()
     station = next((s for s in req.world.stations if s.name == name), None)
     if station is None:

@@ -18,51 +18,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.settings import ENGINE_VERSION, Settings
+from execution.executor import Executor
+from execution.seeds import seed_value
 from graph import transforms as T
 from graph.candidates import NON_LINKABLE
 from graph.models import LinkRecord, ToolRecord, utcnow
 from graph.paths import enumerate_paths
+from graph.specs import function_spec
 from graph.store import GraphStore, all_links
-from training.language import answer_text, paraphrase, request_text
-from workers.executor import CallResult, Executor
-from workers.seeds import seed_value
+from synthesis.language import answer_text, paraphrase, request_text
+from synthesis.records import Plan, Source, Step, StepResponse, Trajectory, TrajectoryMeta, TrajectoryStep
 
 SHAPES = ("single", "chain", "fan_in", "parallel")
 MAX_ROWS, MAX_FIELDS, MAX_CHARS = 3, 24, 200
 TRIM_RULE = (f"responses keep their first {MAX_ROWS} rows, {MAX_FIELDS} fields per row, strings cut at "
              f"{MAX_CHARS} characters; the row count is recorded")
-
-
-@dataclass
-class Source:
-    kind: str  # "link" | "slot" | "constant"
-    value: Any = None
-    link: LinkRecord | None = None
-    from_step: int = -1
-
-    def provenance(self) -> dict[str, Any]:
-        if self.kind == "link" and self.link is not None:
-            return {"kind": "link", "link": self.link.id, "from_step": self.from_step,
-                    "field": self.link.source_field, "transform": self.link.transform}
-        return {"kind": self.kind, "value": self.value}
-
-
-@dataclass
-class Step:
-    tool: ToolRecord
-    sources: dict[str, Source]
-    depends_on: list[int] = field(default_factory=list)
-
-
-@dataclass
-class Plan:
-    shape: str
-    steps: list[Step]
-    finals: list[int]
-
-    @property
-    def key(self) -> str:
-        return "|".join(s.tool.name for s in self.steps) + f"#{self.shape}"
 
 
 class VerifiedGraph:
@@ -262,7 +232,7 @@ def trim(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @dataclass
 class Outcome:
-    record: dict[str, Any] | None
+    steps: list[TrajectoryStep] | None
     reason: str = ""
     failed_links: list[str] = field(default_factory=list)
     calls: int = 0
@@ -274,9 +244,8 @@ async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tr
     failed: list[str] = []
     calls = 0
     for _ in range(tries):
-        results: list[CallResult] = []
         chosen_rows: list[dict[str, Any]] = []
-        steps_out: list[dict[str, Any]] = []
+        steps_out: list[TrajectoryStep] = []
         ok = True
         for idx, step in enumerate(plan.steps):
             args: dict[str, Any] = {}
@@ -301,30 +270,27 @@ async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tr
                 if result.definitive:
                     failed = [s.link.id for s in step.sources.values() if s.link is not None]
                 break
-            results.append(result)
             rows = [r for r in result.items if isinstance(r, dict)]
             chosen_rows.append(rnd.choice(rows[: max(1, min(len(rows), 10))]))
-            steps_out.append({"step": idx + 1, "tool": step.tool.name, "arguments": args, "provenance": prov,
-                              "depends_on": [d + 1 for d in step.depends_on],
-                              "response": {"rows": len(rows), "items": trim(rows), "url": result.url,
-                                           "replayed_from_cache": result.cached}})
+            steps_out.append(TrajectoryStep(
+                step=idx + 1, tool=step.tool.name, arguments=args, provenance=prov,
+                depends_on=[d + 1 for d in step.depends_on],
+                response=StepResponse(rows=len(rows), items=trim(rows), url=result.url, replayed_from_cache=result.cached)))
         if ok:
-            return Outcome({"steps": steps_out, "_results": results}, calls=calls)
+            return Outcome(steps_out, calls=calls)
     return Outcome(None, reason, failed, calls)
 
 
-def record_id(request: str, steps: list[dict[str, Any]]) -> str:
-    raw = json.dumps([request, [(s["tool"], s["arguments"]) for s in steps]], ensure_ascii=False, sort_keys=True, default=str)
+def record_id(request: str, steps: list[TrajectoryStep]) -> str:
+    raw = json.dumps([request, [(s.tool, s.arguments) for s in steps]], ensure_ascii=False, sort_keys=True, default=str)
     return "tr_" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random.Random, *, seed: int,
-                 distractors: int = 3, snapshot: str = "") -> dict[str, Any]:
-    from api.routes.tools import function_spec
-
-    assert outcome.record is not None
-    steps = outcome.record["steps"]
-    slots = {f"{s['tool']}.{p}": v["value"] for s in steps for p, v in s["provenance"].items() if v["kind"] == "slot"}
+                 distractors: int = 3, snapshot: str = "") -> Trajectory:
+    assert outcome.steps is not None
+    steps = outcome.steps
+    slots = {f"{s.tool}.{p}": v["value"] for s in steps for p, v in s.provenance.items() if v["kind"] == "slot"}
     request = request_text(plan, steps, rnd)
     template_request = request
     if graph.settings.batches.paraphrase_url:
@@ -336,16 +302,17 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
     extra = [graph.tools[n] for n in rnd.sample(others, min(distractors, len(others)))]
     offered = [*chain_tools, *extra]
     rnd.shuffle(offered)
-    live = not any(s["response"]["replayed_from_cache"] for s in steps)
-    return {
-        "id": record_id(request, steps), "request": request, "shape": plan.shape, "n_steps": len(steps),
-        "slots": slots, "tools": [function_spec(t) for t in offered], "distractors": [t.name for t in extra],
-        "steps": steps, "final_steps": [i + 1 for i in plan.finals], "final_answer": answer,
-        "metadata": {"template_request": template_request, "graph_snapshot": snapshot, "verified_links": sorted({v["link"] for s in steps
-                                                                            for v in s["provenance"].values() if v["kind"] == "link"}),
-                     "created_at": utcnow(), "provenance": "live" if live else "replayed_from_cache", "seed": seed,
-                     "engine": ENGINE_VERSION, "trim_rule": TRIM_RULE},
-    }
+    live = not any(s.response.replayed_from_cache for s in steps)
+    return Trajectory(
+        id=record_id(request, steps), request=request, shape=plan.shape, n_steps=len(steps),
+        slots=slots, tools=[function_spec(t) for t in offered], distractors=[t.name for t in extra],
+        steps=steps, final_steps=[i + 1 for i in plan.finals], final_answer=answer,
+        metadata=TrajectoryMeta(
+            template_request=template_request, graph_snapshot=snapshot,
+            verified_links=sorted({v["link"] for s in steps for v in s.provenance.values() if v["kind"] == "link"}),
+            created_at=utcnow(), provenance="live" if live else "replayed_from_cache", seed=seed,
+            engine=ENGINE_VERSION, trim_rule=TRIM_RULE),
+    )
 
 
 def _shingles(text: str) -> set[str]:
@@ -353,15 +320,21 @@ def _shingles(text: str) -> set[str]:
     return {t[i:i + 3] for i in range(max(1, len(t) - 2))}
 
 
-def is_near_duplicate(record: dict[str, Any], kept: list[dict[str, Any]], threshold: float = 0.9) -> bool:
-    chain = [s["tool"] for s in record["steps"]]
-    args = [s["arguments"] for s in record["steps"]]
-    sh = _shingles(record["request"])
+def is_near_duplicate(record: Trajectory, kept: list[Trajectory], threshold: float = 0.9,
+                      shingles: dict[str, set[str]] | None = None) -> bool:
+    """Same tool chain with the same arguments, or the same chain with a near-identical request (`shingles`
+    caches the kept requests' 3-gram sets by record id)."""
+    cache = shingles if shingles is not None else {}
+    chain = [s.tool for s in record.steps]
+    args = [s.arguments for s in record.steps]
+    sh = _shingles(record.request)
     for other in kept:
-        if [s["tool"] for s in other["steps"]] == chain and [s["arguments"] for s in other["steps"]] == args:
+        if [s.tool for s in other.steps] == chain and [s.arguments for s in other.steps] == args:
             return True
-        osh = other.setdefault("_sh", _shingles(other["request"]))
-        if len(sh & osh) / max(1, len(sh | osh)) >= threshold and [s["tool"] for s in other["steps"]] == chain:
+        osh = cache.get(other.id)
+        if osh is None:
+            osh = cache[other.id] = _shingles(other.request)
+        if len(sh & osh) / max(1, len(sh | osh)) >= threshold and [s.tool for s in other.steps] == chain:
             return True
     return False
 
@@ -378,7 +351,8 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
     kept, so no call is spent beyond need."""
     graph = VerifiedGraph(store, settings, api_ids, unverified=unverified)
     snap = snapshot_id(graph)
-    kept: list[dict[str, Any]] = []
+    kept: list[Trajectory] = []
+    shingles: dict[str, set[str]] = {}
     discarded: list[dict[str, str]] = []
     calls = 0
     pool = sample_plans(graph, int(count * 1.6) + 5, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
@@ -400,22 +374,20 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
         for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
             attempted += 1
             calls += outcome.calls
-            if outcome.record is None:
+            if outcome.steps is None:
                 discarded.append({"plan": plan.key, "reason": outcome.reason})
                 flagged.update(outcome.failed_links)
                 continue
             if len(kept) >= count:
                 continue
             record = build_record(plan, outcome, graph, local, seed=seed, snapshot=snap)
-            if is_near_duplicate(record, kept):
+            if is_near_duplicate(record, kept, shingles=shingles):
                 discarded.append({"plan": plan.key, "reason": "near duplicate"})
                 continue
-            record["seq"] = len(kept)
+            record.seq = len(kept)
             kept.append(record)
             if progress:
                 progress(record)
-    for rec in kept:
-        rec.pop("_sh", None)
     for link_id in (set() if unverified else flagged):
         link = store.get_link(link_id)
         if link is not None and link.status == "verified":
@@ -426,11 +398,11 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
             "requeued_links": sorted(flagged), "planned": len(pool), "attempted": attempted}
 
 
-def distribution(records: list[dict[str, Any]], graph_links: int, graph_tools: int) -> dict[str, Any]:
-    shapes = Counter(r["shape"] for r in records)
-    lengths = Counter(r["n_steps"] for r in records)
-    tools = Counter(s["tool"] for r in records for s in r["steps"])
-    links = Counter(lk for r in records for lk in r["metadata"]["verified_links"])
+def distribution(records: list[Trajectory], graph_links: int, graph_tools: int) -> dict[str, Any]:
+    shapes = Counter(r.shape for r in records)
+    lengths = Counter(r.n_steps for r in records)
+    tools = Counter(s.tool for r in records for s in r.steps)
+    links = Counter(lk for r in records for lk in r.metadata.verified_links)
     return {"trajectories": len(records), "shapes": dict(shapes), "lengths": dict(sorted(lengths.items())),
             "tools_used": len(tools), "tool_coverage": round(len(tools) / max(1, graph_tools), 3),
             "links_used": len(links), "link_coverage": round(len(links) / max(1, graph_links), 3),

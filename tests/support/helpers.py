@@ -1,7 +1,9 @@
-"""Test helpers: call sandbox operations by id, in process (ASGI) or over a real socket."""
+"""Test helpers: call sandbox operations by id, in process (ASGI) or over a real socket; register and verify the
+catalog into a store."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -10,14 +12,22 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
+from core.settings import Settings
+from execution.limits import MemoryEconomy
+from graph.embedded_store import EmbeddedStore
+from graph.registry import register
+from graph.store import GraphStore
+from sandbox.catalog import shipped_documents
 from sandbox.keys import DEMO_KEY
 from sandbox.providers import all_operations
 from sandbox.spec import Operation
+from verification.runs import execute_run, new_run
 
+S = TypeVar("S", bound=GraphStore)
 OPS: dict[str, Operation] = {op.op_id: op for op in all_operations()}
 
 
@@ -84,7 +94,7 @@ def result_code(op: Operation, doc: Any) -> str:
 def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | None = None):  # type: ignore[no-untyped-def]
     """Run `kopa sandbox serve` as a real process on loopback; yields its base URL."""
     port = port or free_port()
-    cmd = [sys.executable, "-m", "core.cli_main", "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
+    cmd = [sys.executable, "-m", "cli", "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
     proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             cwd=Path(__file__).resolve().parents[1])
     url = f"http://127.0.0.1:{port}"
@@ -110,3 +120,17 @@ def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | 
 
 def pretty(doc: Any) -> str:
     return json.dumps(doc, ensure_ascii=False)[:500]
+
+
+def register_catalog(store: S, settings: Settings) -> S:
+    """Register every shipped sandbox document into `store` (the set-up of most engine tests)."""
+    for doc in shipped_documents().values():
+        register(store, settings, doc)
+    return store
+
+
+def verified_store(path: Path, settings: Settings, transport: Any = None) -> EmbeddedStore:
+    """An embedded store at `path` with the catalog registered and verified in process."""
+    store = register_catalog(EmbeddedStore(path), settings)
+    asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
+    return store

@@ -6,7 +6,7 @@
   (sample chains over unverified candidate links, execute, keep what runs): usable fraction and API calls per
   usable trajectory for each, with the ratio.
 
-    python -m bench.synthesis [--count 300]
+    python -m perf.synthesis [--count 300]
 """
 
 from __future__ import annotations
@@ -18,23 +18,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.cli import sandbox_mode
 from core.settings import Settings
+from execution.executor import Executor
+from execution.limits import MemoryEconomy, NoCache
 from graph.embedded_store import EmbeddedStore
-from graph.registry import register
-from sandbox.catalog import shipped_documents
-from training.synthesis import synthesize
-from workers.executor import Executor
-from workers.limits import MemoryEconomy, NoCache
-from workers.runs import execute_run, new_run, run_progress
-from workers.verify import Engine, prepare_round
+from sandbox.inprocess import sandbox_mode
+from synthesis.engine import synthesize
+from synthesis.records import Trajectory
+from tests.support.helpers import register_catalog
+from verification.engine import Engine, prepare_round
+from verification.runs import execute_run, new_run, run_progress
 
 
 def fresh(root: Path, name: str, settings: Settings) -> EmbeddedStore:
-    store = EmbeddedStore(root / f"{name}.sqlite3")
-    for doc in shipped_documents().values():
-        register(store, settings, doc)
-    return store
+    return register_catalog(EmbeddedStore(root / f"{name}.sqlite3"), settings)
 
 
 async def synth(store: EmbeddedStore, settings: Settings, transport: Any, count: int, unverified: bool) -> tuple[dict[str, Any], float]:
@@ -47,13 +44,13 @@ async def synth(store: EmbeddedStore, settings: Settings, transport: Any, count:
     return out, time.perf_counter() - t0
 
 
-async def replay(store: EmbeddedStore, settings: Settings, transport: Any, records: list[dict[str, Any]]) -> int:
+async def replay(store: EmbeddedStore, settings: Settings, transport: Any, records: list[Trajectory]) -> int:
     tools = {t.name: t for t in store.all_tools()}
     ex = Executor(settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport)
     ok = 0
     try:
         for r in records:
-            results = [await ex.call(tools[s["tool"]], s["arguments"]) for s in r["steps"]]
+            results = [await ex.call(tools[s.tool], s.arguments) for s in r.steps]
             ok += all(x.ok for x in results)
     finally:
         await ex.aclose()

@@ -1,6 +1,6 @@
 """Time to register a generated catalog of 10,000 operations into each store backend.
 
-    python -m bench.register_10k [--operations 10000] [--per-api 50] [--neo4j bolt://127.0.0.1:17687]
+    python -m perf.register_10k [--operations 10000] [--per-api 50] [--neo4j bolt://127.0.0.1:17687]
 
 The Neo4j URI defaults to KOPA_TEST_NEO4J_URI (set by scripts/services.sh); without one only the embedded
 store is measured. Target: under 60 s into Neo4j on a 2-core machine.

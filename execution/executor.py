@@ -22,9 +22,9 @@ import httpx
 from core.errors import DisallowedHost
 from core.payload import MAX_BODY
 from core.settings import Settings
+from execution.judge import Verdict, judge
+from execution.limits import Economy
 from graph.models import ApiRecord, ToolRecord
-from workers.judge import Verdict, judge
-from workers.limits import Economy
 
 log = logging.getLogger("kopa.executor")
 #: Pace at this share of a documented limit: arrival jitter on the way must not push an API over its limit.

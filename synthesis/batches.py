@@ -11,11 +11,11 @@ import httpx
 
 from core.errors import Conflict, InvalidInput
 from core.settings import Settings
+from execution.executor import Executor
+from execution.limits import economy_for
 from graph.models import utcnow
 from graph.store import GraphStore
-from training.synthesis import SHAPES, synthesize
-from workers.executor import Executor
-from workers.limits import Economy, MemoryEconomy, RedisEconomy
+from synthesis.engine import SHAPES, synthesize
 
 ACTIVE = ("queued", "running")
 
@@ -46,10 +46,6 @@ def new_batch(store: GraphStore, settings: Settings, team: str, *, count: int, s
     return batch
 
 
-def _economy(settings: Settings) -> Economy:
-    return RedisEconomy(settings.redis_url) if settings.redis_url else MemoryEconomy()
-
-
 async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
                     transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Any]:
     batch = store.get_batch(batch_id)
@@ -63,14 +59,14 @@ async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
             batch["message"] = f"{len(records)} trajectories drawn from the stored pool"
         else:
             apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
-            executor = Executor(settings, _economy(settings), apis, transport=transport)
+            executor = Executor(settings, economy_for(settings), apis, transport=transport)
             try:
                 out = await synthesize(store, settings, executor, count=batch["count"], shapes=tuple(batch["shapes"]),
                                        min_steps=batch["min_steps"], max_steps=batch["max_steps"], seed=batch["seed"],
                                        api_ids=batch["api_ids"] or None)
             finally:
                 await executor.aclose()
-            records = out["records"]
+            records = [r.to_json() for r in out["records"]]
             batch.update(discarded=len(out["discarded"]), calls=out["calls"], snapshot=out["snapshot"],
                          requeued_links=len(out["requeued_links"]))
             if len(records) < batch["count"]:

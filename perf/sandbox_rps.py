@@ -1,6 +1,6 @@
 """Requests per second of the sandbox for a mix of operations, no injected latency, over loopback.
 
-    python -m bench.sandbox_rps [--seconds 10] [--connections 32] [--workers 1]
+    python -m perf.sandbox_rps [--seconds 10] [--connections 32] [--workers 1]
 
 Starts `kopa sandbox serve` as its own process (quotas lifted) and drives it with `wrk` (Debian package `wrk`)
 rotating through a mix of operations; without wrk it falls back to a Python client, which measures the client
@@ -20,7 +20,7 @@ import httpx
 
 from sandbox.examples import example_args
 from sandbox.world import get_world
-from tests.helpers import OPS, request_args, sandbox_process
+from tests.support.helpers import OPS, request_args, sandbox_process
 
 MIX = [
     "VilageFcstInfoService_2.0.getUltraSrtNcst", "StanReginCd.getStanReginCdList",

@@ -1,5 +1,5 @@
 """A Celery app for the throughput benchmark: the project's workers plus one task that makes many calls through
-the real executor (global Redis rate limits, no cache). Started by bench.throughput; not used in production."""
+the real executor (global Redis rate limits, no cache). Started by perf.throughput; not used in production."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import os
 from typing import Any
 
 from core.settings import Settings, get_settings
+from execution.executor import Executor
+from execution.limits import NoCache, RedisEconomy
+from execution.seeds import seed_args
 from graph.models import ApiRecord
 from graph.openapi import parse_document
 from sandbox.catalog import shipped_documents
 from workers.celery_app import make_celery
-from workers.executor import Executor
-from workers.limits import NoCache, RedisEconomy
-from workers.seeds import seed_args
 
 app = make_celery(get_settings())
 

@@ -13,6 +13,11 @@ import time
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import redis
+import redis.asyncio as aredis
+
+from core.settings import Settings
+
 TOKEN_BUCKET = """
 local key = KEYS[1]
 local rate = tonumber(ARGV[1])
@@ -127,8 +132,6 @@ class RedisEconomy:
     """Shared by all workers through Redis."""
 
     def __init__(self, url: str, prefix: str = "kopa") -> None:
-        import redis
-
         self.url = url
         self.r = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=10)
         self.prefix = prefix
@@ -137,8 +140,6 @@ class RedisEconomy:
 
     def _bucket_script(self) -> Any:
         """An asyncio Redis client and script per event loop (each Celery task runs its own loop)."""
-        import redis.asyncio as aredis
-
         loop_id = id(asyncio.get_running_loop())
         if loop_id not in self._async:
             client = aredis.Redis.from_url(self.url, socket_timeout=5, socket_connect_timeout=5)
@@ -220,3 +221,9 @@ class NoCache:
 
     def exhausted(self) -> set[str]:
         return self.inner.exhausted()
+
+
+def economy_for(settings: Settings) -> Economy:
+    """The call economy of this process: shared through Redis when configured (every worker and API process sees
+    one rate limit, quota, cache and counters), else in memory."""
+    return RedisEconomy(settings.redis_url) if settings.redis_url else MemoryEconomy()

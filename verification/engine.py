@@ -19,13 +19,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.settings import ENGINE_VERSION, Settings
+from execution.executor import CallResult, Executor
+from execution.seeds import profile_args, seed_args
 from graph import transforms as T
 from graph.candidates import derive_candidates
 from graph.concepts import signals, stem
 from graph.models import LinkRecord, RunRecord, ToolRecord, utcnow
 from graph.store import GraphStore, all_links
-from workers.executor import CallResult, Executor
-from workers.seeds import profile_args, seed_args
 
 log = logging.getLogger("kopa.verify")
 MAX_HISTORY = 20

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import random
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from training.synthesis import Plan
+import httpx
+
+from synthesis.records import Plan, TrajectoryStep
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
 
@@ -73,11 +74,11 @@ def verb(phrase: str, form: str) -> str:
             "so": phrase + "해서"}[form]
 
 
-def _slots(step: dict[str, Any]) -> dict[str, Any]:
-    return {p: v["value"] for p, v in step["provenance"].items() if v["kind"] == "slot"}
+def _slots(step: TrajectoryStep) -> dict[str, Any]:
+    return {p: v["value"] for p, v in step.provenance.items() if v["kind"] == "slot"}
 
 
-def _context(plan: Plan, steps: list[dict[str, Any]]) -> str:
+def _context(plan: Plan, steps: list[TrajectoryStep]) -> str:
     """User-provided values the phrases do not mention, so the request carries every argument a model needs."""
     parts = []
     for s, st in zip(plan.steps, steps, strict=True):
@@ -90,13 +91,13 @@ def _context(plan: Plan, steps: list[dict[str, Any]]) -> str:
     return ", ".join(dict.fromkeys(parts))
 
 
-def request_text(plan: Plan, steps: list[dict[str, Any]], rnd: random.Random) -> str:
+def request_text(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> str:
     text = _request(plan, steps, rnd)
     context = _context(plan, steps)
     return f"{text} ({context})" if context else text
 
 
-def _request(plan: Plan, steps: list[dict[str, Any]], rnd: random.Random) -> str:
+def _request(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> str:
     p = [_phrase(s.tool, _slots(st)) for s, st in zip(plan.steps, steps, strict=True)]
     if plan.shape == "single":
         return rnd.choice([verb(p[0], "req") + ".", verb(p[0], "polite") + ".", p[0] + " 부탁해요."])
@@ -118,12 +119,12 @@ def _short(desc: str) -> str:
     return re.sub(r"\s*\(.*?\)\s*", "", desc).strip() or desc
 
 
-def answer_text(plan: Plan, steps: list[dict[str, Any]]) -> str:
+def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> str:
     parts = []
     for i in plan.finals:
         step, tool = steps[i], plan.steps[i].tool
-        items = step["response"]["items"]
-        rows = step["response"]["rows"]
+        items = step.response.items
+        rows = step.response.rows
         desc = {f.name: _short(f.description) for f in tool.fields}
         highlights = []
         if items:
@@ -144,8 +145,6 @@ def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15
     """Ask an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) for a natural rewording.
 
     Falls back to the deterministic text when the endpoint fails or drops a value the request must carry."""
-    import httpx
-
     body = {"model": "local", "temperature": 0.7, "max_tokens": 256, "messages": [
         {"role": "system", "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
                                       "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요."},

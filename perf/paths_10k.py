@@ -1,6 +1,6 @@
 """Path sampling throughput from Neo4j on a generated verified graph of 10,000 tools.
 
-    python -m bench.paths_10k [--tools 10000] [--degree 3] [--neo4j bolt://127.0.0.1:17687]
+    python -m perf.paths_10k [--tools 10000] [--degree 3] [--neo4j bolt://127.0.0.1:17687]
 
 Registers generated tools, adds verified links (out-degree `degree`), then runs the Cypher path query in
 batches of 100 start tools (1-3 hops, 10 paths per start). Target: at least 1,000 sampled paths per second.
@@ -13,12 +13,12 @@ import os
 import random
 import time
 
-from bench.register_10k import generated_catalog
 from core.settings import Neo4jSettings, Settings
 from graph.candidates import link_id
 from graph.models import LinkRecord
 from graph.neo4j_store import Neo4jStore
 from graph.registry import register
+from perf.register_10k import generated_catalog
 
 
 def main() -> None:

@@ -8,7 +8,7 @@
 * robustness: under 10% 5xx, 5% timeouts and bursts of 200-with-error and quota errors, the verified set
   equals the fault-free one.
 
-    python -m bench.verify_quality
+    python -m perf.verify_quality
 """
 
 from __future__ import annotations
@@ -22,18 +22,17 @@ from urllib.parse import urlparse
 
 import httpx
 
-from bench.scoring import score
-from core.cli import sandbox_mode
 from core.settings import SandboxSettings, Settings
+from execution.limits import MemoryEconomy, NoCache
 from graph.candidates import derive_candidates
 from graph.embedded_store import EmbeddedStore
-from graph.registry import register
 from sandbox.app import SandboxApp
-from sandbox.catalog import shipped_documents
 from sandbox.ground_truth import load_ground_truth
+from sandbox.inprocess import sandbox_mode
 from sandbox.providers import all_operations
-from workers.limits import MemoryEconomy, NoCache
-from workers.runs import execute_run, new_run, run_progress
+from tests.support.helpers import register_catalog
+from tests.support.scoring import score
+from verification.runs import execute_run, new_run, run_progress
 
 FAULTS = ('{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
           ' "error200_burst_len": 5, "throttle_burst_rate": 0.01, "throttle_burst_len": 5}')
@@ -42,9 +41,7 @@ FAULTS = ('{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "err
 def fresh_store(root: Path, name: str, settings: Settings) -> EmbeddedStore:
     store = EmbeddedStore(root / f"{name}.sqlite3")
     store.reset()
-    for doc in shipped_documents().values():
-        register(store, settings, doc)
-    return store
+    return register_catalog(store, settings)
 
 
 def run(store: EmbeddedStore, settings: Settings, transport: Any, economy: Any, **kw: Any) -> dict[str, Any]:

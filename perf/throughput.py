@@ -2,7 +2,7 @@
 answering with 50 ms latency. Prints the aggregate rate reached (target >= 85% of 200/s) and the highest
 per-API rate in any one-second window (target: no limit exceeded by more than 5%).
 
-    python -m bench.throughput [--seconds 12]
+    python -m perf.throughput [--seconds 12]
 
 Starts its own Redis (redis-server), sandbox and workers on loopback.
 """
@@ -25,7 +25,7 @@ import redis
 
 from sandbox.catalog import REAL_HOSTS
 from sandbox.keys import DEMO_KEY
-from tests.helpers import free_port, sandbox_process
+from tests.support.helpers import free_port, sandbox_process
 
 SERVICES = ["StanReginCd", "VilageFcstInfoService_2.0", "MsrstnInfoInqireSvc", "KorService2", "hospInfoServicev2",
             "DrbEasyDrugInfoService", "AptListService4", "BldRgstHubService", "RTMSDataSvcAptTrade", "AsosDalyInfoService"]
@@ -56,7 +56,7 @@ def main() -> None:
                    "KOPA_VERIFY__NOW": "2026-10-15T14:20:00+09:00"}
             for i in range(2):
                 workers.append(subprocess.Popen(
-                    [sys.executable, "-m", "celery", "-A", "bench.throughput_app", "worker", "--pool=solo", "-Q", "kopa",
+                    [sys.executable, "-m", "celery", "-A", "perf.throughput_app", "worker", "--pool=solo", "-Q", "kopa",
                      "-n", f"bench{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle"],
                     env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(4)

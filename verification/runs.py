@@ -6,26 +6,23 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from datetime import datetime
 from typing import Any
 
 import httpx
 
 from core.settings import Settings
+from execution.executor import Executor
+from execution.limits import Economy, economy_for
 from graph.models import ApiRecord, RunRecord, ToolRecord, utcnow
 from graph.store import GraphStore
-from workers.executor import Executor
-from workers.limits import Economy, MemoryEconomy, RedisEconomy
-from workers.verify import Engine, Progress, run_rounds
+from verification.engine import Engine, Progress, run_rounds
 
 
 def new_run(api_ids: list[str] | None = None, budget: int | None = None, scope: str = "pending",
             mode: str = "inprocess") -> RunRecord:
     return RunRecord.model_validate({"id": "run_" + uuid.uuid4().hex[:12], "api_ids": api_ids or [], "budget": budget,
                                      "scope": scope, "mode": mode})
-
-
-def economy_for(settings: Settings) -> Economy:
-    return RedisEconomy(settings.redis_url) if settings.redis_url else MemoryEconomy()
 
 
 def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], dict[str, ApiRecord]]:
@@ -76,8 +73,6 @@ def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = No
     pending = max(0, run.candidates - decided) if run.status in ("queued", "running") else 0
     eta = None
     if run.status == "running" and run.started_at and decided:
-        from datetime import datetime
-
         elapsed = time.time() - datetime.fromisoformat(run.started_at).timestamp()
         eta = round(elapsed / decided * pending, 1)
     return {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from graph.store import GraphStore, all_links
-from workers.runs import run_progress
+from verification.runs import run_progress
 
 
 def yield_report(store: GraphStore, limit: int = 10) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Inputs for calling a tool without a user: configured seeds (with dynamic dates), spec examples, defaults and
-enums. Outputs of verified upstream links add more (see workers.verify)."""
+enums. Outputs of verified upstream links add more (see verification.engine)."""
 
 from __future__ import annotations
 

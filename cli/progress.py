@@ -1,0 +1,49 @@
+"""In-process verification and synthesis with progress bars (shared by `kopa verify`, `kopa synth`, `kopa demo`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from core.settings import Settings
+from execution.executor import Executor
+from execution.limits import MemoryEconomy
+from graph.models import LinkRecord, RunRecord
+from graph.store import GraphStore
+from synthesis.engine import synthesize
+from verification.runs import execute_run
+
+
+def verify_inprocess(store: GraphStore, settings: Settings, run: RunRecord, transport: Any = None) -> RunRecord:
+    """Run a verification in this process with a progress bar; returns the finished run."""
+    counts = {"verified": 0, "refuted": 0, "inconclusive": 0}
+    with Progress(TextColumn("[bold]verifying"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), transient=False) as bar:
+        task = bar.add_task("", total=None)
+
+        def tick(link: LinkRecord) -> None:
+            counts[link.status] = counts.get(link.status, 0) + 1
+            bar.update(task, advance=1, total=max(run.candidates, sum(counts.values())),
+                       description=f"✔ {counts['verified']}  ✘ {counts['refuted']}  ? {counts['inconclusive']}")
+
+        return asyncio.run(execute_run(store, settings, run, transport=transport, progress=tick))
+
+
+def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, count: int, shapes: tuple[str, ...],
+                    min_steps: int, max_steps: int, seed: int) -> dict[str, Any]:
+    """Synthesise trajectories in this process with a progress bar."""
+    apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
+
+    async def go() -> dict[str, Any]:
+        executor = Executor(settings, MemoryEconomy(), apis, transport=transport)
+        with Progress(TextColumn("[bold]synthesising"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
+            task = bar.add_task("", total=count)
+            try:
+                return await synthesize(store, settings, executor, count=count, shapes=shapes, min_steps=min_steps,
+                                        max_steps=max_steps, seed=seed, progress=lambda _r: bar.advance(task))
+            finally:
+                await executor.aclose()
+
+    return asyncio.run(go())

@@ -1,0 +1,110 @@
+"""`kopa synth` and `kopa demo`: trajectories over verified links, and the main job end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.common import fail, open_configured_store
+from cli.progress import synth_inprocess, verify_inprocess
+from core.settings import get_settings
+from execution.limits import MemoryEconomy, NoCache
+from graph.registry import register
+from sandbox.catalog import shipped_documents
+from sandbox.inprocess import sandbox_mode
+from synthesis.engine import SHAPES
+from synthesis.export import export_all
+from synthesis.report import write_report
+from verification.runs import execute_run, new_run, run_progress
+
+
+def synth_cmd(
+    count: Annotated[int, typer.Option(help="How many executed trajectories to keep.")] = 200,
+    shapes: Annotated[str, typer.Option(help="Comma-separated: single, chain, fan_in, parallel (default all).")] = "",
+    min_steps: Annotated[int, typer.Option(help="Fewest steps.")] = 1,
+    max_steps: Annotated[int, typer.Option(help="Most steps (<= 6).")] = 6,
+    seed: Annotated[int, typer.Option(help="Sampling seed: the same seed and graph give the same trajectories.")] = 7,
+    out: Annotated[Path, typer.Option(help="Export folder (JSONL per format and a datasets folder).")] = Path(".kopa/synth"),
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="Execute against an in-process sandbox.")] = False,
+) -> None:
+    """Sample trajectories over verified links, execute them, and export them (trl, OpenAI, Hermes, ShareGPT,
+    BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first."""
+    chosen = tuple(s.strip() for s in shapes.split(",") if s.strip()) or SHAPES
+    if set(chosen) - set(SHAPES) or not 1 <= min_steps <= max_steps <= 6:
+        fail(f"--shapes must be among {', '.join(SHAPES)} and 1 <= --min-steps <= --max-steps <= 6")
+    settings = get_settings()
+    transport = None
+    if sandbox:
+        settings, transport = sandbox_mode(settings)
+    store = open_configured_store(settings)
+    if not store.stats()["links"].get("verified"):
+        fail("no verified links yet: run `kopa verify` first")
+    result = synth_inprocess(store, settings, transport, count=count, shapes=chosen, min_steps=min_steps,
+                             max_steps=max_steps, seed=seed)
+    exported = export_all(out, result, store, settings, {"count": count, "shapes": list(chosen), "seed": seed,
+                                                         "min_steps": min_steps, "max_steps": max_steps})
+    typer.echo(json.dumps({"kept": len(result["records"]), "discarded": len(result["discarded"]),
+                           "calls": result["calls"], **{k: v for k, v in exported["distribution"].items()
+                                                        if k != "tool_counts"}}, ensure_ascii=False))
+    typer.echo(f"exports in {out}", err=True)
+    store.close()
+
+
+def demo(
+    workdir: Annotated[Path, typer.Option(help="Where the embedded graph and outputs go.")] = Path(".kopa/demo"),
+    count: Annotated[int, typer.Option(help="Trajectories to synthesise.")] = 300,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 7,
+) -> None:
+    """The main job on the embedded default (no servers): register the sandbox catalog into a local graph file,
+    derive candidate links, verify them by executing them against an in-process sandbox, synthesise and execute
+    trajectories over verified links, export them, and write a report (Markdown + PNG plots).
+    """
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    settings = get_settings().model_copy(update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3",
+                                                 "redis_url": None})
+    settings, transport = sandbox_mode(settings)
+    store = open_configured_store(settings)
+    docs = shipped_documents()
+    with typer.progressbar(sorted(docs.items()), label="registering the catalog", file=sys.stderr) as bar:
+        for _, doc in bar:
+            register(store, settings, doc)
+    stats = store.stats()
+    typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
+    run = verify_inprocess(store, settings, new_run(), transport)
+    p = run_progress(store, run)
+    typer.echo(f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
+               f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
+               f"({p['calls_per_verified_link']} per verified link)")
+    # the naive baseline (a fresh upstream call per link, no cache) on a scratch copy, for the yield plot
+    scratch_settings = settings.model_copy(update={"embedded_path": workdir / "naive.sqlite3"})
+    scratch = open_configured_store(scratch_settings)
+    for doc in shipped_documents().values():
+        register(scratch, scratch_settings, doc)
+    naive_run = asyncio.run(execute_run(scratch, scratch_settings, new_run(), transport=transport,
+                                        economy=NoCache(MemoryEconomy()), naive=True))
+    naive = run_progress(scratch, naive_run)
+    scratch.close()
+    (workdir / "naive.sqlite3").unlink(missing_ok=True)
+    result = synth_inprocess(store, settings, transport, count=count, shapes=SHAPES, min_steps=1, max_steps=6,
+                             seed=seed)
+    store.save_batch({"id": "tb_demo", "team": "demo", "status": "completed", "count": count, "shapes": list(SHAPES),
+                      "min_steps": 1, "max_steps": 6, "api_ids": [], "seed": seed, "format": "trl", "source": "fresh",
+                      "produced": len(result["records"]), "discarded": len(result["discarded"]),
+                      "calls": result["calls"], "created_at": run.created_at, "message": "kopa demo"})
+    store.add_trajectories("tb_demo", [r.to_json() for r in result["records"]])
+    config = {"count": count, "seed": seed, "shapes": list(SHAPES), "upstream": "in-process KOPA sandbox",
+              "verification_run": run.id}
+    exported = export_all(workdir / "export", result, store, settings, config)
+    report = write_report(workdir / "report", stats=store.stats(), run=p, naive=naive, synth=result,
+                          dist=exported["distribution"], exports=exported["paths"], config=config)
+    d = exported["distribution"]
+    typer.echo(f"synthesised {d['trajectories']} trajectories ({', '.join(f'{k} {v}' for k, v in d['shapes'].items())}), "
+               f"{len(result['discarded'])} discarded; exports in {workdir / 'export'}; report: {report}")
+    store.close()

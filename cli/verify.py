@@ -1,0 +1,61 @@
+"""`kopa verify`: verify candidate links by executing them, in process or through Celery workers."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated
+
+import typer
+
+from cli.common import fail, open_configured_store
+from cli.progress import verify_inprocess
+from core.settings import get_settings
+from sandbox.inprocess import sandbox_mode
+from verification.runs import new_run, run_progress
+from workers.tasks import start_round
+
+
+def verify_cmd(
+    api: Annotated[list[str] | None, typer.Option(help="Only these API ids (repeatable).")] = None,
+    budget: Annotated[int | None, typer.Option(help="Stop cleanly after this many upstream calls.")] = None,
+    scope: Annotated[str, typer.Option(help="pending (new/inconclusive/flagged), stale (old verified), or all.")] = "pending",
+    celery: Annotated[bool, typer.Option("--celery", help="Queue the run for Celery workers and follow it.")] = False,
+    sandbox: Annotated[bool, typer.Option("--sandbox", help="Call an in-process sandbox instead of the real hosts.")] = False,
+) -> None:
+    """Verify candidate links by executing them; derives candidates first. Progress is shown as it goes.
+
+    Examples: [bold]kopa verify --sandbox[/bold] (embedded, no servers), [bold]kopa verify --celery --budget 500[/bold].
+    """
+    if scope not in ("pending", "stale", "all"):
+        fail("--scope must be pending, stale or all")
+    settings = get_settings()
+    transport = None
+    if sandbox:
+        settings, transport = sandbox_mode(settings)
+    store = open_configured_store(settings)
+    run = new_run(api or [], budget, scope, "celery" if celery else "inprocess")
+    if celery:
+        if not settings.redis_url:
+            fail("--celery needs KOPA_REDIS_URL and running workers (kopa worker)")
+        store.save_run(run)
+        start_round.delay(run.id)
+        typer.echo(f"queued {run.id}; following it (Ctrl-C leaves it running)", err=True)
+        while True:
+            p = run_progress(store, store.get_run(run.id) or run)
+            typer.echo(f"\r{p['status']:9} verified {p['verified']:4}  refuted {p['refuted']:4}  "
+                       f"inconclusive {p['inconclusive']:3}  calls {p['calls_spent']:5}", nl=False, err=True)
+            if p["status"] in ("completed", "paused", "failed"):
+                typer.echo("", err=True)
+                break
+            time.sleep(1)
+    else:
+        run = verify_inprocess(store, settings, run, transport)
+    p = run_progress(store, store.get_run(run.id) or run)
+    typer.echo(json.dumps({k: p[k] for k in ("id", "status", "message", "candidates", "verified", "refuted",
+                                             "inconclusive", "calls_spent", "cache_hits", "calls_per_verified_link")},
+                          ensure_ascii=False))
+    if p["unreachable"]:
+        typer.echo(f"unreachable tools: {', '.join(u['tool'] + ' (' + ', '.join(u['blocked_by']) + ')' for u in p['unreachable'])}",
+                   err=True)
+    store.close()

@@ -1,0 +1,1 @@
+"""Performance scripts that print figures (not packaged): `python -m perf.NAME`."""

@@ -1,0 +1,29 @@
+"""The sandbox in this process: settings that point every real host at it, and an ASGI transport for httpx.
+
+Used by `kopa demo`, `kopa verify --sandbox`, `kopa synth --sandbox`, tests and perf scripts; never by the engines.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx
+
+from core.settings import Settings
+from sandbox.app import SandboxApp
+from sandbox.catalog import REAL_HOSTS
+from sandbox.clock import DEFAULT_NOW
+from sandbox.keys import DEMO_KEY
+
+LOCAL_HOST = "sandbox.local"
+
+
+def sandbox_mode(settings: Settings) -> tuple[Settings, httpx.ASGITransport]:
+    """Settings and an in-process transport that point every real host at an in-process sandbox."""
+    os.environ.setdefault(settings.verify.key_secret, DEMO_KEY)
+    overrides = ",".join(f"{h}=http://{LOCAL_HOST}" for h in REAL_HOSTS)
+    settings = settings.model_copy(update={
+        "upstream_overrides": overrides, "allowed_hosts": [*settings.allowed_hosts, LOCAL_HOST],
+        "verify": settings.verify.model_copy(update={"now": settings.verify.now or DEFAULT_NOW.isoformat()}),
+    })
+    return settings, httpx.ASGITransport(app=SandboxApp(settings.sandbox))  # type: ignore[arg-type]

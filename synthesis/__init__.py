@@ -1,0 +1,1 @@
+"""Trajectories over verified links: plans, their execution, language, typed records, exports, batches, report."""

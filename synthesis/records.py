@@ -1,0 +1,115 @@
+"""Typed records of synthesis: the plan a trajectory is drawn from (`Plan`, `Step`, `Source`) and the executed
+`Trajectory` that export, batches, training and the benchmark all read.
+
+A `Trajectory` is written once by `synthesis.engine.build_record` and stored as its JSON dump; readers turn stored
+or exported dicts back into the model with `as_trajectory`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graph.models import LinkRecord, ToolRecord
+
+# ---------------------------------------------------------------------------------------------- plans
+
+
+@dataclass
+class Source:
+    """Where one argument of a planned step comes from: an earlier step through a verified link, a user slot, or a
+    constant (enum, default, non-linkable parameter)."""
+
+    kind: str  # "link" | "slot" | "constant"
+    value: Any = None
+    link: LinkRecord | None = None
+    from_step: int = -1
+
+    def provenance(self) -> dict[str, Any]:
+        if self.kind == "link" and self.link is not None:
+            return {"kind": "link", "link": self.link.id, "from_step": self.from_step,
+                    "field": self.link.source_field, "transform": self.link.transform}
+        return {"kind": self.kind, "value": self.value}
+
+
+@dataclass
+class Step:
+    tool: ToolRecord
+    sources: dict[str, Source]
+    depends_on: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    shape: str
+    steps: list[Step]
+    finals: list[int]
+
+    @property
+    def key(self) -> str:
+        return "|".join(s.tool.name for s in self.steps) + f"#{self.shape}"
+
+
+# ---------------------------------------------------------------------------------------------- executed records
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StepResponse(_Record):
+    rows: int = Field(description="rows the tool answered (before trimming)")
+    items: list[dict[str, Any]] = Field(description="the trimmed rows the model sees")
+    url: str = Field("", description="the request URL without any secret")
+    replayed_from_cache: bool = False
+
+
+class TrajectoryStep(_Record):
+    step: int = Field(description="1-based position in the trajectory")
+    tool: str
+    arguments: dict[str, Any]
+    provenance: dict[str, dict[str, Any]] = Field(description="per argument: link (with from_step), slot or constant")
+    depends_on: list[int] = Field(default_factory=list, description="1-based steps this one is fed by")
+    response: StepResponse
+
+
+class TrajectoryMeta(_Record):
+    model_config = ConfigDict(extra="allow")
+
+    template_request: str = ""
+    graph_snapshot: str = ""
+    verified_links: list[str] = Field(default_factory=list)
+    created_at: str = ""
+    provenance: Literal["live", "replayed_from_cache"] = "live"
+    seed: int = 0
+    engine: str = ""
+    trim_rule: str = ""
+
+
+class Trajectory(_Record):
+    """One executed trajectory: request, offered tools, executed steps with argument provenance, final answer."""
+
+    id: str
+    request: str
+    shape: str
+    n_steps: int
+    slots: dict[str, Any] = Field(default_factory=dict)
+    tools: list[dict[str, Any]] = Field(description="OpenAI-style function definitions offered to the model")
+    distractors: list[str] = Field(default_factory=list)
+    steps: list[TrajectoryStep]
+    final_steps: list[int] = Field(default_factory=list)
+    final_answer: str
+    metadata: TrajectoryMeta = Field(default_factory=TrajectoryMeta)
+    seq: int | None = Field(None, description="position in its batch")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def as_trajectory(record: Trajectory | dict[str, Any]) -> Trajectory:
+    """A `Trajectory` from a stored or exported record (a `Trajectory` passes through)."""
+    if isinstance(record, Trajectory):
+        return record
+    return Trajectory.model_validate({k: v for k, v in record.items() if not k.startswith("_")})

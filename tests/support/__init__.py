@@ -1,0 +1,1 @@
+"""Helpers and scoring that only tests and perf scripts use."""

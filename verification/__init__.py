@@ -1,0 +1,1 @@
+"""Verification by execution: the round engine, runs (one place that closes a run), and reports."""
