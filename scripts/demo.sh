@@ -4,5 +4,5 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
-bash scripts/setup.sh
+KOPA_EXTRAS="${KOPA_EXTRAS:-dev}" bash scripts/setup.sh   # the demo needs no training stack
 exec .venv/bin/kopa demo "$@"

@@ -24,5 +24,5 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e ".[${KOPA_EXTRAS:-dev}]"
+.venv/bin/python -m pip install -q -e ".[${KOPA_EXTRAS:-dev,train}]"
 echo "[setup] python environment ready in .venv" >&2

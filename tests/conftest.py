@@ -6,6 +6,11 @@
 
 Without them, infrastructure tests are skipped locally; with CI=true they fail instead, so CI can never pass
 by skipping them.
+
+Markers (declared in pyproject.toml) are applied from the fixtures a test uses, so they cannot drift: `neo4j`
+(neo4j_uri), `redis` (redis_url), `sandbox_server` (sandbox_url, live), `celery` (test files that start worker
+processes); `slow` and `gpu` are set by hand. Select with `-m`, e.g. `pytest -m "not neo4j and not redis"` for a
+machine without servers; `gpu` tests run only with `-m gpu`.
 """
 
 from __future__ import annotations
@@ -21,6 +26,18 @@ from sandbox.app import SandboxApp
 from tests.support.helpers import sandbox_process
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+FIXTURE_MARKERS = {"neo4j_uri": "neo4j", "redis_url": "redis", "sandbox_url": "sandbox_server", "live": "sandbox_server"}
+CELERY_FILES = {"test_celery.py"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in names:
+                item.add_marker(marker)
+        if item.path.name in CELERY_FILES:
+            item.add_marker("celery")
 
 
 def need(var: str, what: str) -> str:

@@ -170,6 +170,7 @@ def test_celery_run_matches_in_process(settings: Settings, graph: Neo4jStore, ba
             stop(w)
 
 
+@pytest.mark.slow
 def test_sigkill_redis_and_neo4j_restarts_mid_run(settings: Settings, graph: Neo4jStore, baseline: set[str],
                                                   durable_redis: DurableRedis) -> None:
     env = worker_env(settings.neo4j.uri, durable_redis.url, settings.override_map()["apis.data.go.kr"])
