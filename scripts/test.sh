@@ -7,6 +7,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 
 bash scripts/setup.sh
+bash scripts/install_helm.sh >/dev/null   # helm (built once from its Go module, then cached) + offline K8s schemas
 bash scripts/services.sh start
 trap 'bash scripts/services.sh stop' EXIT
 # shellcheck disable=SC1091

@@ -1,0 +1,172 @@
+"""The unseen family's servers as one ASGI app (FastAPI): five services of four made-up agencies, each with its own
+envelope and error style. Hosts in the documents are `*.unseen.example`; tests map them to this app.
+
+    corp.unseen.example    /corpinfo/v2/search (XML <result><item>, all-optional filters, code 11), /history (bare JSON list)
+    odcloud.unseen.example /api/15083277/v1/uddi:pension (odcloud `data`, cond[사업자등록번호::EQ])
+    adm.unseen.example     /admcode/v1/list (JSON {"response":{"item":[...]}}, opaque p1/p2), /population (XML <response><item>)
+    ocean.unseen.example   /khoa/obs/stations, /khoa/obs/tide (JSON {"result":{"data":[...]}}, codes "DT_0012")
+    sea.unseen.example     /nifs/sst/v1 (key in `key`, station codes without the "DT_" prefix)
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import Any
+from xml.sax.saxutils import escape
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+
+from tests.unseen.world import get_world
+
+KEY = "unseen-demo-key-0001"
+
+
+def _xml(root: str, rows: list[dict[str, Any]], head: dict[str, Any] | None = None) -> Response:
+    parts = [f"<{k}>{escape(str(v))}</{k}>" for k, v in (head or {}).items()]
+    for row in rows:
+        parts.append("<item>" + "".join(f"<{k}>{escape(str(v))}</{k}>" for k, v in row.items()) + "</item>")
+    body = f'<?xml version="1.0" encoding="UTF-8"?><{root}>{"".join(parts)}</{root}>'
+    return Response(body, media_type="application/xml;charset=UTF-8")
+
+
+def _key_error_xml() -> Response:
+    body = ('<?xml version="1.0" encoding="UTF-8"?><OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg>'
+            "<returnAuthMsg>SERVICE_KEY_IS_NOT_REGISTERED_ERROR</returnAuthMsg><returnReasonCode>30</returnReasonCode>"
+            "</cmmMsgHeader></OpenAPI_ServiceResponse>")
+    return Response(body, media_type="application/xml;charset=UTF-8")
+
+
+def _page(q: dict[str, str], rows: list[dict[str, Any]], size_name: str = "numOfRows",
+          page_name: str = "pageNo") -> list[dict[str, Any]]:
+    try:
+        size = max(1, min(100, int(q.get(size_name, "10"))))
+        page = max(1, int(q.get(page_name, "1")))
+    except ValueError:
+        size, page = 10, 1
+    return rows[(page - 1) * size: page * size]
+
+
+def create_app(key: str = KEY) -> FastAPI:
+    app = FastAPI(title="unseen family", openapi_url=None, docs_url=None, redoc_url=None)
+    w = get_world()
+
+    @app.get("/corpinfo/v2/search")
+    def corp_search(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return _key_error_xml()
+        name, bzno = q.get("corpNm", "").strip(), q.get("bzno", "").strip()
+        if not name and not bzno:
+            return _xml("result", [], {"resultCode": "11", "resultMsg": "검색조건(corpNm 또는 bzno) 중 하나는 필수입니다"})
+        # filters are OR-combined, as this provider documents
+        hits = [c for c in w.companies if (name and name.replace("(주)", "") in c.name) or (bzno and c.bzno == bzno)]
+        rows = [{"crno": c.crno, "bzno": c.bzno, "corpNm": c.name, "fndnDt": c.founded.isoformat(),
+                 "hdofcAddr": c.address, "admCd": c.adm_cd} for c in hits]
+        return _xml("result", _page(q, rows), {"resultCode": "00", "resultMsg": "정상", "totalCount": len(rows)})
+
+    @app.get("/corpinfo/v2/history")
+    def corp_history(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return JSONResponse({"error": {"code": "AUTH", "message": "인증키가 유효하지 않습니다"}}, status_code=401)
+        crno, base = q.get("crno", ""), q.get("baseDt", "")
+        if not crno or not re.fullmatch(r"[0-9]{8}", base):
+            return JSONResponse({"error": {"code": "PARAM", "message": "crno와 baseDt(YYYYMMDD)는 필수입니다"}},
+                                status_code=400)
+        company = next((c for c in w.companies if c.crno == crno), None)
+        try:
+            until = datetime.strptime(base, "%Y%m%d").date()
+        except ValueError:
+            return JSONResponse({"error": {"code": "PARAM", "message": "baseDt가 올바른 날짜가 아닙니다"}}, status_code=400)
+        if company is None or until < company.founded:
+            return JSONResponse([])
+        events = [(company.founded, "설립"), (company.founded + timedelta(days=400), "본점 이전"),
+                  (company.founded + timedelta(days=2100), "대표이사 변경")]
+        return JSONResponse([{"crno": crno, "chgDt": d.strftime("%Y%m%d"), "chgCn": what}
+                             for d, what in events if d <= until])
+
+    @app.get("/api/15083277/v1/uddi:pension")
+    def pension(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return JSONResponse({"code": -4, "msg": "등록되지 않은 인증키입니다"}, status_code=401)
+        rows = [{"사업장명": c.name, "사업자등록번호": c.bzno, "가입자수": c.members, "행정동코드": c.adm_cd}
+                for c in w.companies]
+        want = q.get("cond[사업자등록번호::EQ]")
+        if want is not None:
+            rows = [r for r in rows if r["사업자등록번호"] == want]
+        page = _page(q, rows, "perPage", "page")
+        return JSONResponse({"page": int(q.get("page", "1") or 1), "perPage": len(page), "totalCount": len(rows),
+                             "currentCount": len(page), "matchCount": len(rows), "data": page})
+
+    @app.get("/admcode/v1/list")
+    def adm_list(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return JSONResponse({"response": {"error": "SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "code": "30"}})
+        p1, p2 = q.get("p1", "").strip(), q.get("p2", "").strip()
+        if p1 and p2:
+            units = [u for u in w.units if u.sido == p1 and u.sgg == p2]
+        elif p1:
+            units = [u for u in w.units if u.sido == p1 and u.level != "읍면동"]
+        else:
+            units = [u for u in w.units if u.level == "시도"]
+        rows = [{"admCd": u.adm_cd, "admNm": " ".join(x for x in (u.sido, u.sgg, u.emd) if x), "lvl": u.level,
+                 "sidoNm": u.sido, "sggNm": u.sgg} for u in units]
+        return JSONResponse({"response": {"item": rows}})
+
+    @app.get("/admcode/v1/population")
+    def adm_population(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return _key_error_xml()
+        code = q.get("admCd", "")
+        if not re.fullmatch(r"[0-9]{10}", code):
+            return _xml("response", [], {"error": "INVALID_REQUEST_PARAMETER_ERROR(admCd)"})
+        unit = w.unit(code)
+        if unit is None or unit.level == "시도":  # 시도 totals are published elsewhere
+            return _xml("response", [])
+        return _xml("response", [{"admCd": code, "admNm": f"{unit.sido} {unit.sgg} {unit.emd}".strip(),
+                                  "totPopltn": unit.population, "stdrYm": "202609"}])
+
+    @app.get("/khoa/obs/stations")
+    def stations(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("ServiceKey") != key:
+            return JSONResponse({"result": {"error": "invalid key"}})
+        return JSONResponse({"result": {"data": [{"obs_post_id": s.code, "obs_post_name": s.name,
+                                                   "obs_lat": f"{s.lat:.4f}", "obs_lon": f"{s.lon:.4f}"}
+                                                  for s in w.stations]}})
+
+    @app.get("/khoa/obs/tide")
+    def tide(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("ServiceKey") != key:
+            return JSONResponse({"result": {"error": "invalid key"}})
+        station = next((s for s in w.stations if s.code == q.get("ObsCode")), None)
+        day = q.get("Date", "")
+        if station is None or not re.fullmatch(r"20[0-9]{6}", day):
+            return JSONResponse({"result": {"error": "No search data"}})
+        seed = sum(map(ord, station.code + day))
+        return JSONResponse({"result": {"meta": {"obs_post_id": station.code, "obs_post_name": station.name},
+                                        "data": [{"record_time": f"{day[:4]}-{day[4:6]}-{day[6:]} {h:02d}:00",
+                                                  "tide_level": str(80 + (seed * (h + 3)) % 170)}
+                                                 for h in range(0, 24, 6)]}})
+
+    @app.get("/nifs/sst/v1")
+    def sst(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("key") != key:
+            return JSONResponse({"header": {"resultCode": "99", "resultMsg": "KEY ERROR"}})
+        code = q.get("stnCd", "")
+        station = next((s for s in w.stations if s.code == f"DT_{code}"), None)
+        if station is None:
+            return JSONResponse({"header": {"resultCode": "03", "resultMsg": "NODATA_ERROR"}, "body": {"items": []}})
+        temp = 14 + (sum(map(ord, code)) % 70) / 10
+        return JSONResponse({"header": {"resultCode": "00", "resultMsg": "NORMAL"},
+                             "body": {"items": [{"sta_cde": code, "sta_nam_kor": station.name, "wtr_tmp": f"{temp:.1f}",
+                                                 "obs_dtm": date(2026, 10, 15).isoformat() + " 14:00"}]}})
+
+    return app

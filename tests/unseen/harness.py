@@ -1,0 +1,134 @@
+"""Register the unseen family into a store and verify it in process against its emulated servers; score the
+verdicts against its own ground truth. Used by tests/test_unseen_family.py and perf/unseen_family.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+import yaml
+
+from core.settings import Settings
+from execution.limits import MemoryEconomy
+from graph.embedded_store import EmbeddedStore
+from graph.models import AuthConfig, LinkRecord, RegistrationMeta, ToolRecord
+from graph.registry import register
+from graph.store import all_links
+from tests.unseen.app import KEY, create_app
+from verification.runs import execute_run, new_run, run_progress
+
+HERE = Path(__file__).parent
+HOSTS = ["corp.unseen.example", "odcloud.unseen.example", "adm.unseen.example", "ocean.unseen.example",
+         "sea.unseen.example"]
+LOCAL = "unseen.local"
+SECRET = "KOPA_UNSEEN_KEY"
+
+
+def documents() -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted((HERE / "docs").iterdir()):
+        text = path.read_text(encoding="utf-8")
+        out[path.name] = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    return out
+
+
+def ground_truth() -> list[dict[str, Any]]:
+    links: list[dict[str, Any]] = json.loads((HERE / "ground_truth.json").read_text(encoding="utf-8"))["links"]
+    return links
+
+
+def unseen_settings(base: Settings) -> Settings:
+    """Settings whose upstream overrides send every unseen host to the in-process app."""
+    os.environ.setdefault(SECRET, KEY)
+    overrides = ",".join(f"{h}=http://{LOCAL}" for h in HOSTS)
+    joined = ",".join(x for x in (base.upstream_overrides, overrides) if x)
+    return base.model_copy(update={"upstream_overrides": joined,
+                                   "allowed_hosts": [*base.allowed_hosts, *HOSTS, LOCAL]})
+
+
+def transport() -> httpx.ASGITransport:
+    return httpx.ASGITransport(app=create_app())
+
+
+@dataclass
+class UnseenScore:
+    true_total: int
+    decoy_total: int
+    verified_true: list[str] = field(default_factory=list)
+    verified_decoys: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    unreachable: list[dict[str, Any]] = field(default_factory=list)
+    tools: int = 0
+    candidates: int = 0
+    verified: int = 0
+    calls: int = 0
+    registered: int = 0
+    registration_errors: list[str] = field(default_factory=list)
+
+    @property
+    def recall(self) -> float:
+        return len(self.verified_true) / max(1, self.true_total)
+
+    @property
+    def calls_per_verified_link(self) -> float:
+        return self.calls / max(1, self.verified)
+
+    def summary(self) -> dict[str, Any]:
+        return {"tools": self.tools, "registered_documents": self.registered, "candidates": self.candidates,
+                "true_links": self.true_total, "verified_true": len(self.verified_true),
+                "recall": round(self.recall, 3), "decoys": self.decoy_total, "decoys_verified": self.verified_decoys,
+                "unreachable_tools": len(self.unreachable), "calls": self.calls,
+                "calls_per_verified_link": round(self.calls_per_verified_link, 2), "missed": self.missed,
+                "registration_errors": self.registration_errors}
+
+
+def _key(lk: LinkRecord, paths: dict[str, str]) -> tuple[str, str, str, str]:
+    return paths.get(lk.source_tool, ""), lk.source_field, paths.get(lk.target_tool, ""), lk.target_param.split(":", 1)[-1]
+
+
+def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[str], list[str], list[str]]:
+    paths = {t.name: urlparse(t.url).path for t in tools}
+    verified = {_key(lk, paths) for lk in links if lk.status == "verified"}
+    true_hit: list[str] = []
+    decoy_hit: list[str] = []
+    missed: list[str] = []
+    for gt in ground_truth():
+        k = (gt["source"]["path"], gt["source"]["field"], gt["target"]["path"], gt["target"]["param"])
+        if gt["kind"] == "true":
+            (true_hit if k in verified else missed).append(gt["id"])
+        elif k in verified:
+            decoy_hit.append(gt["id"])
+    return true_hit, decoy_hit, missed
+
+
+def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
+    """Register every unseen document (the key by its env var name), verify in process, score."""
+    settings = unseen_settings(base or Settings(store="embedded", embedded_path=graph_file))
+    store = EmbeddedStore(graph_file)
+    gt = ground_truth()
+    score = UnseenScore(true_total=sum(1 for g in gt if g["kind"] == "true"),
+                        decoy_total=sum(1 for g in gt if g["kind"] == "decoy"))
+    try:
+        for name, doc in documents().items():
+            try:
+                register(store, settings, doc, RegistrationMeta(auth=AuthConfig(secret=SECRET)))
+                score.registered += 1
+            except Exception as exc:  # recorded in the score: registration must take every document
+                score.registration_errors.append(f"{name}: {type(exc).__name__}: {exc}")
+        run = asyncio.run(execute_run(store, settings, new_run(), transport=transport(), economy=MemoryEconomy()))
+        progress = run_progress(store, run)
+        tools = store.all_tools()
+        links = all_links(store)
+        score.verified_true, score.verified_decoys, score.missed = score_links(links, tools)
+        score.tools, score.candidates = len(tools), progress["candidates"]
+        score.verified, score.calls = progress["verified"], progress["calls_spent"]
+        score.unreachable = progress["unreachable"]
+    finally:
+        store.close()
+    return score
