@@ -8,11 +8,17 @@ import json
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
+from celery import Celery
 from setuptools import find_packages  # type: ignore[import-untyped]
+
+from tests.support.helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCLUDE = ["tests*", "perf*", "infra*", "scripts*", "helm*", "docs*", "build*", "dist*"]
@@ -98,3 +104,70 @@ with TestClient(create_app()) as client:
     assert proc.returncode == 0, proc.stderr[-3000:]
     status, ready, paths = proc.stdout.split()
     assert (status, ready) == ("200", "ready") and int(paths) >= 10
+
+
+def _env(target: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
+    env.update(PYTHONPATH=str(target), KOPA_STORE="embedded", KOPA_EMBEDDED_PATH=str(target.parent / "g.sqlite3"),
+               PYTHONSAFEPATH="1", **extra)
+    return env
+
+
+def _wait_for(predicate: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_installed_processes_start(target: Path, redis_url: str) -> None:
+    """The image's processes from the wheel alone: serve answers /readyz, a worker takes a task from Redis, beat
+    schedules. A private Redis database keeps the queues apart from other tests."""
+    import redis
+
+    db_url = redis_url.rsplit("/", 1)[0] + "/9"
+    redis.Redis.from_url(db_url).flushdb()
+    kopa = str(target / "bin" / "kopa")
+    port = free_port()
+    log_dir = target.parent
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        serve_log = (log_dir / "serve.log").open("wb")
+        procs.append(subprocess.Popen([kopa, "serve", "--port", str(port)], env=_env(target), cwd=log_dir,
+                                      stdout=serve_log, stderr=subprocess.STDOUT))
+
+        def ready() -> bool:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert _wait_for(ready, 40), (log_dir / "serve.log").read_text()[-2000:]
+
+        worker_log = (log_dir / "worker.log").open("wb")
+        procs.append(subprocess.Popen([kopa, "worker", "--queues", "verification", "--pool", "solo"],
+                                      env=_env(target, KOPA_REDIS_URL=db_url), cwd=log_dir, stdout=worker_log,
+                                      stderr=subprocess.STDOUT))
+        celery = Celery("probe", broker=db_url)
+        celery.send_task("kopa.reverify_stale", queue="verification")
+        assert _wait_for(lambda: "succeeded" in (log_dir / "worker.log").read_text(errors="replace"), 60), \
+            (log_dir / "worker.log").read_text()[-3000:]
+
+        schedule = log_dir / "beat-schedule"
+        beat_log = (log_dir / "beat.log").open("wb")
+        procs.append(subprocess.Popen([kopa, "beat", "--schedule-file", str(schedule)],
+                                      env=_env(target, KOPA_REDIS_URL=db_url), cwd=log_dir, stdout=beat_log,
+                                      stderr=subprocess.STDOUT))
+        assert _wait_for(lambda: "beat: Starting" in (log_dir / "beat.log").read_text(errors="replace"), 40), \
+            (log_dir / "beat.log").read_text()[-3000:]
+        assert _wait_for(lambda: any(log_dir.glob("beat-schedule*")), 20)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
