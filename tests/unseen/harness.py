@@ -88,8 +88,17 @@ class UnseenScore:
                 "registration_errors": self.registration_errors}
 
 
-def _key(lk: LinkRecord, paths: dict[str, str]) -> tuple[str, str, str, str]:
-    return paths.get(lk.source_tool, ""), lk.source_field, paths.get(lk.target_tool, ""), lk.target_param.split(":", 1)[-1]
+def _transform_key(t: dict[str, Any] | None) -> str:
+    """A transform as compared with the ground truth: its kind and its parameters (a link that strips a prefix is not
+    the same link as one that passes the value as is)."""
+    t = dict(t or {"kind": "identity"})
+    t.pop("pair", None)
+    return json.dumps(t, sort_keys=True)
+
+
+def _key(lk: LinkRecord, paths: dict[str, str]) -> tuple[str, str, str, str, str]:
+    return (paths.get(lk.source_tool, ""), lk.source_field, paths.get(lk.target_tool, ""),
+            lk.target_param.split(":", 1)[-1], _transform_key(lk.transform))
 
 
 def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[str], list[str], list[str]]:
@@ -99,7 +108,8 @@ def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[
     decoy_hit: list[str] = []
     missed: list[str] = []
     for gt in ground_truth():
-        k = (gt["source"]["path"], gt["source"]["field"], gt["target"]["path"], gt["target"]["param"])
+        k = (gt["source"]["path"], gt["source"]["field"], gt["target"]["path"], gt["target"]["param"],
+             _transform_key(gt["transform"]))
         if gt["kind"] == "true":
             (true_hit if k in verified else missed).append(gt["id"])
         elif k in verified:
