@@ -14,9 +14,12 @@ from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.routes import apis, batches, browser, tools, verification
-from core.errors import KopaError, StoreUnavailable
+from api.bodylimit import BodyLimit
+from api.routes import apis, batches, browser, tokens, tools, verification
+from core.errors import ConfigurationError, KopaError
+from core.logging import install_redaction
 from core.settings import Settings, get_settings
 from graph.store import GraphStore, open_store
 from workers.celery_app import make_celery
@@ -43,10 +46,36 @@ class State:
         self.requests = Counter("kopa_http_requests_total", "HTTP requests", ["method", "route", "status"],
                                 registry=self.registry)
         self.latency = Histogram("kopa_http_request_seconds", "HTTP request latency", ["route"], registry=self.registry)
+        self.errors = Counter("kopa_http_server_errors_total", "Responses with a 5xx status (unhandled errors too)",
+                              ["route"], registry=self.registry)
+        self.ready_redis: Any = None  # a client with short timeouts, for /readyz only
+        self.pings: dict[str, asyncio.Future[Any]] = {}  # one readiness probe in flight per dependency
+
+
+async def _probe(state: State, name: str, fn: Callable[[], Any], timeout_s: float) -> str:
+    """Run a blocking check in a thread, answer within `timeout_s`; a check still hanging from an earlier probe is
+    not started again (no pile-up of threads while a dependency hangs)."""
+    pending = state.pings.get(name)
+    if pending is None or pending.done():
+        pending = asyncio.ensure_future(asyncio.to_thread(fn))
+        pending.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved even if nobody waits
+        state.pings[name] = pending
+    try:
+        await asyncio.wait_for(asyncio.shield(pending), timeout_s)
+        return "ok"
+    except TimeoutError:
+        return f"unavailable: no answer within {timeout_s:g} s"
+    except Exception as exc:
+        return f"unavailable: {type(exc).__name__}: {str(exc)[:200]}"
 
 
 def create_app(settings: Settings | None = None, store: GraphStore | None = None) -> FastAPI:
     settings = settings or get_settings()
+    install_redaction()
+    try:
+        settings.check_production()
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from exc
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -55,15 +84,21 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
         st.init_schema()
         app.state.kopa = State(settings, st)
         if settings.redis_url:
-            app.state.kopa.redis = redis.Redis.from_url(settings.redis_url, socket_timeout=2)
+            app.state.kopa.redis = redis.Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2)
+            short = min(settings.ready_timeout_s, 2.0)
+            app.state.kopa.ready_redis = redis.Redis.from_url(settings.redis_url, socket_timeout=short,
+                                                              socket_connect_timeout=short, retry_on_timeout=False)
             app.state.kopa.celery = make_celery(settings)
         try:
             yield
         finally:
-            for task in list(app.state.kopa.background):
+            pending = list(app.state.kopa.background)
+            for task in pending:
                 task.cancel()
-            if app.state.kopa.redis is not None:
-                app.state.kopa.redis.close()
+            await asyncio.gather(*pending, return_exceptions=True)  # cancelled work records itself as failed
+            for client in (app.state.kopa.redis, app.state.kopa.ready_redis):
+                if client is not None:
+                    client.close()
             if app.state.kopa.celery is not None:
                 app.state.kopa.celery.close()
             if own_store:
@@ -86,6 +121,12 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
         return JSONResponse({"error": "invalid_input", "detail": "the request is invalid; see locations",
                              "locations": locations}, status_code=422)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "payload_too_large"}
+        return JSONResponse({"error": names.get(exc.status_code, "http_error"), "detail": str(exc.detail)},
+                            status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error")
@@ -95,49 +136,60 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
     @app.middleware("http")
     async def metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         start = time.perf_counter()
-        response = await call_next(request)
+        state: State | None = getattr(request.app.state, "kopa", None)
+        try:
+            response = await call_next(request)
+        except Exception:
+            # unhandled: rendered as 500 by the outermost handler; counted here, so 500s show in /metrics
+            path = getattr(request.scope.get("route"), "path", "unmatched")
+            if state is not None:
+                state.requests.labels(request.method, path, "500").inc()
+                state.errors.labels(path).inc()
+                state.latency.labels(path).observe(time.perf_counter() - start)
+            raise
         route = request.scope.get("route")
         path = getattr(route, "path", "unmatched")
-        state: State | None = getattr(request.app.state, "kopa", None)
         if state is not None:
             state.requests.labels(request.method, path, str(response.status_code)).inc()
             state.latency.labels(path).observe(time.perf_counter() - start)
+            if response.status_code >= 500:
+                state.errors.labels(path).inc()
         log.info("%s %s -> %s", request.method, path, response.status_code,
                  extra={"method": request.method, "path": path, "status": response.status_code,
                         "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
         return response
 
+    app.add_middleware(BodyLimit, default=settings.max_body_bytes,
+                       per_prefix={"/v1/apis": settings.max_document_bytes})
     app.include_router(apis.router)
     app.include_router(batches.router)
     app.include_router(tools.router)
     app.include_router(verification.router)
+    app.include_router(tokens.router)
     app.include_router(browser.router)
 
     @app.get("/healthz", tags=["operations"], summary="Liveness")
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["operations"], summary="Readiness: the graph store and Redis (when configured)")
-    def readyz(request: Request) -> JSONResponse:
+    @app.get("/readyz", tags=["operations"], summary="Readiness: the graph store and Redis (when configured)",
+             description="200 when every dependency answers; 503 within about a second when one does not.")
+    async def readyz(request: Request) -> JSONResponse:
         state: State = request.app.state.kopa
-        checks: dict[str, str] = {}
-        ok = True
-        try:
-            state.store.ping()
-            checks[state.store.backend] = "ok"
-        except (StoreUnavailable, Exception) as exc:
-            checks[state.store.backend] = f"unavailable: {exc}"
-            ok = False
-        if state.redis is not None:
-            try:
-                state.redis.ping()
-                checks["redis"] = "ok"
-            except Exception as exc:
-                checks["redis"] = f"unavailable: {exc}"
-                ok = False
+        timeout = state.settings.ready_timeout_s
+        names = [state.store.backend]
+        probes = [_probe(state, state.store.backend, state.store.ping, timeout)]
+        if state.ready_redis is not None:
+            names.append("redis")
+            probes.append(_probe(state, "redis", state.ready_redis.ping, timeout))
+        results = await asyncio.gather(*probes)
+        checks = dict(zip(names, results, strict=True))
+        ok = all(v == "ok" for v in checks.values())
         return JSONResponse({"status": "ready" if ok else "not_ready", "checks": checks}, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics")
+    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics",
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                              "description": "Prometheus text exposition format"}})
     def metrics_endpoint(request: Request) -> Response:
         return Response(generate_latest(request.app.state.kopa.registry), media_type=CONTENT_TYPE_LATEST)
 

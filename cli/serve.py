@@ -10,6 +10,7 @@ import uvicorn
 
 from api.app import create_app
 from cli.common import fail
+from core.errors import ConfigurationError
 from core.logging import setup_logging
 from core.settings import get_settings
 from workers.celery_app import QUEUES, celery_app
@@ -21,6 +22,7 @@ def serve(
 ) -> None:
     """Run the REST API (OpenAPI docs at /docs)."""
     settings = get_settings()
+    _production_guard()
     setup_logging(settings.log_level, settings.log_json)
     typer.echo(f"KOPA EDGE API on http://{host}:{port}  (docs: /docs, store: {settings.store})", err=True)
     if settings.store == "neo4j":
@@ -29,7 +31,16 @@ def serve(
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
+def _production_guard() -> None:
+    """With KOPA_ENV=production, default tokens and secrets stop the process with one line."""
+    try:
+        get_settings().check_production()
+    except ConfigurationError as exc:
+        fail(str(exc))
+
+
 def _need_redis() -> None:
+    _production_guard()
     if not get_settings().redis_url:
         fail("Celery needs a broker: set KOPA_REDIS_URL (e.g. redis://127.0.0.1:16379/0)")
 

@@ -68,3 +68,10 @@ class UpstreamError(KopaError):
     def __init__(self, detail: str, *, transient: bool) -> None:
         super().__init__(detail, extra={"transient": transient})
         self.transient = transient
+
+
+class ConfigurationError(KopaError):
+    """The process must not start with this configuration (e.g. default secrets with KOPA_ENV=production)."""
+
+    status_code = 500
+    code = "configuration_error"

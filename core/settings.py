@@ -5,12 +5,36 @@ Nested sections use `__`, e.g. `KOPA_SANDBOX__SEED=7` or `KOPA_NEO4J__URI=bolt:/
 
 from __future__ import annotations
 
+import json
+import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+#: Public hosts that registered documents may always point to (unless `use_default_hosts` is off).
+DEFAULT_ALLOWED_HOSTS = ("apis.data.go.kr", "api.odcloud.kr", "business.juso.go.kr", "www.juso.go.kr")
+#: Values that ship in the code or the docs: refused as secrets when KOPA_ENV=production.
+DEFAULT_SECRETS = {"sandbox-admin", "change-me", "changeme", "boot", "admin", "secret", "password", ""}
+_HOST_ENTRY = re.compile(r"^(\*\.)?[a-z0-9_]([a-z0-9_.-]{0,251}[a-z0-9_])?$|^[0-9a-f:.]+$|^\[[0-9a-f:.]+\]$")
+
+
+def _host_list(value: Any) -> Any:
+    """A JSON list or a comma-separated string (environment variables), or a list (code)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not a JSON list of host names: {exc.msg}") from exc
+        else:
+            value = [part for part in text.split(",")]
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip().lower().rstrip(".") for v in value if str(v).strip()]
+    return value
 
 
 class Neo4jSettings(BaseModel):
@@ -82,7 +106,8 @@ ENGINE_VERSION = "edge-0.1"
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KOPA_", env_nested_delimiter="__", extra="ignore")
 
-    env: Literal["dev", "test", "prod"] = "dev"
+    #: "production" (or "prod") turns on the production guard: default tokens and sandbox secrets are refused.
+    env: Literal["dev", "test", "staging", "production"] = "dev"
     data_dir: Path = Path(".kopa")
     #: "embedded" keeps the graph in a local SQLite file; "neo4j" uses the server in `neo4j`.
     store: Literal["embedded", "neo4j"] = "embedded"
@@ -92,30 +117,87 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     batches: BatchSettings = Field(default_factory=BatchSettings)
-    #: Hosts that registered server URLs may point to (no server-side request forgery).
-    allowed_hosts: list[str] = Field(
-        default_factory=lambda: [
-            "apis.data.go.kr",
-            "api.odcloud.kr",
-            "business.juso.go.kr",
-            "www.juso.go.kr",
-            "127.0.0.1",
-            "localhost",
-        ]
-    )
+    #: Hosts that registered server URLs may point to, ADDED to DEFAULT_ALLOWED_HOSTS (a JSON list or
+    #: "a,b"). Exact names; "*.example.go.kr" allows every subdomain of example.go.kr (not the name itself).
+    #: A name is still refused when it resolves to a loopback, private, link-local or metadata address.
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: Whether DEFAULT_ALLOWED_HOSTS are allowed too (false: only `allowed_hosts`).
+    use_default_hosts: bool = True
+    #: Upstreams explicitly allowed to live on loopback/private addresses (the sandbox, a local gateway):
+    #: "host:port" entries (or "host" for any port), JSON list or "a,b". Override targets count as named too.
+    local_upstreams: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Base-URL rewrites applied when calling registered APIs, "host=url,host=url".
     #: Pointing the real hosts at the sandbox is how tests and the embedded main job run.
     upstream_overrides: str = ""
+    #: Largest request body the REST API reads (bytes), and the largest API document (POST /v1/apis).
+    max_body_bytes: int = Field(1024 * 1024, ge=1024)
+    max_document_bytes: int = Field(20 * 1024 * 1024, ge=1024)
+    #: Seconds /readyz waits for each dependency before answering 503.
+    ready_timeout_s: float = Field(0.8, gt=0, le=30)
     log_level: str = "INFO"
     log_json: bool = False
     #: Bootstrap admin token accepted alongside minted tokens (useful for first setup and CI).
     bootstrap_token: SecretStr | None = None
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_alias(cls, value: Any) -> Any:
+        return "production" if isinstance(value, str) and value.strip().lower() in ("prod", "production") else value
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _allowed(cls, value: Any) -> Any:
+        hosts = _host_list(value)
+        if isinstance(hosts, list):
+            bad = [h for h in hosts if not isinstance(h, str) or not _HOST_ENTRY.match(h)]
+            if bad:
+                raise ValueError(f"allowed_hosts entries must be host names (or '*.domain'), got {bad[:3]}")
+        return hosts
+
+    @field_validator("local_upstreams", mode="before")
+    @classmethod
+    def _local(cls, value: Any) -> Any:
+        return _host_list(value)
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    def allowed_host_patterns(self) -> list[str]:
+        """The effective allow-list: the defaults (unless switched off) plus `allowed_hosts`."""
+        base = list(DEFAULT_ALLOWED_HOSTS) if self.use_default_hosts else []
+        return [*base, *(h for h in self.allowed_hosts if h not in base)]
+
+    def production_problems(self, *, sandbox: bool = False) -> list[str]:
+        """Why this configuration must not start in production (empty when it may); `sandbox`: the process
+        serves the sandbox, so its admin token counts too."""
+        problems: list[str] = []
+        boot = self.bootstrap_token.get_secret_value() if self.bootstrap_token else None
+        if boot is not None and (boot.strip().lower() in DEFAULT_SECRETS or len(boot) < 16):
+            problems.append("KOPA_BOOTSTRAP_TOKEN is a default or short value (use 16+ random characters, or unset it)")
+        admin = self.sandbox.admin_token.get_secret_value()
+        if sandbox and (admin.strip().lower() in DEFAULT_SECRETS or len(admin) < 16):
+            problems.append("KOPA_SANDBOX__ADMIN_TOKEN is the default or short (set 16+ random characters)")
+        if any(_is_loopback_name(h) for h in self.allowed_hosts):
+            problems.append("KOPA_ALLOWED_HOSTS names a loopback host; name local upstreams in KOPA_LOCAL_UPSTREAMS")
+        return problems
+
+    def check_production(self, *, sandbox: bool = False) -> None:
+        """Refuse to start in production with default secrets (raises ValueError with every reason)."""
+        if self.production:
+            problems = self.production_problems(sandbox=sandbox)
+            if problems:
+                raise ValueError("refusing to start with KOPA_ENV=production: " + "; ".join(problems))
 
     def graph_file(self) -> Path:
         return self.embedded_path or (self.data_dir / "graph.sqlite3")
 
     def override_map(self) -> dict[str, str]:
         return parse_pairs(self.upstream_overrides)
+
+
+def _is_loopback_name(host: str) -> bool:
+    return host in ("localhost", "localhost.localdomain", "::1", "[::1]") or host.startswith("127.")
 
 
 def parse_pairs(text: str) -> dict[str, str]:

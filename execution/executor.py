@@ -1,8 +1,11 @@
 """Calling registered tools for real: URL rewriting to the configured upstream, the key from the environment,
 the global rate limit and daily quota, the response cache, bounded concurrency, and a verdict per call.
 
-Secrets never leave this module: the key is added to the outgoing request only, never to arguments, evidence,
-cache keys or logs.
+Secrets never leave this module, by construction: the request built here carries the key only in a private
+request extension; `UpstreamTransport`, below httpx's own logging, adds it to the copy that goes on the wire. So
+the URL httpx logs, the URL kept as evidence, cache entries, reasons and rows never contain it (rows and reasons
+an upstream echoes are scrubbed of the key too). Every request also passes the egress policy (core.egress): the
+host by name, then the address actually connected to.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 from urllib.parse import quote, urlparse
 
 import httpx
 
+from core.egress import EgressPolicy
 from core.errors import DisallowedHost
+from core.logging import install_redaction, register_secret, scrub
 from core.payload import MAX_BODY
 from core.settings import Settings
 from execution.judge import Verdict, judge
@@ -27,6 +32,9 @@ from execution.limits import Economy
 from graph.models import ApiRecord, ToolRecord
 
 log = logging.getLogger("kopa.executor")
+install_redaction()
+#: Request extension carrying what UpstreamTransport adds on the wire: {"query": {...}, "headers": {...}}.
+SECRET_EXT = "kopa_secret"
 #: Pace at this share of a documented limit: arrival jitter on the way must not push an API over its limit.
 PACING = 0.95
 
@@ -53,6 +61,41 @@ class CallResult:
         return self.outcome in ("ok", "empty", "invalid", "hostile")
 
 
+class UpstreamTransport(httpx.AsyncBaseTransport):
+    """Checks every request against the egress policy and adds the secret parameters to the copy it sends.
+
+    With `pin` (the network transport), the host is resolved once, every address checked, and the connection made
+    to the checked address (Host header and TLS server name stay the name), so DNS cannot rebind in between.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, policy: EgressPolicy, *, pin: bool) -> None:
+        self.inner = inner
+        self.policy = policy
+        self.pin = pin
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        target = self.policy.target(request.url)
+        extensions = {k: v for k, v in request.extensions.items() if k != SECRET_EXT}
+        secret: dict[str, dict[str, str]] = request.extensions.get(SECRET_EXT) or {}
+        url = request.url
+        if secret.get("query"):
+            url = url.copy_merge_params(secret["query"])
+        headers = request.headers.copy()
+        for name, value in (secret.get("headers") or {}).items():
+            headers[name] = value
+        if self.pin:
+            address = await self.policy.pinned_address(target)
+            if address != target.host:
+                url = url.copy_with(host=address)
+                if target.scheme == "https":
+                    extensions["sni_hostname"] = target.host
+        wire = httpx.Request(request.method, url, headers=headers, stream=request.stream, extensions=extensions)
+        return await self.inner.handle_async_request(wire)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def args_key(tool: ToolRecord, args: dict[str, Any]) -> str:
     raw = json.dumps([tool.name, tool.spec_hash, sorted((k, v) for k, v in args.items())], ensure_ascii=False,
                      sort_keys=True, default=str)
@@ -68,14 +111,17 @@ class Executor:
         self.apis = apis
         self.run_id = run_id
         self.budget = budget
-        self.overrides = settings.override_map()
-        self.allowed = {h.lower() for h in settings.allowed_hosts} | {
-            (urlparse(u).hostname or "").lower() for u in self.overrides.values()}
+        self.overrides = {h.lower(): u for h, u in settings.override_map().items()}
+        self.policy = EgressPolicy.from_settings(settings)
         self._sem = asyncio.Semaphore(settings.verify.concurrency)
         limits = httpx.Limits(max_connections=settings.verify.concurrency * 2,
                               max_keepalive_connections=settings.verify.concurrency)
-        self._client = httpx.AsyncClient(transport=transport, timeout=settings.verify.timeout_s, limits=limits,
-                                         follow_redirects=False)
+        # An injected transport (the in-process sandbox) opens no sockets; the network one connects only to
+        # checked addresses.
+        inner = transport or httpx.AsyncHTTPTransport(limits=limits)
+        self._client = httpx.AsyncClient(transport=UpstreamTransport(inner, self.policy, pin=transport is None),
+                                         timeout=settings.verify.timeout_s, follow_redirects=False)
+        self._secrets: set[str] = set()
         self.exhausted_apis: set[str] = economy.exhausted()
         self._api_locks: dict[str, asyncio.Lock] = {}
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
@@ -102,10 +148,21 @@ class Executor:
         host = (parsed.hostname or "").lower()
         if host in self.overrides:
             url = self.overrides[host].rstrip("/") + parsed.path + (f"?{parsed.query}" if parsed.query else "")
-        final = (urlparse(url).hostname or "").lower()
-        if final not in self.allowed:
-            raise DisallowedHost(f"{final} is not allow-listed")
+        self.policy.target(url)  # by name here; the address when connecting
         return url
+
+    def _auth(self, tool: ToolRecord, api: ApiRecord | None) -> tuple[set[str], str | None, str]:
+        """(names of auth parameters, the key or None, where it goes: "query" or "headers")."""
+        names = {n for n in (tool.auth_param, api.auth.param if api else None) if n}
+        if api is not None and api.auth.scheme == "none":
+            return names, None, "query"
+        where = "headers" if api is not None and api.auth.scheme == "header_key" else "query"
+        secret_name = (api.auth.secret if api and api.auth.secret else None) or self.settings.verify.key_secret
+        key = os.environ.get(secret_name) or None
+        if key:
+            register_secret(key)
+            self._secrets.add(key)
+        return names, key, where
 
     def _request(self, tool: ToolRecord, args: dict[str, Any], api: ApiRecord | None) -> dict[str, Any]:
         url = self._url(tool, api)
@@ -113,7 +170,11 @@ class Executor:
         body: dict[str, Any] = {}
         headers: dict[str, str] = {"Accept": "application/json, application/xml;q=0.9, */*;q=0.5"}
         by_name = {p.name: p for p in tool.params}
+        auth_names, key, where = self._auth(tool, api)
+        lowered = {n.lower() for n in auth_names}
         for name, value in args.items():
+            if name.lower() in lowered:
+                continue  # a caller can never set (or learn) the key through arguments
             p = by_name.get(name)
             location = p.location if p else "query"
             if location == "body":
@@ -127,12 +188,10 @@ class Executor:
         if tool.format_param:
             fname, _, fvalue = tool.format_param.partition("=")
             query.setdefault(fname, fvalue)
-        if tool.auth_param:
-            secret_name = (api.auth.secret if api and api.auth.secret else None) or self.settings.verify.key_secret
-            key = os.environ.get(secret_name)
-            if key:
-                query[tool.auth_param] = key
         req: dict[str, Any] = {"method": tool.method, "url": url, "params": query, "headers": headers}
+        param = tool.auth_param or (api.auth.param if api else None)
+        if key and param:
+            req["extensions"] = {SECRET_EXT: {where: {param: key}}}
         if tool.method != "GET" and body:
             req["json"] = body
         return req
@@ -162,7 +221,9 @@ class Executor:
         hit = self.economy.cache_get(ckey)
         if hit is not None:
             self.economy.count(self.run_id or "_", "cache_hits")
-            return CallResult(**{**hit, "cached": True})
+            # entries written by another version of the code (a rolling upgrade shares Redis) keep only known keys
+            known = {f.name for f in fields(CallResult)}
+            return CallResult(**{**{k: v for k, v in hit.items() if k in known}, "cached": True})
         if tool.api_id in self.exhausted_apis:
             return CallResult("transient", reason="daily quota exhausted earlier in this run", quota=True)
         if not self.budget_left:
@@ -195,6 +256,8 @@ class Executor:
                         chunks.append(chunk)
                     content = b"".join(chunks)
                     status, ctype = resp.status_code, resp.headers.get("content-type", "")
+            except DisallowedHost as exc:
+                return CallResult("invalid", reason=str(exc), url=_redacted(req))
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 return CallResult("transient", reason=f"{type(exc).__name__}: upstream did not answer",
                                   latency_ms=(time.perf_counter() - started) * 1000, url=_redacted(req))
@@ -203,7 +266,8 @@ class Executor:
             str(x) for v in args.values() if isinstance(v, list) for x in v}
         verdict: Verdict = judge(status, content, ctype, envelope=tool.envelope, items_path=tool.items_path,
                                  declared_fields={f.name for f in tool.fields}, inputs=inputs)
-        result = CallResult(verdict.outcome, verdict.items, verdict.reason, verdict.code, status, round(latency, 1),
+        result = CallResult(verdict.outcome, scrub(verdict.items, self._secrets), scrub(verdict.reason, self._secrets),
+                            scrub(verdict.code, self._secrets), status, round(latency, 1),
                             hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req))
         if result.definitive:
             self.economy.cache_put(ckey, {k: v for k, v in asdict(result).items() if k != "cached"},
@@ -212,6 +276,5 @@ class Executor:
 
 
 def _redacted(req: dict[str, Any]) -> str:
-    """The request URL without key material (for evidence)."""
-    params = {k: v for k, v in req["params"].items() if not k.lower().endswith("key")}
-    return str(httpx.URL(req["url"], params=params))
+    """The request URL as evidence: built from the request without its secret extension, so it never held a key."""
+    return str(httpx.URL(req["url"], params=req["params"]))

@@ -14,6 +14,7 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
+import orjson
 import yaml
 
 from core.errors import InvalidInput
@@ -41,26 +42,142 @@ def pointer(*parts: Any) -> str:
     return "/" + "/".join(_esc(str(p)) for p in parts) if parts else "/"
 
 
+#: Bounds on hostile documents (each breach is a 422 naming the limit).
+MAX_DEPTH = 64
+MAX_YAML_NODES = 2_000_000  # nodes after alias expansion: an alias bomb stops here, before anything is built
+MAX_INT_DIGITS = 40
+MAX_TITLE = 300
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _limit(message: str, where: str = "/") -> InvalidInput:
+    return InvalidInput(f"the document exceeds a limit: {message}", locations=[{"pointer": where, "message": message}])
+
+
+def _depth_ok(doc: Any) -> None:
+    """Iterative (no recursion on hostile input): nesting depth of dicts and lists."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _limit(f"nesting deeper than {MAX_DEPTH} levels")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+
+
+def _yaml_bounded(text: str) -> Any:
+    """YAML without alias blow-up: the node graph is composed (aliases share nodes, so this is cheap), its size
+    after expansion, its depth and its integers are checked iteratively, and only then is it constructed."""
+    node = yaml.compose(text, Loader=_YAML_LOADER)
+    if node is None:
+        return None
+    sizes: dict[int, int] = {}
+    depth_of: dict[int, int] = {}
+    # post-order over the DAG, memoised by node identity: O(distinct nodes), whatever the aliases expand to
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    on_path: set[int] = set()
+    while stack:
+        n, done = stack.pop()
+        key = id(n)
+        if done:
+            on_path.discard(key)
+            children = _children(n)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            depth_of[key] = 1 + max((depth_of[id(c)] for c in children), default=0)
+            if sizes[key] > MAX_YAML_NODES:
+                raise _limit(f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes")
+            if depth_of[key] > MAX_DEPTH:
+                raise _limit(f"nesting deeper than {MAX_DEPTH} levels")
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise _limit("a YAML alias refers to its own ancestor (recursive document)")
+        if isinstance(n, yaml.ScalarNode):
+            if n.tag == "tag:yaml.org,2002:int" and len(n.value) > MAX_INT_DIGITS:
+                raise _limit(f"an integer longer than {MAX_INT_DIGITS} digits")
+            sizes[key], depth_of[key] = 1, 0
+            continue
+        on_path.add(key)
+        stack.append((n, True))
+        stack.extend((c, False) for c in _children(n) if id(c) not in sizes)
+    return yaml.SafeLoader("").construct_document(node)
+
+
+def _children(n: Any) -> list[Any]:
+    if isinstance(n, yaml.MappingNode):
+        return [x for pair in n.value for x in pair]
+    if isinstance(n, yaml.SequenceNode):
+        return list(n.value)
+    return []
+
+
 def load_document(raw: bytes | str, content_type: str = "") -> Any:
-    """Parse a JSON or YAML body. Raises InvalidInput with location "/" when it is neither."""
-    text = raw.decode("utf-8", errors="strict") if isinstance(raw, bytes) else raw
+    """Parse a JSON or YAML body within bounds (depth, alias expansion, number size). Raises InvalidInput with
+    location "/" when it is neither, or names the limit it breaks."""
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput("the body is not UTF-8 text", locations=[
+                {"pointer": "/", "message": f"byte {exc.start} is not UTF-8 ({exc.reason})"}]) from exc
+    else:
+        text = raw
     if not text.strip():
         raise InvalidInput("the document is empty", locations=[{"pointer": "/", "message": "empty body"}])
     try:
         if "json" in content_type or text.lstrip()[:1] in ("{", "["):
-            return json.loads(text)
-        return yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            try:
+                doc = orjson.loads(text)
+            except orjson.JSONDecodeError as exc:
+                message = str(exc)
+                if "depth limit" in message:
+                    raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
+                if "number" in message:
+                    raise _limit("a number too large for a 64-bit integer or a finite double") from exc
+                raise InvalidInput("the body is neither valid JSON nor valid YAML",
+                                   locations=[{"pointer": "/", "message": message[:300]}]) from exc
+        else:
+            doc = _yaml_bounded(text)
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):
+            raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
         raise InvalidInput("the body is neither valid JSON nor valid YAML",
                            locations=[{"pointer": "/", "message": str(exc)[:300]}]) from exc
+    except RecursionError as exc:
+        raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit in a YAML scalar
+        raise _limit(f"a value cannot be read ({str(exc)[:120]})") from exc
+    _depth_ok(doc)
+    return doc
+
+
+_SNAKE_INPUT = 256
 
 
 def snake(name: str) -> str:
-    name = re.sub(r"\.do$", "", name)
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    name = re.sub(r"[^0-9a-zA-Z]+", "_", name).strip("_").lower()
-    return re.sub(r"_+", "_", name) or "op"
+    """camelCase / PascalCase / anything -> snake_case, in one linear pass (names are cut to 256 characters
+    first; tool names are at most 64 anyway)."""
+    name = name[:_SNAKE_INPUT]
+    if name.endswith(".do"):
+        name = name[:-3]
+    out: list[str] = []
+    n = len(name)
+    for i, ch in enumerate(name):
+        if ch.isascii() and ch.isalnum():
+            if ch.isupper() and i > 0 and out and out[-1] != "_":
+                prev = name[i - 1]
+                nxt = name[i + 1] if i + 1 < n else ""
+                # aB -> a_b, 1B -> 1_b, ABc -> a_bc (an acronym ends before the capital that starts a word)
+                if (prev.isascii() and (prev.islower() or prev.isdigit())) or (
+                        prev.isascii() and prev.isupper() and nxt.isascii() and nxt.islower()):
+                    out.append("_")
+            out.append(ch.lower())
+        elif out and out[-1] != "_":
+            out.append("_")
+    return "".join(out).strip("_") or "op"
 
 
 def _hash(obj: Any) -> str:
@@ -386,7 +503,7 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
     if not isinstance(doc.get("info"), dict):
         ctx.err("/info", "info must be an object with a title")
-    title = str(info.get("title") or "untitled API")
+    title = str(info.get("title") or "untitled API")[:MAX_TITLE]
     paths = doc.get("paths")
     if not isinstance(paths, dict):
         ctx.err("/paths", "paths must be an object")

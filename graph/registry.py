@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
-from urllib.parse import urlparse
 
-from core.errors import DisallowedHost, NotFound
+from core.egress import EgressPolicy
+from core.errors import NotFound
 from core.settings import Settings
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
 from graph.openapi import MAX_NAME, field_hash, param_hash, parse_document
@@ -14,23 +13,13 @@ from graph.store import GraphStore
 
 
 def check_host(url: str, settings: Settings) -> None:
-    """Only allow-listed hosts may be called by workers (no server-side request forgery)."""
-    parsed = urlparse(url)
-    host = (parsed.hostname or "").lower()
-    if parsed.scheme not in ("http", "https") or not host:
-        raise DisallowedHost(f"{url!r} is not an http(s) URL")
-    if parsed.username or parsed.password:
-        raise DisallowedHost("server URLs must not carry credentials")
-    allowed = {h.lower() for h in settings.allowed_hosts}
-    if host in allowed:
-        return
-    try:
-        ip = ipaddress.ip_address(host)
-        kind = "a private or loopback address" if (ip.is_private or ip.is_loopback or ip.is_link_local) else "an address"
-    except ValueError:
-        kind = "a host"
-    raise DisallowedHost(f"{host} is {kind} outside the allow-list; allowed hosts: {', '.join(sorted(allowed))} "
-                         f"(set KOPA_ALLOWED_HOSTS to add one)")
+    """Only allow-listed hosts with public addresses (or named local upstreams) may be registered; the executor
+    checks every call again (core.egress). A host that an upstream override replaces is checked by name only,
+    since calls never go to it."""
+    policy = EgressPolicy.from_settings(settings)
+    target = policy.target(url)
+    if target.host not in settings.override_map():
+        policy.check_url(url, resolve=True)
 
 
 def register(store: GraphStore, settings: Settings, doc: Any, meta: RegistrationMeta | None = None) -> RegistrationResult:

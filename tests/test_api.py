@@ -45,7 +45,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphSto
 
 @pytest.fixture
 def client(backend: GraphStore) -> Iterator[TestClient]:
-    settings = Settings(bootstrap_token=SecretStr("boot-admin"))
+    # the fixture documents name https://127.0.0.1: a local upstream must be named explicitly
+    settings = Settings(bootstrap_token=SecretStr("boot-admin"), allowed_hosts=["127.0.0.1"],
+                        local_upstreams=["127.0.0.1:443"])
     with TestClient(create_app(settings, backend)) as c:
         c.headers["Authorization"] = "Bearer boot-admin"
         yield c

@@ -71,7 +71,8 @@ def test_hostile_responses_become_refutation_reasons(hostile_server: str, tmp_pa
            "paths": {"/src": {"get": _op("source", False)}, "/huge": {"get": _op("huge", True)},
                      "/bomb": {"get": _op("bomb", True)}, "/badenc": {"get": _op("badenc", True)},
                      "/fine": {"get": _op("fine", True)}}}
-    settings = Settings(allowed_hosts=["127.0.0.1"])
+    local = hostile_server.split("//", 1)[1].split("/", 1)[0]  # 127.0.0.1:PORT, named as a local upstream
+    settings = Settings(allowed_hosts=["127.0.0.1"], local_upstreams=[local])
     settings = settings.model_copy(update={"verify": settings.verify.model_copy(update={"backoff_s": 0.01})})
     store = EmbeddedStore(tmp_path / "h.sqlite3")
     register(store, settings, doc)

@@ -37,7 +37,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore
     s.close()
 
 
-SETTINGS = Settings()
+SETTINGS = Settings(allowed_hosts=["127.0.0.1"], local_upstreams=["127.0.0.1:443"])  # fixtures name https://127.0.0.1
 
 
 def test_every_catalog_document_registers(store: GraphStore) -> None:

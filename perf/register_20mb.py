@@ -1,0 +1,89 @@
+"""Time to register one 20 MB API document (the POST /v1/apis limit): parse, derive tools, write to a store.
+
+    python -m perf.register_20mb [--mb 20] [--neo4j bolt://127.0.0.1:17687]
+
+Prints the document size, its operations and the seconds spent in each phase (JSON load with its bounds, tools,
+store write) for the embedded store, and for Neo4j when a URI is given (or KOPA_TEST_NEO4J_URI is set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from core.settings import Neo4jSettings, Settings
+from graph.embedded_store import EmbeddedStore
+from graph.models import RegistrationMeta
+from graph.neo4j_store import Neo4jStore
+from graph.openapi import load_document, parse_document
+from graph.registry import register
+from graph.store import GraphStore
+
+
+def _operation(i: int) -> dict[str, Any]:
+    item = {"type": "object", "properties": {f"field{j}Nm": {"type": "string", "description": f"출력 항목 {j} " * 4}
+                                             for j in range(16)}}
+    return {"get": {
+        "operationId": f"getGeneratedOperation{i}Info", "summary": f"생성된 오퍼레이션 {i} 조회",
+        "description": "공공데이터 오퍼레이션 설명 " * 20,
+        "parameters": [{"name": f"param{j}", "in": "query", "required": j < 2, "description": f"입력 값 {j}",
+                        "schema": {"type": "string"}} for j in range(8)],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
+            "type": "object", "properties": {"response": {"type": "object", "properties": {
+                "header": {"type": "object", "properties": {"resultCode": {"type": "string"}}},
+                "body": {"type": "object", "properties": {"items": {"type": "object", "properties": {
+                    "item": {"type": "array", "items": item}}}}}}}}}}}}},
+    }}
+
+
+def build_document(target_bytes: int) -> dict[str, Any]:
+    """An OpenAPI 3 document of about `target_bytes` of JSON, made of realistic data.go.kr-style operations."""
+    one = len(json.dumps({"/opNNNNN": _operation(0)}, ensure_ascii=False).encode())
+    count = max(1, int(target_bytes * 0.96) // one)
+    return {"openapi": "3.0.3", "info": {"title": "Generated 20 MB API", "version": "1"},
+            "servers": [{"url": "https://apis.data.go.kr/1230000/GeneratedService"}],
+            "paths": {f"/op{i:05d}": _operation(i) for i in range(count)}}
+
+
+def measure(store: GraphStore, raw: bytes, label: str) -> None:
+    settings = Settings()
+    t0 = time.perf_counter()
+    doc = load_document(raw, "application/json")
+    t1 = time.perf_counter()
+    _, tools = parse_document(doc, RegistrationMeta())
+    t2 = time.perf_counter()
+    register(store, settings, doc)
+    t3 = time.perf_counter()
+    print(f"{label:9s} load {t1 - t0:6.2f} s  tools {t2 - t1:6.2f} s ({len(tools)} tools)  "
+          f"register (parse + write) {t3 - t2:6.2f} s  total {t3 - t0:6.2f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=20.0)
+    ap.add_argument("--neo4j", default=os.environ.get("KOPA_TEST_NEO4J_URI", ""))
+    args = ap.parse_args()
+    raw = json.dumps(build_document(int(args.mb * 1024 * 1024)), ensure_ascii=False).encode()
+    print(f"document: {len(raw) / 1024 / 1024:.1f} MB")
+    with tempfile.TemporaryDirectory() as d:
+        store = EmbeddedStore(Path(d) / "g.sqlite3")
+        store.init_schema()
+        measure(store, raw, "embedded")
+        store.close()
+    if args.neo4j:
+        neo = Neo4jStore(Neo4jSettings(uri=args.neo4j))
+        neo.init_schema()
+        doc = load_document(raw)
+        api, _ = parse_document(doc)
+        measure(neo, raw, "neo4j")
+        neo.delete_api(api.id)
+        neo.close()
+
+
+if __name__ == "__main__":
+    main()
