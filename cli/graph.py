@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+import yaml
+from pydantic import ValidationError
 
-from cli.common import fail, open_configured_store
-from core.errors import KopaError
+from cli.common import fail, guarded, one_line, open_configured_store, read_text_document
+from core.errors import KopaError, StoreUnavailable
 from core.settings import get_settings
 from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import load_document
@@ -19,6 +21,7 @@ app = typer.Typer(help="The tool graph store (Neo4j or the embedded file).", no_
 
 
 @app.command("init")
+@guarded
 def graph_init() -> None:
     """Create constraints and indexes (idempotent) in the configured store."""
     store = open_configured_store()
@@ -27,6 +30,7 @@ def graph_init() -> None:
 
 
 @app.command("stats")
+@guarded
 def graph_stats() -> None:
     """Counts of APIs, tools and links by status."""
     store = open_configured_store()
@@ -35,6 +39,7 @@ def graph_stats() -> None:
 
 
 @app.command("reset")
+@guarded
 def graph_reset(yes: Annotated[bool, typer.Option("--yes", help="Confirm deleting everything.")] = False) -> None:
     """Delete every API, tool, link and token from the configured store."""
     if not yes:
@@ -45,26 +50,66 @@ def graph_reset(yes: Annotated[bool, typer.Option("--yes", help="Confirm deletin
     store.close()
 
 
+@app.command("repair")
+def graph_repair() -> None:
+    """Rebuild derived relationships (one FEEDS per verified tool pair, one VERIFIED per verified link, no parallel
+    structural edges) in a graph written by an older version or damaged by concurrent refreshes. Idempotent."""
+    store = open_configured_store()
+    try:
+        counts = store.repair()
+    except KopaError as exc:
+        fail(exc.detail)
+    finally:
+        store.close()
+    typer.echo(f"FEEDS edges: {counts['feeds_before']} -> {counts['feeds_after']}; VERIFIED mirrors: "
+               f"{counts['duplicate_verified_removed']} duplicate and {counts['stray_verified_removed']} stray removed, "
+               f"{counts['missing_verified_added']} added; {counts['duplicate_structure_removed']} parallel "
+               f"HAS_TOOL/HAS_PARAM/PRODUCES removed ({store.backend} store)")
+
+
 def register_cmd(
     documents: Annotated[list[Path], typer.Argument(help="OpenAPI 3 / Swagger 2.0 files (JSON or YAML).")],
     base_url: Annotated[str | None, typer.Option(help="Override the documents' server URL.")] = None,
     secret_name: Annotated[str | None, typer.Option(help="NAME of the environment variable holding the key.")] = None,
 ) -> None:
-    """Register API documents straight into the configured store (the REST API does the same over HTTP)."""
+    """Register API documents straight into the configured store (the REST API does the same over HTTP).
+    A file that cannot be registered gets one error line; the others are still registered (exit 1 if any failed)."""
     settings = get_settings()
+    try:
+        meta = RegistrationMeta(base_url=base_url, auth=AuthConfig(secret=secret_name) if secret_name else None)
+    except ValidationError as exc:
+        fail("; ".join(f"--{'-'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()))
     store = open_configured_store(settings)
-    meta = RegistrationMeta(base_url=base_url, auth=AuthConfig(secret=secret_name) if secret_name else None)
     failed = 0
-    for path in documents:
-        try:
-            result = register(store, settings, load_document(path.read_bytes()), meta)
-        except (KopaError, OSError) as exc:
-            failed += 1
-            where = "; ".join(f"{loc['pointer']}: {loc['message']}" for loc in getattr(exc, "locations", [])[:5])
-            typer.secho(f"{path}: {exc} {where}", fg=typer.colors.RED, err=True)
-            continue
-        changes = {c: sum(1 for t in result.tools if t["change"] == c) for c in ("new", "changed", "unchanged")}
-        typer.echo(f"{path.name}: {result.api.id} {changes} retired={len(result.retired)} flagged={result.flagged_links}")
-    store.close()
+    try:
+        for path in documents:
+            try:
+                result = register(store, settings, load_document(read_text_document(path)), meta)
+            except StoreUnavailable as exc:
+                fail(exc.detail)  # every further file would fail the same way
+            except KopaError as exc:
+                failed += 1
+                where = "; ".join(f"{loc['pointer']}: {loc['message']}" for loc in getattr(exc, "locations", [])[:5])
+                typer.secho(f"{path}: {one_line(exc.detail)}{' (' + one_line(where) + ')' if where else ''}",
+                            fg=typer.colors.RED, err=True)
+                continue
+            except RecursionError:
+                failed += 1
+                typer.secho(f"{path}: the document is nested too deeply", fg=typer.colors.RED, err=True)
+                continue
+            except (ValueError, TypeError, MemoryError, yaml.YAMLError) as exc:
+                failed += 1  # unreadable text, numbers past the parser's limit, ...
+                typer.secho(f"{path}: {one_line(str(exc)) or type(exc).__name__}", fg=typer.colors.RED, err=True)
+                continue
+            except Exception as exc:  # one bad file never stops the others, and never prints a traceback
+                failed += 1
+                typer.secho(f"{path}: could not be registered ({type(exc).__name__}: {one_line(str(exc), 200)})",
+                            fg=typer.colors.RED, err=True)
+                continue
+            changes = {c: sum(1 for t in result.tools if t["change"] == c) for c in ("new", "changed", "unchanged")}
+            typer.echo(f"{path.name}: {result.api.id} {changes} retired={len(result.retired)} flagged={result.flagged_links}")
+    finally:
+        store.close()
     if failed:
+        typer.secho(f"{failed} of {len(documents)} documents not registered", fg=typer.colors.RED, err=True)
         raise typer.Exit(1)

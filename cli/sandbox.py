@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +39,10 @@ def sandbox_serve(
 
     Try it: curl "http://127.0.0.1:8090/1360000/VilageFcstInfoService_2.0/getVilageFcst?serviceKey=$(kopa sandbox keys --demo)&dataType=JSON&base_date=20261015&base_time=1100&nx=60&ny=127"
     """
+    if not 0 <= port <= 65535:
+        fail(f"--port must be between 1 and 65535 (got {port})" if abs(port) < 10**12 else "--port must be between 1 and 65535")
+    if workers < 1 or workers > 64:
+        fail("--workers must be between 1 and 64")
     s = get_settings().sandbox
     updates: dict[str, Any] = {}
     for key, value in (("host", host), ("port", port), ("seed", seed), ("faults", faults), ("now", now),
@@ -45,10 +50,18 @@ def sandbox_serve(
         if value not in (None, "", 0):
             updates[key] = value
     s = s.model_copy(update=updates)
+    if not 1 <= s.port <= 65535:
+        fail(f"the sandbox port must be between 1 and 65535 (KOPA_SANDBOX__PORT={s.port})")
     try:
         parse_profile(s.faults)
     except ValueError as exc:
         fail(str(exc))
+    try:  # refuse a port that cannot be bound now, with one line, instead of a server that exits or hangs
+        with socket.socket(socket.AF_INET6 if ":" in s.host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((s.host, s.port))
+    except (OSError, OverflowError) as exc:
+        fail(f"cannot listen on {s.host}:{s.port}: {getattr(exc, 'strerror', None) or exc}")
     for key, value in s.model_dump(mode="json").items():  # pass the resolved settings to worker processes
         if value is not None:
             os.environ[f"KOPA_SANDBOX__{key.upper()}"] = str(value)

@@ -1,4 +1,4 @@
-"""`kopa token create`: bearer tokens for the REST API."""
+"""`kopa token create|list|revoke`: bearer tokens for the REST API."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from api.security import mint_token
+from api.security import mint_token, parse_duration
 from cli.common import fail, open_configured_store
+from core.errors import KopaError
 
 app = typer.Typer(help="Bearer tokens for the REST API.", no_args_is_help=True)
 
@@ -15,11 +16,52 @@ app = typer.Typer(help="Bearer tokens for the REST API.", no_args_is_help=True)
 @app.command("create")
 def token_create(
     role: Annotated[str, typer.Option(help="admin (register/delete APIs, start runs) or reader (read, request batches).")],
-    name: Annotated[str, typer.Option(help="A label to recognise the token by.")] = "",
+    name: Annotated[str, typer.Option(help="A label to recognise the token by; also the team of a reader.")] = "",
+    expires_in: Annotated[str | None, typer.Option(help="Lifetime, e.g. 30d, 12h, 90m, 2w (default: no expiry).")] = None,
 ) -> None:
     """Mint a bearer token. It is printed once; only its hash is stored."""
     if role not in ("admin", "reader"):
         fail("--role must be admin or reader")
+    if len(name) > 100:
+        fail("--name is limited to 100 characters")
+    try:
+        lifetime = parse_duration(expires_in) if expires_in is not None else None
+    except KopaError as exc:
+        fail(f"--expires-in: {exc.detail}")
     store = open_configured_store()
-    typer.echo(mint_token(store, role, name))  # type: ignore[arg-type]
-    store.close()
+    try:
+        typer.echo(mint_token(store, role, name, lifetime))  # type: ignore[arg-type]
+    except KopaError as exc:
+        fail(exc.detail)
+    finally:
+        store.close()
+
+
+@app.command("list")
+def token_list() -> None:
+    """List tokens: id, role, name (team), state, created, expires. Secrets are never shown (not even stored)."""
+    store = open_configured_store()
+    try:
+        tokens = store.list_tokens()
+    except KopaError as exc:
+        fail(exc.detail)
+    finally:
+        store.close()
+    typer.echo(f"{'id':12}  {'role':6}  {'state':7}  {'created':25}  {'expires':25}  name")
+    for t in tokens:
+        typer.echo(f"{t.id:12}  {t.role:6}  {t.state():7}  {t.created_at:25}  {t.expires_at or 'never':25}  {t.name}")
+
+
+@app.command("revoke")
+def token_revoke(token_id: Annotated[str, typer.Argument(help="The token's id (see `kopa token list`).")]) -> None:
+    """Revoke a token: it is refused from now on (it stays listed as revoked)."""
+    store = open_configured_store()
+    try:
+        record = store.revoke_token(token_id)
+    except KopaError as exc:
+        fail(exc.detail)
+    finally:
+        store.close()
+    if record is None:
+        fail(f"no token with id {token_id!r}; `kopa token list` shows them")
+    typer.echo(f"revoked {record.id} ({record.role}, {record.name}) at {record.revoked_at}")

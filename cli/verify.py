@@ -8,14 +8,17 @@ from typing import Annotated
 
 import typer
 
-from cli.common import fail, open_configured_store
+from cli.common import fail, guarded, open_configured_store
 from cli.progress import verify_inprocess
 from core.settings import get_settings
 from sandbox.inprocess import sandbox_mode
-from verification.runs import new_run, run_progress
+from verification.runs import fail_run, new_run, run_progress
 from workers.tasks import start_round
 
+SEND_RETRY = {"max_retries": 2, "interval_start": 0.1, "interval_step": 0.3, "interval_max": 0.5}
 
+
+@guarded
 def verify_cmd(
     api: Annotated[list[str] | None, typer.Option(help="Only these API ids (repeatable).")] = None,
     budget: Annotated[int | None, typer.Option(help="Stop cleanly after this many upstream calls.")] = None,
@@ -29,17 +32,29 @@ def verify_cmd(
     """
     if scope not in ("pending", "stale", "all"):
         fail("--scope must be pending, stale or all")
+    if budget is not None and not 1 <= budget <= 10**9:
+        fail("--budget must be between 1 and 1,000,000,000 calls")
     settings = get_settings()
     transport = None
     if sandbox:
         settings, transport = sandbox_mode(settings)
+    if celery and not settings.redis_url:
+        fail("--celery needs KOPA_REDIS_URL and running workers (kopa worker)")
     store = open_configured_store(settings)
+    unknown = [a for a in api or [] if store.get_api(a) is None]
+    if unknown:
+        store.close()
+        fail(f"no API {', '.join(map(repr, unknown))}; `kopa graph stats` counts the registered ones")
     run = new_run(api or [], budget, scope, "celery" if celery else "inprocess")
     if celery:
-        if not settings.redis_url:
-            fail("--celery needs KOPA_REDIS_URL and running workers (kopa worker)")
         store.save_run(run)
-        start_round.delay(run.id)
+        try:
+            start_round.apply_async((run.id,), retry=True, retry_policy=SEND_RETRY)
+        except Exception as exc:  # the broker is away: the run must not stay queued
+            fail_run(store, run.id, f"the task queue (Redis) is unreachable: {type(exc).__name__}")
+            store.close()
+            fail(f"cannot queue the run: Redis (KOPA_REDIS_URL) is unreachable ({type(exc).__name__}); "
+                 f"{run.id} was marked failed")
         typer.echo(f"queued {run.id}; following it (Ctrl-C leaves it running)", err=True)
         while True:
             p = run_progress(store, store.get_run(run.id) or run)

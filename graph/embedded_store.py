@@ -12,6 +12,14 @@ from typing import Any
 from graph.models import ApiRecord, LinkRecord, RunRecord, TokenRecord, ToolRecord, utcnow
 from graph.paths import enumerate_paths
 
+#: SQLite takes 64-bit LIMIT/OFFSET; larger Python ints would overflow, so pages are clamped (and empty).
+MAX_INDEX = 2**62
+
+
+def _page(offset: int, limit: int) -> tuple[int, int]:
+    limit = max(0, min(int(limit), MAX_INDEX))
+    return max(0, min(int(offset), MAX_INDEX)), limit
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS apis (id TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tools (name TEXT PRIMARY KEY, api_id TEXT NOT NULL, status TEXT NOT NULL, data TEXT NOT NULL);
@@ -101,6 +109,7 @@ class EmbeddedStore:
         return flagged
 
     def list_apis(self, offset: int = 0, limit: int = 50) -> tuple[list[ApiRecord], int]:
+        offset, limit = _page(offset, limit)
         total = self._q("SELECT count(*) FROM apis")[0][0]
         rows = self._q("SELECT data FROM apis ORDER BY id LIMIT ? OFFSET ?", limit, offset)
         return [ApiRecord.model_validate_json(r[0]) for r in rows], int(total)
@@ -129,6 +138,7 @@ class EmbeddedStore:
 
     def list_tools(self, offset: int = 0, limit: int = 50, api_id: str | None = None, q: str | None = None,
                    status: str | None = "active") -> tuple[list[ToolRecord], int]:
+        offset, limit = _page(offset, limit)
         where, args = ["1=1"], []
         if api_id:
             where.append("api_id = ?")
@@ -168,6 +178,7 @@ class EmbeddedStore:
 
     def list_links(self, status: str | None = None, tool: str | None = None, offset: int = 0,
                    limit: int = 100) -> tuple[list[LinkRecord], int]:
+        offset, limit = _page(offset, limit)
         cond = "(? IS NULL OR status = ?) AND (? IS NULL OR source_tool = ? OR target_tool = ?)"
         args = [status, status, tool, tool, tool]
         total = self._q(f"SELECT count(*) FROM links WHERE {cond}", *args)[0][0]
@@ -239,6 +250,7 @@ class EmbeddedStore:
                            for i, it in enumerate(items)])
 
     def list_trajectories(self, batch_id: str | None, offset: int = 0, limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+        offset, limit = _page(offset, limit)
         total = self._q("SELECT count(*) FROM trajectories WHERE ? IS NULL OR batch_id = ?", batch_id, batch_id)[0][0]
         rows = self._q("SELECT data FROM trajectories WHERE ? IS NULL OR batch_id = ? ORDER BY batch_id, seq LIMIT ? OFFSET ?",
                        batch_id, batch_id, limit, offset)
@@ -252,6 +264,28 @@ class EmbeddedStore:
     def find_token(self, token_hash: str) -> TokenRecord | None:
         rows = self._q("SELECT data FROM tokens WHERE hash = ?", token_hash)
         return TokenRecord.model_validate_json(rows[0][0]) if rows else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        tokens = [TokenRecord.model_validate_json(r[0]) for r in self._q("SELECT data FROM tokens")]
+        return sorted(tokens, key=lambda t: (t.created_at, t.id))
+
+    def revoke_token(self, token_id: str) -> TokenRecord | None:
+        with self._tx() as c:
+            for token_hash, data in c.execute("SELECT hash, data FROM tokens").fetchall():
+                token = TokenRecord.model_validate_json(data)
+                if token.id == token_id:
+                    if not token.revoked_at:
+                        token = token.model_copy(update={"revoked_at": utcnow()})
+                        c.execute("UPDATE tokens SET data = ? WHERE hash = ?", (token.model_dump_json(), token_hash))
+                    return token
+        return None
+
+    def repair(self) -> dict[str, int]:
+        """Nothing to rebuild: the embedded store keeps no derived relationships (the tool-level graph is a query
+        over the links table, whose primary key already makes one row per link)."""
+        pairs = sum(len(targets) for targets in self.verified_edges().values())
+        return {"feeds_before": pairs, "feeds_after": pairs, "duplicate_verified_removed": 0,
+                "stray_verified_removed": 0, "missing_verified_added": 0, "duplicate_structure_removed": 0}
 
     def stats(self) -> dict[str, Any]:
         apis = self._q("SELECT count(*) FROM apis")[0][0]

@@ -151,3 +151,21 @@ class TokenRecord(BaseModel):
     role: Role
     token_hash: str
     created_at: str = Field(default_factory=utcnow)
+    #: ISO instant after which the token is refused ("" = never).
+    expires_at: str = ""
+    #: ISO instant of revocation ("" = not revoked); revoked tokens stay listed, refused.
+    revoked_at: str = ""
+
+    def state(self, now: datetime | None = None) -> Literal["active", "expired", "revoked"]:
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at:
+            try:
+                expires = datetime.fromisoformat(self.expires_at)
+            except ValueError:
+                return "expired"  # an unreadable expiry never grants access
+            if expires.tzinfo is None:
+                expires = expires.replace(tzinfo=UTC)
+            if (now or datetime.now(UTC)) >= expires:
+                return "expired"
+        return "active"

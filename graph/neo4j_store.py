@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import neo4j
-from neo4j import GraphDatabase, RoutingControl
-from neo4j.exceptions import Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j import GraphDatabase
+from neo4j.exceptions import ConnectionPoolError, Neo4jError, ServiceUnavailable, SessionExpired
 
 from core.errors import StoreUnavailable
 from core.settings import Neo4jSettings
@@ -26,6 +26,21 @@ from graph.models import (
 from graph.openapi import field_hash, param_hash
 
 BATCH = 2000
+#: Driver timeouts (seconds): an unreachable Neo4j answers StoreUnavailable (HTTP 503) within a few seconds
+#: instead of hanging a request for the driver defaults (30 s connect, 60 s acquisition, 30 s retries).
+CONNECT_TIMEOUT_S = 2.0
+ACQUIRE_TIMEOUT_S = 5.0
+RETRY_TIME_S = 1.5
+#: Largest list index Cypher slices accept (Java int); offsets beyond it are clamped: the page is empty anyway.
+MAX_INDEX = 2**31 - 1
+_UNAVAILABLE = (ServiceUnavailable, SessionExpired, ConnectionPoolError)
+
+
+def _page(offset: int, limit: int) -> tuple[int, int]:
+    """Offsets and limits a Cypher slice can take whatever the caller passed (negative counts as 0)."""
+    limit = max(0, min(int(limit), MAX_INDEX // 2))
+    offset = max(0, min(int(offset), MAX_INDEX - limit))
+    return offset, limit
 _TOOL_JSON = ("json_schema",)
 _LINK_JSON = ("transform", "evidence", "history")
 
@@ -107,23 +122,34 @@ class Neo4jStore:
         self.settings = settings
         password = settings.password.get_secret_value()
         auth = (settings.user, password) if password else None
-        self.driver = GraphDatabase.driver(settings.uri, auth=auth, max_connection_pool_size=20,
-                                           connection_acquisition_timeout=30, notifications_min_severity="OFF")
+        self.driver = GraphDatabase.driver(
+            settings.uri, auth=auth, max_connection_pool_size=20, connection_timeout=CONNECT_TIMEOUT_S,
+            connection_acquisition_timeout=ACQUIRE_TIMEOUT_S, max_transaction_retry_time=RETRY_TIME_S,
+            liveness_check_timeout=30.0, notifications_min_severity="OFF")
         self.db = settings.database
 
     # ------------------------------------------------------------------ plumbing
+    def _unavailable(self, exc: BaseException) -> StoreUnavailable:
+        return StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}")
+
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
-        try:
-            return list(self.driver.execute_query(query, params, database_=self.db, routing_=RoutingControl.READ).records)
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}") from exc
+        """An auto-commit read with one immediate second attempt (a pooled connection that died with a restart),
+        no backoff: when Neo4j is away the caller hears StoreUnavailable within about CONNECT_TIMEOUT_S."""
+        for attempt in (1, 2):
+            try:
+                with self.driver.session(database=self.db, default_access_mode=neo4j.READ_ACCESS) as session:
+                    return list(session.run(query, params))
+            except _UNAVAILABLE as exc:  # incl. no connection from the pool within ACQUIRE_TIMEOUT_S
+                if attempt == 2 or isinstance(exc, ConnectionPoolError):
+                    raise self._unavailable(exc) from exc
+        raise AssertionError("unreachable")
 
     def _write(self, work: Any) -> Any:
         try:
             with self.driver.session(database=self.db) as session:
                 return session.execute_write(work)
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}") from exc
+        except _UNAVAILABLE as exc:
+            raise self._unavailable(exc) from exc
 
     def init_schema(self) -> None:
         try:
@@ -131,11 +157,16 @@ class Neo4jStore:
                 for stmt in Q.SCHEMA:
                     session.run(stmt).consume()
                 session.run(Q.AWAIT_INDEXES).consume()
-        except (ServiceUnavailable, SessionExpired) as exc:
-            raise StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}") from exc
+        except _UNAVAILABLE as exc:
+            raise self._unavailable(exc) from exc
 
     def ping(self) -> None:
-        self._read(Q.PING)
+        """One round trip, no retries: readiness answers within CONNECT_TIMEOUT_S when Neo4j is away."""
+        try:
+            with self.driver.session(database=self.db, default_access_mode=neo4j.READ_ACCESS) as session:
+                session.run(Q.PING).consume()
+        except (*_UNAVAILABLE, OSError) as exc:
+            raise self._unavailable(exc) from exc
 
     def close(self) -> None:
         self.driver.close()
@@ -167,6 +198,7 @@ class Neo4jStore:
         return int(self._write(work))
 
     def list_apis(self, offset: int = 0, limit: int = 50) -> tuple[list[ApiRecord], int]:
+        offset, limit = _page(offset, limit)
         recs = self._read(Q.LIST_APIS, offset=offset, limit=limit)
         return [_api_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
 
@@ -189,6 +221,7 @@ class Neo4jStore:
 
     def list_tools(self, offset: int = 0, limit: int = 50, api_id: str | None = None, q: str | None = None,
                    status: str | None = "active") -> tuple[list[ToolRecord], int]:
+        offset, limit = _page(offset, limit)
         recs = self._read(Q.LIST_TOOLS, offset=offset, limit=limit, api_id=api_id, q=q, status=status)
         total = int(recs[0]["total"]) if recs else 0
         return [_tool_from(r["tool"], r["params"], r["fields"]) for r in recs if r["tool"] is not None], total
@@ -216,6 +249,7 @@ class Neo4jStore:
 
     def list_links(self, status: str | None = None, tool: str | None = None, offset: int = 0,
                    limit: int = 100) -> tuple[list[LinkRecord], int]:
+        offset, limit = _page(offset, limit)
         recs = self._read(Q.LIST_LINKS, status=status, tool=tool, offset=offset, limit=limit)
         return [_link_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
 
@@ -226,7 +260,7 @@ class Neo4jStore:
     def save_link(self, link: LinkRecord) -> None:
         def work(tx: neo4j.ManagedTransaction) -> None:
             tx.run(Q.SAVE_LINK, id=link.id, props=_link_props(link)).consume()
-            tx.run(Q.REFRESH_FEEDS, source=link.source_tool, target=link.target_tool).consume()
+            tx.run(Q.REFRESH_FEEDS_MANY, pairs=[[link.source_tool, link.target_tool]]).consume()
 
         self._write(work)
 
@@ -273,6 +307,7 @@ class Neo4jStore:
         self._write(lambda tx: tx.run(Q.ADD_TRAJECTORIES, batch_id=batch_id, items=rows).consume())
 
     def list_trajectories(self, batch_id: str | None, offset: int = 0, limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+        offset, limit = _page(offset, limit)
         rec = self._read(Q.LIST_TRAJECTORIES, batch_id=batch_id, offset=offset, limit=limit)[0]
         return [json.loads(d) for d in rec["rows"]], int(rec["total"])
 
@@ -296,6 +331,45 @@ class Neo4jStore:
     def find_token(self, token_hash: str) -> TokenRecord | None:
         recs = self._read(Q.FIND_TOKEN, hash=token_hash)
         return TokenRecord.model_validate(recs[0]["token"]) if recs else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        return [TokenRecord.model_validate(r["token"]) for r in self._read(Q.LIST_TOKENS)]
+
+    def revoke_token(self, token_id: str) -> TokenRecord | None:
+        def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
+            rec = tx.run(Q.REVOKE_TOKEN, id=token_id, now=utcnow()).single()
+            return dict(rec["token"]) if rec else None
+
+        props = self._write(work)
+        return TokenRecord.model_validate(props) if props else None
+
+    # ------------------------------------------------------------------ repair
+    def repair(self) -> dict[str, int]:
+        """Rebuild the derived relationships of a graph written before they were keyed: one FEEDS per verified
+        tool pair, one VERIFIED per verified link, no parallel HAS_TOOL/HAS_PARAM/PRODUCES. Idempotent."""
+        before = int(self._read(Q.REPAIR_COUNT_FEEDS)[0]["n"])
+        pairs = [[r["source"], r["target"]] for r in self._read(Q.REPAIR_VERIFIED_PAIRS)]
+        try:
+            with self.driver.session(database=self.db) as session:
+                session.run(Q.REPAIR_DROP_FEEDS).consume()  # implicit transaction (CALL ... IN TRANSACTIONS)
+        except _UNAVAILABLE as exc:
+            raise self._unavailable(exc) from exc
+
+        def work(tx: neo4j.ManagedTransaction) -> dict[str, int]:
+            for i in range(0, len(pairs), BATCH):
+                tx.run(Q.REFRESH_FEEDS_MANY, pairs=pairs[i:i + BATCH]).consume()
+            out = {}
+            for key, query in (("duplicate_verified_removed", Q.REPAIR_DUPLICATE_VERIFIED),
+                               ("stray_verified_removed", Q.REPAIR_STRAY_VERIFIED),
+                               ("missing_verified_added", Q.REPAIR_MISSING_VERIFIED),
+                               ("duplicate_structure_removed", Q.REPAIR_DUPLICATE_STRUCTURE)):
+                rec = tx.run(query).single()
+                out[key] = int(rec[0]) if rec else 0
+            return out
+
+        counts = self._write(work)
+        after = int(self._read(Q.REPAIR_COUNT_FEEDS)[0]["n"])
+        return {"feeds_before": before, "feeds_after": after, **counts}
 
     def stats(self) -> dict[str, Any]:
         rec = self._read(Q.STATS)[0]

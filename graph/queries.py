@@ -6,8 +6,11 @@ Model:
   (:Tool)-[:PRODUCES]->(:Field {id: "tool|name", ...})
   (:Field)-[:LINK {id, status, score, transform, evidence, ...}]->(:Param)     every candidate link
   (:Field)-[:VERIFIED {id}]->(:Param)                                          mirror of verified links
-  (:Tool)-[:FEEDS {links}]->(:Tool)                                            tool level, verified only
-  (:Token {hash, role, name})
+  (:Tool)-[:FEEDS {key: "source->target", links}]->(:Tool)                     tool level, verified only
+  (:Token {hash, id, role, name, expires_at, revoked_at})
+
+Derived relationships (VERIFIED, FEEDS) carry a uniqueness key and are written with MERGE on it, so concurrent
+refreshes of the same pair leave exactly one relationship; REPAIR_* rebuild them on graphs written before that.
 """
 
 SCHEMA = [
@@ -21,6 +24,9 @@ SCHEMA = [
     "CREATE CONSTRAINT trajectory_id IF NOT EXISTS FOR (t:Trajectory) REQUIRE t.id IS UNIQUE",
     "CREATE INDEX trajectory_batch IF NOT EXISTS FOR (t:Trajectory) ON (t.batch_id)",
     "CREATE CONSTRAINT link_id IF NOT EXISTS FOR ()-[l:LINK]-() REQUIRE l.id IS UNIQUE",
+    "CREATE CONSTRAINT feeds_key IF NOT EXISTS FOR ()-[f:FEEDS]-() REQUIRE f.key IS UNIQUE",
+    "CREATE CONSTRAINT verified_id IF NOT EXISTS FOR ()-[v:VERIFIED]-() REQUIRE v.id IS UNIQUE",
+    "CREATE INDEX token_id IF NOT EXISTS FOR (k:Token) ON (k.id)",
     "CREATE INDEX tool_api IF NOT EXISTS FOR (t:Tool) ON (t.api_id)",
     "CREATE INDEX tool_status IF NOT EXISTS FOR (t:Tool) ON (t.status)",
     "CREATE INDEX link_status IF NOT EXISTS FOR ()-[l:LINK]-() ON (l.status)",
@@ -158,48 +164,85 @@ RETURN size(items) AS total, [x IN items[$offset..($offset + $limit)] | properti
 """
 GET_LINK = "MATCH ()-[l:LINK {id: $id}]->() " + _LINK_RETURN
 
+_MIRROR_VERIFIED = """
+WITH l, startNode(l) AS f, endNode(l) AS p
+CALL (l, f, p) {
+  OPTIONAL MATCH ()-[v:VERIFIED {id: l.id}]->() WHERE l.status <> 'verified' OR startNode(v) <> f OR endNode(v) <> p
+  DELETE v
+}
+CALL (l, f, p) {
+  WITH * WHERE l.status = 'verified'
+  MERGE (f)-[:VERIFIED {id: l.id}]->(p)
+}
+"""
+
 SAVE_LINK = """
 MATCH ()-[l:LINK {id: $id}]->()
 SET l += $props
-WITH l, startNode(l) AS f, endNode(l) AS p
-OPTIONAL MATCH (f)-[v:VERIFIED {id: $id}]->(p)
-DELETE v
-WITH l, f, p
-FOREACH (_ IN CASE WHEN l.status = 'verified' THEN [1] ELSE [] END | MERGE (f)-[:VERIFIED {id: l.id}]->(p))
-"""
+""" + _MIRROR_VERIFIED
 
 SAVE_LINKS = """
 UNWIND $links AS row
 MATCH ()-[l:LINK {id: row.id}]->()
 SET l += row.props
-WITH l, startNode(l) AS f, endNode(l) AS p
-OPTIONAL MATCH (f)-[v:VERIFIED {id: l.id}]->(p)
-DELETE v
-WITH l, f, p
-FOREACH (_ IN CASE WHEN l.status = 'verified' THEN [1] ELSE [] END | MERGE (f)-[:VERIFIED {id: l.id}]->(p))
-"""
+""" + _MIRROR_VERIFIED
 
 REFRESH_FEEDS_MANY = """
 UNWIND $pairs AS pair
 MATCH (st:Tool {name: pair[0]})
 MATCH (tt:Tool {name: pair[1]})
 OPTIONAL MATCH (st)-[:PRODUCES]->(:Field)-[v:LINK {status: 'verified'}]->(:Param)<-[:HAS_PARAM]-(tt)
-WITH st, tt, collect(v.id) AS ids
-OPTIONAL MATCH (st)-[old:FEEDS]->(tt)
-DELETE old
-WITH st, tt, ids WHERE size(ids) > 0
-CREATE (st)-[:FEEDS {links: ids}]->(tt)
+WITH st, tt, pair[0] + '->' + pair[1] AS key, collect(DISTINCT v.id) AS ids
+CALL (st, tt, key, ids) {
+  OPTIONAL MATCH (st)-[old:FEEDS]->(tt) WHERE size(ids) = 0 OR old.key IS NULL OR old.key <> key
+  DELETE old
+}
+CALL (st, tt, key, ids) {
+  WITH * WHERE size(ids) > 0
+  MERGE (st)-[f:FEEDS {key: key}]->(tt)
+  SET f.links = ids
+}
 """
+"""One FEEDS per (source, target) pair: MERGE on the unique `key` (the constraint feeds_key makes concurrent
+MERGEs of one pair wait for each other instead of each creating an edge); legacy edges without a key go."""
 
-REFRESH_FEEDS = """
-MATCH (st:Tool {name: $source})
-MATCH (tt:Tool {name: $target})
-OPTIONAL MATCH (st)-[:PRODUCES]->(:Field)-[v:LINK {status: 'verified'}]->(:Param)<-[:HAS_PARAM]-(tt)
-WITH st, tt, collect(v.id) AS ids
-OPTIONAL MATCH (st)-[old:FEEDS]->(tt)
-DELETE old
-WITH st, tt, ids WHERE size(ids) > 0
-CREATE (st)-[:FEEDS {links: ids}]->(tt)
+REPAIR_DROP_FEEDS = """
+MATCH ()-[f:FEEDS]->()
+CALL (f) { DELETE f } IN TRANSACTIONS OF 5000 ROWS
+"""
+REPAIR_COUNT_FEEDS = "MATCH ()-[f:FEEDS]->() RETURN count(f) AS n"
+REPAIR_VERIFIED_PAIRS = """
+MATCH (st:Tool)-[:PRODUCES]->(:Field)-[:LINK {status: 'verified'}]->(:Param)<-[:HAS_PARAM]-(tt:Tool)
+RETURN DISTINCT st.name AS source, tt.name AS target ORDER BY source, target
+"""
+REPAIR_DUPLICATE_VERIFIED = """
+MATCH (f)-[v:VERIFIED]->(p)
+WITH v.id AS id, collect(v) AS rels
+WHERE size(rels) > 1
+UNWIND rels[1..] AS extra
+DELETE extra
+RETURN count(extra) AS removed
+"""
+REPAIR_STRAY_VERIFIED = """
+MATCH (f)-[v:VERIFIED]->(p)
+OPTIONAL MATCH (f)-[l:LINK {id: v.id}]->(p)
+WITH v, l WHERE l IS NULL OR l.status <> 'verified'
+DELETE v
+RETURN count(v) AS removed
+"""
+REPAIR_MISSING_VERIFIED = """
+MATCH (f)-[l:LINK {status: 'verified'}]->(p)
+WHERE NOT (f)-[:VERIFIED {id: l.id}]->(p)
+MERGE (f)-[:VERIFIED {id: l.id}]->(p)
+RETURN count(l) AS added
+"""
+REPAIR_DUPLICATE_STRUCTURE = """
+MATCH (a)-[r:HAS_TOOL|HAS_PARAM|PRODUCES]->(b)
+WITH a, b, type(r) AS kind, collect(r) AS rels
+WHERE size(rels) > 1
+UNWIND rels[1..] AS extra
+DELETE extra
+RETURN count(extra) AS removed
 """
 
 RUN_COUNTS = """
@@ -260,6 +303,12 @@ RETURN size(items) AS total, items[$offset..($offset + $limit)] AS rows
 
 ADD_TOKEN = "MERGE (k:Token {hash: $token.token_hash}) SET k += $token"
 FIND_TOKEN = "MATCH (k:Token {hash: $hash}) RETURN properties(k) AS token"
+LIST_TOKENS = "MATCH (k:Token) RETURN properties(k) AS token ORDER BY k.created_at, k.id"
+REVOKE_TOKEN = """
+MATCH (k:Token {id: $id})
+SET k.revoked_at = CASE WHEN coalesce(k.revoked_at, '') = '' THEN $now ELSE k.revoked_at END
+RETURN properties(k) AS token
+"""
 
 STATS = """
 CALL { MATCH (a:Api) RETURN count(a) AS apis }

@@ -3,6 +3,7 @@ them in its process; the records land in the store, so any API process can strea
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from typing import Any
@@ -48,6 +49,8 @@ def new_batch(store: GraphStore, settings: Settings, team: str, *, count: int, s
 
 async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
                     transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Any]:
+    """Produce a batch. Any error (or cancellation) closes it as failed with the reason, which also frees the
+    team's concurrency slot; it is never left `running`."""
     batch = store.get_batch(batch_id)
     if batch is None:
         raise InvalidInput(f"no batch {batch_id}")
@@ -74,11 +77,34 @@ async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
                                     f"of {batch['count']} requested; verify more links or widen the shapes")
         store.add_trajectories(batch["id"], records)
         batch.update(status="completed", produced=len(records), finished_at=utcnow())
+    except asyncio.CancelledError:
+        batch.update(status="failed", message="cancelled: the process stopped before the batch finished",
+                     finished_at=utcnow())
+        store.save_batch(batch)
+        raise
     except Exception as exc:  # recorded on the batch, never lost silently
-        batch.update(status="failed", message=f"{type(exc).__name__}: {exc}", finished_at=utcnow())
+        batch.update(status="failed", message=f"{type(exc).__name__}: {exc}"[:500], finished_at=utcnow())
         store.save_batch(batch)
         raise
     store.save_batch(batch)
+    return batch
+
+
+def fail_batch(store: GraphStore, batch_id: str, reason: str) -> bool:
+    """Mark a batch failed with the reason unless it already finished (frees the team's slot)."""
+    batch = store.get_batch(batch_id)
+    if batch is None or batch.get("status") not in ACTIVE:
+        return False
+    batch.update(status="failed", message=reason, finished_at=utcnow())
+    store.save_batch(batch)
+    return True
+
+
+def visible_batch(store: GraphStore, batch_id: str, team: str | None) -> dict[str, Any] | None:
+    """The batch when `team` may see it (None: any team, for admins); otherwise None, as if it did not exist."""
+    batch = store.get_batch(batch_id)
+    if batch is None or (team is not None and batch.get("team") != team):
+        return None
     return batch
 
 

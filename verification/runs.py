@@ -34,22 +34,32 @@ def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], d
 async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
                       transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
                       progress: Progress | None = None, naive: bool = False) -> RunRecord:
+    """Run to the end in this process. Whatever happens (an error while scoping or verifying, cancellation at
+    shutdown), the run is closed: completed, paused, or failed with the reason; never left `running`."""
     economy = economy or economy_for(settings)
     run.status, run.started_at, run.message = "running", run.started_at or utcnow(), ""
     await asyncio.to_thread(store.save_run, run)
-    tools, apis = scoped_tools(store, run)
-    executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
-    engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive)
+    executor: Executor | None = None
+    engine: Engine | None = None
+    failed = False
     try:
+        tools, apis = scoped_tools(store, run)
+        executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
+        engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive)
         await run_rounds(engine, tools)
+    except asyncio.CancelledError:
+        failed, run.status, run.message = True, "failed", "cancelled: the process stopped before the run finished"
+        raise
     except Exception as exc:
-        run.status, run.message = "failed", f"{type(exc).__name__}: {exc}"
+        failed, run.status, run.message = True, "failed", f"{type(exc).__name__}: {exc}"[:500]
         raise
     finally:
-        await executor.aclose()
+        if executor is not None:
+            await executor.aclose()
         run.calls = economy.calls(run.id)
-        run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
-        if run.status != "failed":
+        if engine is not None:
+            run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
+        if not failed and executor is not None:
             if not executor.budget_left:
                 run.status, run.message = "paused", "call budget exhausted; start the run again to resume"
             elif executor.exhausted_apis:
@@ -58,8 +68,18 @@ async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
             else:
                 run.status = "completed"
         run.finished_at = utcnow()
-        await asyncio.to_thread(store.save_run, run)
+        store.save_run(run)  # not in a thread: this must happen even while the task is being cancelled
     return run
+
+
+def fail_run(store: GraphStore, run_id: str, reason: str) -> bool:
+    """Mark a run failed with the reason unless it already finished; True when it was marked."""
+    run = store.get_run(run_id)
+    if run is None or run.status not in ("queued", "running"):
+        return False
+    run.status, run.message, run.finished_at = "failed", reason, utcnow()
+    store.save_run(run)
+    return True
 
 
 def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = None) -> dict[str, Any]:

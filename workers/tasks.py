@@ -23,9 +23,9 @@ from execution.executor import Executor
 from execution.limits import RedisEconomy
 from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, open_store
-from synthesis.batches import run_batch
+from synthesis.batches import fail_batch, run_batch
 from verification.engine import Engine, another_round, prepare_round, select_links
-from verification.runs import new_run, scoped_tools
+from verification.runs import fail_run, new_run, scoped_tools
 from workers.celery_app import celery_app
 
 log = logging.getLogger("kopa.tasks")
@@ -149,19 +149,37 @@ async def _verify_source(run_id: str, round_no: int, source: str) -> None:
         _finish_round(run, engine)
 
 
-@celery_app.task(name="kopa.start_round", bind=True, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
+class ClosingTask(Task):  # type: ignore[misc]
+    """A task whose final failure (retries exhausted, or an error that is not retried) closes its run or batch as
+    failed with the reason, so nothing stays `running` and the team's batch slot is freed."""
+
+    def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        reason = f"{type(exc).__name__}: {exc}"[:500]
+        target = args[0] if args else None
+        if not isinstance(target, str):
+            return
+        try:
+            if self.name == "kopa.synthesize_batch":
+                fail_batch(store(), target, reason)
+            else:
+                fail_run(store(), target, reason)
+        except Exception:  # the store is away too; the redelivered task will try again
+            log.exception("could not mark %s failed after %s", target, reason)
+
+
+@celery_app.task(name="kopa.start_round", bind=True, base=ClosingTask, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
                  retry_jitter=True, max_retries=20)
 def start_round(self: Task, run_id: str) -> None:
     asyncio.run(_start_round(run_id))
 
 
-@celery_app.task(name="kopa.verify_source", bind=True, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
+@celery_app.task(name="kopa.verify_source", bind=True, base=ClosingTask, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
                  retry_jitter=True, max_retries=20)
 def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
     asyncio.run(_verify_source(run_id, round_no, source))
 
 
-@celery_app.task(name="kopa.synthesize_batch", bind=True, autoretry_for=RETRYABLE, retry_backoff=2,
+@celery_app.task(name="kopa.synthesize_batch", bind=True, base=ClosingTask, autoretry_for=RETRYABLE, retry_backoff=2,
                  retry_backoff_max=60, retry_jitter=True, max_retries=10)
 def synthesize_batch(self: Task, batch_id: str) -> None:
     """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped)."""

@@ -9,13 +9,23 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import AdminDep, ReaderDep, SettingsDep, StoreDep
+from api.deps import (
+    READ_ERRORS,
+    WRITE_ERRORS,
+    AdminDep,
+    KopaRoute,
+    Offset,
+    ReaderDep,
+    SettingsDep,
+    StoreDep,
+    errors,
+)
 from core.errors import InvalidInput, KopaError, NotFound
 from graph.models import ApiRecord, AuthConfig, RegistrationMeta, RegistrationResult
 from graph.openapi import load_document
 from graph.registry import register, unregister
 
-router = APIRouter(prefix="/v1/apis", tags=["apis"])
+router = APIRouter(prefix="/v1/apis", tags=["apis"], route_class=KopaRoute)
 MAX_DOCUMENT = 20 * 1024 * 1024
 
 
@@ -31,14 +41,57 @@ class ApiPage(BaseModel):
     limit: int
 
 
+class ToolRef(BaseModel):
+    name: str
+    op: str
+    status: str
+
+
 class ApiDetail(BaseModel):
     api: ApiRecord
-    tools: list[dict[str, str]]
+    tools: list[ToolRef]
+
+
+class Deleted(BaseModel):
+    deleted: str
+    tools_removed: int
+
+
+_OPENAPI_DOC = {
+    "type": "object", "description": "an OpenAPI 3.0/3.1 (`openapi`) or Swagger 2.0 (`swagger`) document",
+    "properties": {"openapi": {"type": "string", "example": "3.0.3"}, "swagger": {"type": "string"},
+                   "info": {"type": "object"}, "servers": {"type": "array", "items": {"type": "object"}},
+                   "paths": {"type": "object"}},
+    "additionalProperties": True,
+}
+_WRAPPER = {
+    "type": "object", "required": ["document"],
+    "description": "the document (an object, or a JSON/YAML string) with registration metadata",
+    "properties": {"document": {"oneOf": [_OPENAPI_DOC, {"type": "string"}]},
+                   "metadata": {k: v for k, v in RegistrationMeta.model_json_schema(
+                       ref_template="#/components/schemas/{model}").items() if k != "$defs"}},
+}
+REQUEST_BODY = {
+    "required": True,
+    "description": "The API document as JSON or YAML (at most 20 MiB), or a JSON wrapper with metadata.",
+    "content": {
+        "application/json": {"schema": {"oneOf": [_OPENAPI_DOC, _WRAPPER]}},
+        "application/yaml": {"schema": {"type": "string", "description": "an OpenAPI or Swagger document in YAML"}},
+        "application/x-yaml": {"schema": {"type": "string"}},
+        "text/yaml": {"schema": {"type": "string"}},
+    },
+}
 
 
 def _meta(body_meta: Any, query: dict[str, Any]) -> RegistrationMeta:
+    if body_meta is not None and not isinstance(body_meta, dict):
+        raise InvalidInput("metadata must be an object", locations=[{"pointer": "/metadata", "message": "not an object"}])
     data: dict[str, Any] = dict(body_meta or {})
-    auth = dict(data.pop("auth", None) or {})
+    auth_in = data.pop("auth", None) or {}
+    if not isinstance(auth_in, dict):
+        raise InvalidInput("metadata.auth must be an object",
+                           locations=[{"pointer": "/metadata/auth", "message": "not an object"}])
+    auth = dict(auth_in)
     for key in ("api_id", "base_url", "rate_limit_per_s", "daily_quota"):
         if query.get(key) is not None:
             data[key] = query[key]
@@ -46,9 +99,9 @@ def _meta(body_meta: Any, query: dict[str, Any]) -> RegistrationMeta:
         auth["param"] = query["auth_param"]
     if query.get("secret_name"):
         auth["secret"] = query["secret_name"]
-    if auth:
-        data["auth"] = AuthConfig.model_validate(auth)
     try:
+        if auth:
+            data["auth"] = AuthConfig.model_validate(auth)
         return RegistrationMeta.model_validate(data)
     except ValidationError as exc:
         raise InvalidInput("invalid registration metadata", locations=[
@@ -63,8 +116,8 @@ def _meta(body_meta: Any, query: dict[str, Any]) -> RegistrationMeta:
                 '`{"document": {...}, "metadata": {...}}`. Metadata can also come as query parameters. '
                 "201 when the API is new, 200 when an existing one was updated (changed operations updated, "
                 "removed ones retired, links touching changed parameters/fields flagged for re-verification).",
-    responses={200: {"description": "updated"}, 413: {"description": "document too large"},
-               422: {"description": "malformed document, with JSON-pointer locations"}},
+    responses={200: {"description": "updated", "model": RegistrationResult}, **errors(*WRITE_ERRORS)},
+    openapi_extra={"requestBody": REQUEST_BODY},
 )
 async def post_api(
     request: Request, store: StoreDep, settings: SettingsDep, _: AdminDep,
@@ -79,7 +132,7 @@ async def post_api(
     if len(raw) > MAX_DOCUMENT:
         raise TooLarge(f"documents are limited to {MAX_DOCUMENT // (1024 * 1024)} MiB")
     try:
-        parsed = load_document(raw, request.headers.get("content-type", ""))
+        parsed = await run_in_threadpool(load_document, raw, request.headers.get("content-type", ""))
     except UnicodeDecodeError as exc:
         raise InvalidInput("the body is not UTF-8", locations=[{"pointer": "/", "message": str(exc)}]) from exc
     body_meta = None
@@ -87,7 +140,7 @@ async def post_api(
         body_meta = parsed.get("metadata")
         parsed = parsed["document"]
         if isinstance(parsed, str):
-            parsed = load_document(parsed)
+            parsed = await run_in_threadpool(load_document, parsed)
     meta = _meta(body_meta, {"api_id": api_id, "base_url": base_url, "auth_param": auth_param,
                              "secret_name": secret_name, "rate_limit_per_s": rate_limit_per_s,
                              "daily_quota": daily_quota})
@@ -95,22 +148,25 @@ async def post_api(
     return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
 
 
-@router.get("", response_model=ApiPage, summary="List registered APIs")
-def list_apis(store: StoreDep, _: ReaderDep, offset: Annotated[int, Query(ge=0)] = 0,
+@router.get("", response_model=ApiPage, summary="List registered APIs", responses=errors(*READ_ERRORS))
+def list_apis(store: StoreDep, _: ReaderDep, offset: Offset = 0,
               limit: Annotated[int, Query(ge=1, le=500)] = 50) -> ApiPage:
     items, total = store.list_apis(offset, limit)
     return ApiPage(items=items, total=total, offset=offset, limit=limit)
 
 
-@router.get("/{api_id}", response_model=ApiDetail, summary="One API with its tools")
+@router.get("/{api_id}", response_model=ApiDetail, summary="One API with its tools",
+            responses=errors(*READ_ERRORS, 404))
 def get_api(api_id: str, store: StoreDep, _: ReaderDep) -> ApiDetail:
     api = store.get_api(api_id)
     if api is None:
         raise NotFound(f"no API {api_id!r}; GET /v1/apis lists the registered ones")
-    tools = [{"name": t.name, "op": t.op_key, "status": t.status} for t in sorted(store.tools_of_api(api_id), key=lambda t: t.name)]
+    tools = [ToolRef(name=t.name, op=t.op_key, status=t.status)
+             for t in sorted(store.tools_of_api(api_id), key=lambda t: t.name)]
     return ApiDetail(api=api, tools=tools)
 
 
-@router.delete("/{api_id}", summary="Delete an API, its tools and their links")
-def delete_api(api_id: str, store: StoreDep, _: AdminDep) -> dict[str, Any]:
-    return {"deleted": api_id, "tools_removed": unregister(store, api_id)}
+@router.delete("/{api_id}", response_model=Deleted, summary="Delete an API, its tools and their links",
+               responses=errors(401, 403, 404, 422, 503))
+def delete_api(api_id: str, store: StoreDep, _: AdminDep) -> Deleted:
+    return Deleted(deleted=api_id, tools_removed=unregister(store, api_id))

@@ -10,54 +10,91 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from api.deps import ReaderDep, SettingsDep, StoreDep, TeamDep
+from api.deps import READ_ERRORS, KopaRoute, Offset, PrincipalDep, SettingsDep, StoreDep, errors
 from api.jobs import dispatch
+from api.security import Principal
 from core.errors import NotFound
-from synthesis.batches import new_batch, run_batch
+from graph.store import GraphStore
+from synthesis.batches import fail_batch, new_batch, run_batch, visible_batch
 from synthesis.export import FORMATS, convert
 
-router = APIRouter(prefix="/v1/trajectory-batches", tags=["trajectories"])
+router = APIRouter(prefix="/v1/trajectory-batches", tags=["trajectories"], route_class=KopaRoute)
 Format = Literal["record", "trl", "openai", "hermes", "sharegpt", "bfcl"]
 
 
 class BatchRequest(BaseModel):
-    count: int = Field(100, ge=1, description="how many trajectories (per-team maximum applies)")
+    count: int = Field(100, ge=1, strict=True, description="how many trajectories (the per-team maximum applies)")
     shapes: list[Literal["single", "chain", "fan_in", "parallel"]] = Field(default_factory=list)
-    min_steps: int = Field(1, ge=1, le=6)
-    max_steps: int = Field(6, ge=1, le=6)
-    api_ids: list[str] = Field(default_factory=list, description="only tools of these APIs")
-    seed: int = 7
+    min_steps: int = Field(1, ge=1, le=6, strict=True)
+    max_steps: int = Field(6, ge=1, le=6, strict=True)
+    api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
+    seed: int = Field(7, ge=0, le=2**63 - 1, strict=True)
     format: Format = "trl"
     source: Literal["fresh", "pool"] = Field("fresh", description="execute new trajectories, or draw stored ones")
 
 
-@router.post("", status_code=202, summary="Request a batch of trajectories")
-async def create(body: BatchRequest, request: Request, store: StoreDep, settings: SettingsDep, team: TeamDep) -> JSONResponse:
-    batch = new_batch(store, settings, team, count=body.count, shapes=list(body.shapes), min_steps=body.min_steps,
-                      max_steps=body.max_steps, api_ids=body.api_ids, seed=body.seed, fmt=body.format,
-                      source=body.source)
-    await dispatch(request, bool(settings.redis_url), "kopa.synthesize_batch", [batch["id"]],
-                   lambda: run_batch(store, settings, batch["id"]))
-    return JSONResponse({"id": batch["id"], "status": batch["status"], "progress": f"/v1/trajectory-batches/{batch['id']}",
-                         "items": f"/v1/trajectory-batches/{batch['id']}/items"}, status_code=202)
+class BatchStarted(BaseModel):
+    id: str
+    status: str
+    progress: str
+    items: str
 
 
-@router.get("/{batch_id}", summary="Progress of a batch")
-def get(batch_id: str, store: StoreDep, _: ReaderDep) -> dict[str, Any]:
-    batch = store.get_batch(batch_id)
-    if batch is None:
+class Batch(BaseModel, extra="allow"):
+    """A batch's progress (more keys appear as it runs: started_at, finished_at, snapshot, ...)."""
+
+    id: str
+    team: str
+    status: Literal["queued", "running", "completed", "failed"]
+    count: int = 0
+    format: str = ""
+    produced: int = 0
+    discarded: int = 0
+    calls: int = 0
+    message: str = ""
+    created_at: str = ""
+
+
+def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]:
+    batch = visible_batch(store, batch_id, None if who.role == "admin" else who.team)
+    if batch is None:  # another team's batch looks exactly like a missing one
         raise NotFound(f"no trajectory batch {batch_id!r}")
     return batch
 
 
-@router.get("/{batch_id}/items", summary="Stream a batch as JSON Lines (paginated)",
-            response_class=StreamingResponse, responses={200: {"content": {"application/x-ndjson": {}}}})
-def items(batch_id: str, store: StoreDep, _: ReaderDep, offset: Annotated[int, Query(ge=0)] = 0,
+@router.post("", status_code=202, response_model=BatchStarted, summary="Request a batch of trajectories",
+             description="202 with the batch id. At most `batches.max_concurrent` batches of a team run at once "
+                         "(409 above). When the task queue is unreachable the batch is marked failed with the "
+                         "reason (its slot is freed) and the answer is 503.",
+             responses=errors(400, 401, 409, 413, 422, 503))
+async def create(body: BatchRequest, request: Request, store: StoreDep, settings: SettingsDep,
+                 who: PrincipalDep) -> JSONResponse:
+    batch = new_batch(store, settings, who.team, count=body.count, shapes=list(body.shapes), min_steps=body.min_steps,
+                      max_steps=body.max_steps, api_ids=body.api_ids, seed=body.seed, fmt=body.format,
+                      source=body.source)
+    await dispatch(request, bool(settings.redis_url), "kopa.synthesize_batch", [batch["id"]],
+                   lambda: run_batch(store, settings, batch["id"]), lambda reason: fail_batch(store, batch["id"], reason))
+    return JSONResponse({"id": batch["id"], "status": batch["status"], "progress": f"/v1/trajectory-batches/{batch['id']}",
+                         "items": f"/v1/trajectory-batches/{batch['id']}/items"}, status_code=202)
+
+
+@router.get("/{batch_id}", response_model=Batch, summary="Progress of a batch (your team's, or any for admins)",
+            responses=errors(*READ_ERRORS, 404))
+def get(batch_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
+    return _visible(store, batch_id, who)
+
+
+@router.get("/{batch_id}/items", summary="Stream a batch as JSON Lines (paginated; your team's, or any for admins)",
+            response_class=StreamingResponse,
+            responses={200: {"description": "one trajectory per line in the chosen format",
+                             "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                             "headers": {"X-Total-Count": {"schema": {"type": "integer"}},
+                                         "Link": {"schema": {"type": "string"}, "description": "rel=next page"}}},
+                       **errors(*READ_ERRORS, 404)})
+def items(batch_id: str, store: StoreDep, who: PrincipalDep, offset: Offset = 0,
           limit: Annotated[int, Query(ge=1, le=10_000)] = 1000, format: Format | None = None) -> StreamingResponse:
-    batch = store.get_batch(batch_id)
-    if batch is None:
-        raise NotFound(f"no trajectory batch {batch_id!r}")
-    fmt = format or batch["format"]
+    batch = _visible(store, batch_id, who)
+    fmt = format or batch.get("format", "trl")
     page, total = store.list_trajectories(batch_id, offset, limit)
 
     def lines() -> Iterator[bytes]:
@@ -65,7 +102,7 @@ def items(batch_id: str, store: StoreDep, _: ReaderDep, offset: Annotated[int, Q
             yield (json.dumps(convert(record, fmt), ensure_ascii=False) + "\n").encode()
 
     headers = {"X-Total-Count": str(total), "X-Offset": str(offset), "X-Format": fmt,
-               "X-Batch-Status": batch["status"]}
+               "X-Batch-Status": str(batch.get("status", ""))}
     if offset + len(page) < total:
         headers["Link"] = f'</v1/trajectory-batches/{batch_id}/items?offset={offset + len(page)}&limit={limit}>; rel="next"'
     return StreamingResponse(lines(), media_type="application/x-ndjson", headers=headers)

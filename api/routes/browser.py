@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib import resources
 
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 router = APIRouter(prefix="/browser", tags=["operations"])
 CORS = {"Access-Control-Allow-Origin": "*"}
@@ -34,6 +34,6 @@ def saved_queries() -> Response:
     return PlainTextResponse(_asset("queries.cypher"), headers=CORS)
 
 
-@router.get("/guide.html", summary="A Browser guide (:play)")
+@router.get("/guide.html", response_class=HTMLResponse, summary="A Browser guide (:play)")
 def guide() -> Response:
-    return Response(_asset("guide.html"), media_type="text/html", headers=CORS)
+    return HTMLResponse(_asset("guide.html"), headers=CORS)

@@ -7,12 +7,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from api.deps import ReaderDep, StoreDep
+from api.deps import READ_ERRORS, KopaRoute, Offset, ReaderDep, StoreDep, errors
 from core.errors import NotFound
 from graph.models import ToolRecord
 from graph.specs import function_spec
 
-router = APIRouter(prefix="/v1/tools", tags=["tools"])
+router = APIRouter(prefix="/v1/tools", tags=["tools"], route_class=KopaRoute)
 
 
 class ToolSummary(BaseModel):
@@ -36,11 +36,12 @@ class ToolDetail(ToolRecord):
     function: dict[str, Any]
 
 
-@router.get("", response_model=ToolPage, summary="List tools (paginated; filter by API, text, status)")
+@router.get("", response_model=ToolPage, summary="List tools (paginated; filter by API, text, status)",
+            responses=errors(*READ_ERRORS))
 def list_tools(
-    store: StoreDep, _: ReaderDep, offset: Annotated[int, Query(ge=0)] = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50, api_id: str | None = None,
-    q: Annotated[str | None, Query(description="text in the name, summary or description")] = None,
+    store: StoreDep, _: ReaderDep, offset: Offset = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50, api_id: Annotated[str | None, Query(max_length=200)] = None,
+    q: Annotated[str | None, Query(max_length=200, description="text in the name, summary or description")] = None,
     status: Literal["active", "retired", "all"] = "active",
 ) -> ToolPage:
     tools, total = store.list_tools(offset, limit, api_id, q, None if status == "all" else status)
@@ -49,7 +50,8 @@ def list_tools(
     return ToolPage(items=items, total=total, offset=offset, limit=limit)
 
 
-@router.get("/{name}", response_model=ToolDetail, summary="One tool, with parameters, output fields and JSON Schema")
+@router.get("/{name}", response_model=ToolDetail, summary="One tool, with parameters, output fields and JSON Schema",
+            responses=errors(*READ_ERRORS, 404))
 def get_tool(name: str, store: StoreDep, _: ReaderDep) -> ToolDetail:
     tool = store.get_tool(name)
     if tool is None:
