@@ -1,0 +1,168 @@
+"""One KOPA-Bench episode: the user turn(s), up to N model turns per user turn, parallel tool calls executed
+through a backend (live or replay), malformed and unknown calls answered with an error tool message as a real
+runtime would, tool results trimmed like synthesis, and every turn recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from datetime import datetime
+from typing import Any
+
+from bench.agents import Agent, AgentReply, EpisodeContext, ToolCall
+from bench.backends import Backend, Observation, canonical_args
+from bench.tasks import Task
+from graph.models import ToolRecord
+from graph.specs import function_spec
+from synthesis.engine import MAX_ROWS, trim
+
+DEFAULT_MAX_TURNS = 8
+
+
+def system_prompt(now: datetime) -> str:
+    return ("당신은 한국 공공기관 API 도구를 사용하는 민원 도우미입니다. 필요하면 도구를 호출하고, 도구 결과에 근거해서만 "
+            "한국어로 답하세요. 코드나 좌표처럼 사용자가 모르는 값은 앞선 도구 결과에서 가져오세요. 필요한 정보가 빠졌으면 "
+            "먼저 물어보고, 도구로 할 수 없는 요청이나 오류는 솔직하게 알리세요. "
+            f"현재 시각: {now.strftime('%Y-%m-%d %H:%M')} (KST).")
+
+
+def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The function specs offered in a task (named subset plus seeded distractors, or the whole registry)."""
+    if "*" in task.tools.offered:
+        names = sorted(registry)
+        distractors: list[str] = []
+    else:
+        names = [n for n in dict.fromkeys(task.tools.offered) if n in registry]
+        rnd = random.Random(task.id)
+        others = sorted(n for n in registry if n not in names)
+        distractors = rnd.sample(others, min(task.tools.distractors, len(others)))
+        names = [*names, *distractors]
+        rnd.shuffle(names)
+    return [function_spec(registry[n]) for n in names], distractors
+
+
+def tool_message(obs: Observation) -> str:
+    """What the model reads back: the trimmed rows and the row count, or the error."""
+    if obs.ok:
+        return json.dumps({"rows": len(obs.items), "items": trim(obs.items)}, ensure_ascii=False, default=str)
+    if obs.outcome == "empty":
+        return json.dumps({"rows": 0, "items": [], "message": obs.reason or "no data"}, ensure_ascii=False)
+    return json.dumps({"error": obs.outcome, "message": obs.reason or "the call failed"}, ensure_ascii=False)
+
+
+def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
+    if calls:
+        msg["tool_calls"] = [{"id": c.id, "type": "function", "function": {
+            "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False) if c.arguments is not None
+            else c.raw}} for c in calls]
+    return msg
+
+
+async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict[str, ToolRecord], *,
+                      now: datetime, trial: int = 0, max_turns: int = DEFAULT_MAX_TURNS) -> dict[str, Any]:
+    """Play one episode and return its record (JSON-ready). Never raises for anything the model does."""
+    started = time.perf_counter()
+    specs, distractors = offered_tools(task, registry)
+    offered = {s["function"]["name"] for s in specs}
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(now)}]
+    ctx = EpisodeContext(task=task, messages=messages, tools=specs, now=now)
+    turns: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    status = "answered"
+    error = ""
+    final = ""
+    first_reply: dict[str, Any] | None = None
+    model_ms = 0.0
+    tokens = {"prompt": 0, "completion": 0}
+    seq = 0
+    for ui, user_text in enumerate(task.turns):
+        messages.append({"role": "user", "content": user_text})
+        ctx.user_turn = ui
+        answered = False
+        for mt in range(max_turns):
+            reply = await agent.reply(ctx)
+            model_ms += reply.latency_ms
+            tokens["prompt"] += reply.prompt_tokens
+            tokens["completion"] += reply.completion_tokens
+            turn: dict[str, Any] = {"user_turn": ui, "model_turn": mt, "content": reply.content,
+                                    "prompt_tokens": reply.prompt_tokens,
+                                    "completion_tokens": reply.completion_tokens,
+                                    "latency_ms": round(reply.latency_ms, 1), "tool_calls": [], "results": []}
+            turns.append(turn)
+            if reply.error:
+                turn["error"] = reply.error
+                status, error = "agent_error", reply.error
+                break
+            # unique call ids within the episode, whatever the model sent
+            batch: list[ToolCall] = []
+            for c in reply.tool_calls:
+                seq += 1
+                cid = c.id if c.id and c.id not in ctx.observations and all(b.id != c.id for b in batch) \
+                    else f"call_{seq}"
+                batch.append(ToolCall(cid, c.name, c.arguments, c.raw, c.error))
+            turn["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw,
+                                   "error": c.error} for c in batch]
+            if not batch:
+                final = reply.content
+                messages.append({"role": "assistant", "content": reply.content or ""})
+                if first_reply is None:
+                    first_reply = {"user_turn": ui, "content": reply.content, "calls_before": len(calls)}
+                answered = True
+                break
+            if first_reply is None and ui == 0:
+                first_reply = {"user_turn": ui, "content": reply.content, "calls_before": len(calls) + len(batch)}
+            messages.append(_assistant_message(reply, batch))
+            observations = await asyncio.gather(*(_execute(c, offered, backend) for c in batch))
+            for c, obs in zip(batch, observations, strict=True):
+                ctx.observations[c.id] = obs
+                content = tool_message(obs)
+                messages.append({"role": "tool", "tool_call_id": c.id, "name": c.name, "content": content})
+                turn["results"].append({"id": c.id, "tool": c.name, "outcome": obs.outcome, "rows": len(obs.items),
+                                        "miss": obs.miss, "content": content})
+                calls.append({"id": c.id, "turn": len(turns) - 1, "user_turn": ui, "tool": c.name,
+                              "args": canonical_args(c.arguments) if c.arguments is not None else None,
+                              "valid": not c.error and c.name in offered, "error": c.error, "outcome": obs.outcome,
+                              "rows": len(obs.items), "miss": obs.miss,
+                              "seen": trim(obs.items) if obs.ok else []})
+        if status != "answered":
+            break
+        if not answered:
+            status, error = "loop", f"no final answer after {max_turns} model turns"
+            break
+    harness_ms = (time.perf_counter() - started) * 1000 - model_ms
+    return {
+        "task": task.id, "category": task.category, "trial": trial, "agent": agent.name, "mode": backend.mode,
+        "status": status, "error": error, "final_answer": final, "first_reply": first_reply,
+        "offered": sorted(offered), "distractors": distractors, "turns": turns, "calls": calls,
+        "replay_misses": sum(1 for c in calls if c["miss"]), "tokens": tokens,
+        "agent_notes": {k: v for k, v in ctx.scratch.items() if isinstance(v, str)},
+        "model_ms": round(model_ms, 1), "harness_ms": round(max(0.0, harness_ms), 2),
+    }
+
+
+async def _execute(call: ToolCall, offered: set[str], backend: Backend) -> Observation:
+    if call.error or call.arguments is None:
+        return Observation("malformed", reason=f"malformed tool call: {call.error or 'unreadable arguments'}")
+    if call.name not in offered:
+        return Observation("unknown_tool", reason=f"unknown tool {call.name!r}: call one of the offered tools")
+    try:
+        return await backend.call(call.name, call.arguments)
+    except Exception as exc:  # an upstream or backend failure is an error the model reads, never a crash
+        return Observation("error", reason=f"{type(exc).__name__}: the call failed")
+
+
+#: Fields of an episode that depend on time, not on behaviour (left out when comparing live and replay).
+TIMING_FIELDS = ("model_ms", "harness_ms", "mode")
+
+
+def canonical_episode(ep: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in ep.items() if k not in TIMING_FIELDS}
+    out["turns"] = [{k: v for k, v in t.items() if k != "latency_ms"} for t in ep["turns"]]
+    return out
+
+
+__all__ = ["DEFAULT_MAX_TURNS", "MAX_ROWS", "canonical_episode", "offered_tools", "run_episode", "tool_message"]

@@ -1,0 +1,217 @@
+"""Gold programs: resolve each argument (user value, constant, clock date, or an earlier step's response through a
+graph/transforms.py transform), evaluate `when`, execute through a backend, and compute the facts the final answer
+must state. A task whose gold program fails, or whose facts come out empty, is refused (GoldError).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from bench.backends import Backend, Observation
+from bench.tasks import ConstArg, DateArg, FactSpec, FromArg, GoldStep, Row, Task, UserArg, When, Where
+from core.errors import KopaError
+from graph import transforms as T
+from synthesis.facts import Fact, as_date
+
+KST = timezone(timedelta(hours=9), "KST")
+
+
+class GoldError(KopaError):
+    status_code = 422
+    code = "gold_failed"
+
+
+def clock_now(now: str = "") -> datetime:
+    """The benchmark clock: the configured instant (the sandbox's frozen clock), else the machine clock in KST."""
+    if not now:
+        return datetime.now(KST)
+    dt = datetime.fromisoformat(now)
+    return (dt if dt.tzinfo else dt.replace(tzinfo=KST)).astimezone(KST)
+
+
+def clock_value(src: DateArg, now: datetime) -> str:
+    base = now
+    if src.date == "tomorrow":
+        base = now + timedelta(days=1)
+    elif src.date == "yesterday":
+        base = now - timedelta(days=1)
+    elif src.date == "last_month_end":
+        base = now.replace(day=1) - timedelta(days=1)
+    elif src.date == "last_month_start":
+        base = (now.replace(day=1) - timedelta(days=1)).replace(day=1)
+    base = base + timedelta(days=src.offset_days)
+    return base.strftime(src.format)
+
+
+def pick_row(items: list[dict[str, Any]], row: Row) -> dict[str, Any] | None:
+    if isinstance(row, Where):
+        for it in items:
+            if all(str(it.get(k)) == str(v) for k, v in row.where.items()):
+                return it
+        return None
+    return items[row] if -len(items) <= row < len(items) else None
+
+
+def from_value(src: FromArg | When, results: dict[str, Observation]) -> tuple[Any, dict[str, Any]]:
+    obs = results.get(src.from_)
+    if obs is None:
+        raise GoldError(f"step {src.from_!r} has no result")
+    row = pick_row(obs.items, src.row)
+    if row is None:
+        raise GoldError(f"step {src.from_!r} has no row {_row_text(src.row)} ({len(obs.items)} rows)")
+    if src.field not in row or row[src.field] in (None, ""):
+        raise GoldError(f"step {src.from_!r} row {_row_text(src.row)} has no field {src.field!r}")
+    return row[src.field], row
+
+
+def _row_text(row: Row) -> str:
+    return str(row) if isinstance(row, int) else str(row.where)
+
+
+def resolve_args(step: GoldStep, results: dict[str, Observation], now: datetime) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for name, src in step.args.items():
+        if isinstance(src, UserArg):
+            args[name] = src.user
+        elif isinstance(src, ConstArg):
+            args[name] = src.const
+        elif isinstance(src, DateArg):
+            args[name] = clock_value(src, now)
+        elif isinstance(src, FromArg):
+            value, row = from_value(src, results)
+            try:
+                args[name] = T.apply(src.transform, value, row) if src.transform else T.apply(T.IDENTITY, value, row)
+            except T.TransformError as exc:
+                raise GoldError(f"step {step.id!r} argument {name!r}: transform failed: {exc}") from None
+    return args
+
+
+def _num(v: Any) -> float | None:
+    try:
+        return float(str(v).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def when_holds(when: When | None, results: dict[str, Observation]) -> bool:
+    if when is None:
+        return True
+    value, _ = from_value(when, results)
+    if when.op == "in":
+        options = when.value if isinstance(when.value, list) else [when.value]
+        return str(value) in {str(o) for o in options}
+    a, b = _num(value), _num(when.value)
+    if when.op in ("==", "!="):
+        same = (a == b) if a is not None and b is not None else str(value) == str(when.value)
+        return same if when.op == "==" else not same
+    if a is None or b is None:
+        raise GoldError(f"when: {value!r} {when.op} {when.value!r} needs numbers")
+    return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[when.op]
+
+
+def depends(step: GoldStep) -> set[str]:
+    deps = {src.from_ for src in step.args.values() if isinstance(src, FromArg)}
+    if step.when is not None:
+        deps.add(step.when.from_)
+    return deps
+
+
+def meets(step: GoldStep, obs: Observation) -> bool:
+    if step.expect == "ok":
+        return obs.ok and bool(obs.items)
+    if step.expect == "empty":
+        return obs.outcome == "empty" or (obs.ok and not obs.items)
+    return obs.outcome not in ("ok", "empty")
+
+
+def compute_facts(task: Task, results: dict[str, Observation]) -> list[Fact]:
+    """The facts of the task from the executed steps' responses (GoldError if one cannot be computed)."""
+    out: list[Fact] = []
+    for i, spec in enumerate(task.facts):
+        try:
+            out.append(_fact(spec, results))
+        except GoldError as exc:
+            raise GoldError(f"facts[{i}]: {exc.detail}") from None
+    return out
+
+
+def _fact(spec: FactSpec, results: dict[str, Observation]) -> Fact:
+    if spec.from_ is None:
+        return Fact(spec.kind, spec.value, spec.tolerance, spec.unit, spec.label)
+    obs = results.get(spec.from_)
+    if obs is None:
+        raise GoldError(f"step {spec.from_!r} was not executed (its `when` did not hold)")
+    if spec.kind == "count" and spec.field is None:
+        return Fact("count", len(obs.items), 0.0, spec.unit, spec.label)
+    row = pick_row(obs.items, spec.row)
+    if row is None:
+        raise GoldError(f"step {spec.from_!r} has no row {_row_text(spec.row)}")
+    value = row.get(spec.field or "")
+    if value is None or str(value).strip() == "":
+        raise GoldError(f"step {spec.from_!r} row {_row_text(spec.row)} has no value for {spec.field!r}")
+    if spec.kind in ("number", "count") and _num(value) is None:
+        raise GoldError(f"{spec.field!r} = {value!r} is not a number")
+    if spec.kind == "date":
+        d = as_date(value)
+        if d is None:
+            raise GoldError(f"{spec.field!r} = {value!r} is not a date")
+        value = d.isoformat()
+    if spec.kind in ("number", "count"):
+        value = _num(value)
+    return Fact(spec.kind, value, spec.tolerance, spec.unit, spec.label)
+
+
+@dataclass
+class GoldCall:
+    step: str
+    tool: str
+    args: dict[str, Any]
+    observation: Observation
+
+
+@dataclass
+class GoldResult:
+    task: str
+    calls: list[GoldCall] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+
+    @property
+    def tools(self) -> list[str]:
+        return [c.tool for c in self.calls]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "skipped": self.skipped,
+                "calls": [{"step": c.step, "tool": c.tool, "args": c.args, "outcome": c.observation.outcome,
+                           "rows": len(c.observation.items)} for c in self.calls],
+                "facts": [{"kind": f.kind, "value": f.value, "tolerance": f.tolerance, "unit": f.unit,
+                           "label": f.label} for f in self.facts]}
+
+
+async def execute_gold(task: Task, backend: Backend, now: datetime) -> GoldResult:
+    """Run the gold program; GoldError when a step does not give what it expects or the facts are empty."""
+    results: dict[str, Observation] = {}
+    out = GoldResult(task.id)
+    for step in task.gold:
+        try:
+            if not when_holds(step.when, results):
+                out.skipped.append(step.id)
+                continue
+            args = resolve_args(step, results, now)
+        except GoldError as exc:
+            raise GoldError(f"task {task.id}: step {step.id!r} ({step.tool}): {exc.detail}") from None
+        obs = await backend.call(step.tool, args)
+        if not meets(step, obs):
+            got = f"{obs.outcome} with {len(obs.items)} rows" + (f" ({obs.reason})" if obs.reason else "")
+            raise GoldError(f"task {task.id}: step {step.id!r} ({step.tool}) expected {step.expect}, got {got}")
+        results[step.id] = obs
+        out.calls.append(GoldCall(step.id, step.tool, args, obs))
+    try:
+        out.facts = compute_facts(task, results)
+    except GoldError as exc:
+        raise GoldError(f"task {task.id}: {exc.detail}") from None
+    if not out.facts and task.category not in ("irrelevance", "clarification"):
+        raise GoldError(f"task {task.id}: the gold program states no facts")
+    return out

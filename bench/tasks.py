@@ -1,0 +1,294 @@
+"""KOPA-Bench tasks: the schema (pydantic models of bench/TASKS.md), the loader of a folder of YAML files, and the
+task-set hash.
+
+Every error names the file, the task id and the field, e.g.
+`bench/tasks/chain.yaml: task chain-weather-001: gold[1].args.nx: 'from' names unknown step 'adr'`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from core.errors import KopaError
+
+CATEGORIES = ("single", "chain", "fan_in", "parallel", "conditional", "error", "clarification", "irrelevance")
+PERSONAS = ("citizen", "civil_servant", "analyst")
+CLOCK_DATES = ("today", "tomorrow", "yesterday", "last_month_start", "last_month_end", "now")
+SHIPPED_TASKS = Path(__file__).resolve().parent / "tasks"
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+class TaskError(KopaError):
+    """A malformed task file or task (the message names the file, task and field)."""
+
+    status_code = 422
+    code = "invalid_task"
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Where(_M):
+    where: dict[str, Any]
+
+
+Row = int | Where
+
+
+class UserArg(_M):
+    user: Any
+
+
+class ConstArg(_M):
+    const: Any
+
+
+class DateArg(_M):
+    date: Literal["today", "tomorrow", "yesterday", "last_month_start", "last_month_end", "now"]
+    format: str = "%Y%m%d"
+    offset_days: int = 0
+
+
+class FromArg(_M):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    field: str
+    row: Row = 0
+    transform: dict[str, Any] | None = None
+
+
+ArgSource = UserArg | ConstArg | DateArg | FromArg
+
+
+class When(_M):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    field: str
+    row: Row = 0
+    op: Literal[">=", "<=", "==", "!=", "in", ">", "<"]
+    value: Any
+
+
+class GoldStep(_M):
+    id: str
+    tool: str
+    args: dict[str, ArgSource] = Field(default_factory=dict)
+    when: When | None = None
+    expect: Literal["ok", "error", "empty"] = "ok"
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            raise ValueError("args must be a mapping of parameter -> source")
+        for name, src in v.items():
+            if not isinstance(src, dict) or len({"user", "const", "date", "from"} & set(src)) != 1:
+                raise ValueError(f"argument {name!r} needs exactly one of user / const / date / from, got {src!r}")
+        return v
+
+
+class FactSpec(_M):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    kind: Literal["number", "text", "date", "count", "name"]
+    from_: str | None = Field(None, alias="from")
+    field: str | None = None
+    row: Row = 0
+    value: Any = None
+    tolerance: float = Field(0.0, ge=0)
+    unit: str | None = None
+    label: str = ""
+
+    @model_validator(mode="after")
+    def _shape(self) -> FactSpec:
+        if self.from_ is None and self.value is None:
+            raise ValueError("a fact needs `from` (a gold step) or a literal `value`")
+        if self.from_ is not None and self.kind != "count" and self.field is None:
+            raise ValueError(f"a {self.kind} fact from a step needs `field`")
+        return self
+
+
+class ToolsOffered(_M):
+    offered: list[str] = Field(min_length=1)
+    distractors: int = Field(0, ge=0, le=50)
+
+
+class Clarify(_M):
+    ask_keywords: list[str] = Field(min_length=1)
+
+
+class Task(_M):
+    id: str
+    category: Literal["single", "chain", "fan_in", "parallel", "conditional", "error", "clarification", "irrelevance"]
+    persona: Literal["citizen", "civil_servant", "analyst"]
+    turns: list[str] = Field(min_length=1, max_length=2)
+    tools: ToolsOffered
+    gold: list[GoldStep] = Field(default_factory=list)
+    facts: list[FactSpec] = Field(default_factory=list)
+    must_call: list[str] | None = None
+    must_not_call: list[str] = Field(default_factory=list)
+    max_calls: int | None = Field(None, ge=0)
+    clarify: Clarify | None = None
+    notes: str = ""
+    source: str = Field("", exclude=True, description="the file it was loaded from")
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not _ID.match(v):
+            raise ValueError("id must match [a-z0-9-]+")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        seen: list[str] = []
+        for i, step in enumerate(self.gold):
+            where = f"gold[{i}]"
+            if step.id in seen:
+                raise ValueError(f"{where}.id: duplicate step id {step.id!r}")
+            for name, src in step.args.items():
+                if isinstance(src, FromArg) and src.from_ not in seen:
+                    raise ValueError(f"{where}.args.{name}: 'from' names unknown or later step {src.from_!r}")
+                if isinstance(src, UserArg) and not _stated(src.user, self.turns):
+                    raise ValueError(f"{where}.args.{name}: user value {src.user!r} does not appear in any user turn")
+            if step.when is not None and step.when.from_ not in seen:
+                raise ValueError(f"{where}.when: 'from' names unknown or later step {step.when.from_!r}")
+            seen.append(step.id)
+        for i, fact in enumerate(self.facts):
+            if fact.from_ is not None and fact.from_ not in seen:
+                raise ValueError(f"facts[{i}].from: unknown step {fact.from_!r}")
+        if self.category == "irrelevance":
+            if self.gold:
+                raise ValueError("gold: irrelevance tasks have an empty gold program")
+            if any(f.from_ is not None for f in self.facts):
+                raise ValueError("facts: irrelevance tasks have literal facts only")
+        else:
+            if not self.gold:
+                raise ValueError("gold: only irrelevance tasks may have an empty gold program")
+            if not self.facts and self.category != "clarification":
+                raise ValueError("facts: a task must state at least one fact")
+        if self.category == "clarification":
+            if len(self.turns) != 2:
+                raise ValueError("turns: clarification tasks have 2 user turns")
+            if self.clarify is None:
+                raise ValueError("clarify: clarification tasks need clarify.ask_keywords")
+        elif len(self.turns) != 1:
+            raise ValueError("turns: only clarification tasks have a second user turn")
+        tools = {s.tool for s in self.gold}
+        for name in self.must_call or []:
+            if name not in tools:
+                raise ValueError(f"must_call: {name!r} is not a tool of the gold program")
+        if set(self.must_not_call) & set(self.must_call or []):
+            raise ValueError("must_not_call: overlaps must_call")
+        return self
+
+    @property
+    def limit(self) -> int:
+        return self.max_calls if self.max_calls is not None else len(self.gold) + 2
+
+    def user_values(self) -> list[Any]:
+        return [src.user for s in self.gold for src in s.args.values() if isinstance(src, UserArg)]
+
+    def request(self) -> str:
+        return "\n".join(self.turns)
+
+
+def _norm(s: Any) -> str:
+    return re.sub(r"[\s\W_]+", "", unicodedata.normalize("NFKC", str(s)).lower())
+
+
+def _stated(value: Any, turns: list[str]) -> bool:
+    text = _norm(" ".join(turns))
+    values = value if isinstance(value, list) else [value]
+    return all(_norm(v) in text for v in values if not isinstance(v, dict)) and all(
+        _stated(list(v.values()), turns) for v in values if isinstance(v, dict))
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("UserArg", "ConstArg", "DateArg", "FromArg", "int", "Where") or "[" in str(part):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(task)"
+
+
+def _describe(exc: ValidationError) -> str:
+    msgs = []
+    for err in exc.errors()[:3]:
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        path = _field_path(tuple(err["loc"]))
+        msgs.append(msg if path == "(task)" and ": " in msg else f"{path}: {msg}")
+    return "; ".join(msgs)
+
+
+def parse_tasks(data: Any, source: str) -> list[Task]:
+    if not isinstance(data, list):
+        raise TaskError(f"{source}: a task file holds a YAML list of tasks")
+    out = []
+    for i, raw in enumerate(data):
+        tid = raw.get("id", f"#{i}") if isinstance(raw, dict) else f"#{i}"
+        if not isinstance(raw, dict):
+            raise TaskError(f"{source}: task {tid}: a task is a mapping")
+        try:
+            out.append(Task.model_validate({**raw, "source": source}))
+        except ValidationError as exc:
+            raise TaskError(f"{source}: task {tid}: {_describe(exc)}") from None
+    return out
+
+
+def load_tasks(folder: Path | str | None = None) -> list[Task]:
+    """Every task of every `*.yaml`/`*.yml` file under `folder` (default: the shipped tasks), sorted by id."""
+    root = Path(folder) if folder is not None else SHIPPED_TASKS
+    if not root.is_dir():
+        raise TaskError(f"{root}: no such task folder")
+    tasks: list[Task] = []
+    for path in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise TaskError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        if data is None:
+            continue
+        tasks.extend(parse_tasks(data, str(path)))
+    ids: dict[str, str] = {}
+    for t in tasks:
+        if t.id in ids:
+            raise TaskError(f"{t.source}: task {t.id}: id: duplicate of a task in {ids[t.id]}")
+        ids[t.id] = t.source
+    return sorted(tasks, key=lambda t: t.id)
+
+
+def task_set_hash(tasks: list[Task]) -> str:
+    """A content hash of the task set (independent of file layout and order)."""
+    canon = [t.model_dump(mode="json", by_alias=True, exclude={"source"}) for t in sorted(tasks, key=lambda t: t.id)]
+    return "ts_" + hashlib.sha256(json.dumps(canon, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def check_tools(tasks: list[Task], registry: set[str]) -> list[str]:
+    """Errors for tool names a task uses that the registry lacks."""
+    errors = []
+    for t in tasks:
+        names = [*(n for n in t.tools.offered if n != "*"), *(s.tool for s in t.gold), *t.must_not_call]
+        for n in dict.fromkeys(names):
+            if n not in registry:
+                errors.append(f"{t.source}: task {t.id}: tools: unknown tool {n!r}")
+        if "*" not in t.tools.offered:
+            for s in t.gold:
+                if s.tool not in t.tools.offered:
+                    errors.append(f"{t.source}: task {t.id}: tools.offered: gold tool {s.tool!r} is not offered")
+    return errors
