@@ -1,0 +1,114 @@
+"""`kopa train sft|grpo|tiny`: training on the verified trajectories (needs the `train` extra)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.common import fail, open_configured_store
+from core.errors import KopaError
+from core.settings import Settings, get_settings
+from graph.store import GraphStore, all_links, open_store
+from sandbox.inprocess import sandbox_mode
+from training.config import RunConfig, load_config
+from training.datasets import load_records, sft_row
+from training.environment import LiveBackend, secret_values
+from training.run import offline, run_grpo, run_sft
+from training.tiny import build_tiny, conversation_texts
+
+app = typer.Typer(help="Train models on the trajectories: SFT warm-up and GRPO with execution-grounded rewards.",
+                  no_args_is_help=True)
+
+ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="YAML config (see training/config.py).")]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Override, e.g. --set train.max_steps=3 (repeatable).")]
+ModelOpt = Annotated[Path | None, typer.Option(help="Local model directory (overrides model:).")]
+DataOpt = Annotated[Path | None, typer.Option(help="records.jsonl or an export folder (overrides data.records).")]
+OutOpt = Annotated[Path | None, typer.Option(help="Run folder (overrides output:).")]
+StepsOpt = Annotated[int | None, typer.Option(help="Overrides train.max_steps.")]
+
+
+def _config(config: Path | None, overrides: list[str] | None, model: Path | None, data: Path | None,
+            out: Path | None, steps: int | None) -> RunConfig:
+    try:
+        return load_config(config, overrides, **{"model": model, "data.records": data, "output": out,
+                                                 "train.max_steps": steps})
+    except KopaError as exc:
+        fail(exc.detail)
+
+
+def _open_graph(cfg: RunConfig, settings: Settings) -> GraphStore | None:
+    """The graph the run reads tools and refuted links from: data.graph (an embedded file), else the configured
+    store when it is Neo4j, else none."""
+    if cfg.data.graph is not None:
+        if not cfg.data.graph.exists():
+            fail(f"data.graph {cfg.data.graph} does not exist")
+        return open_store(settings.model_copy(update={"store": "embedded", "embedded_path": cfg.data.graph}))
+    if settings.store == "neo4j":
+        return open_configured_store(settings)
+    return None
+
+
+@app.command("sft")
+def sft(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, data: DataOpt = None,
+        out: OutOpt = None, steps: StepsOpt = None) -> None:
+    """Supervised warm-up on the trajectories' conversations with tools (assistant-only loss)."""
+    cfg = _config(config, set_, model, data, out, steps)
+    try:
+        summary = run_sft(cfg)
+    except ImportError as exc:
+        fail(f"training needs the train extra (pip install -e '.[train]'): {exc}")
+    except (KopaError, ValueError) as exc:
+        fail(getattr(exc, "detail", None) or str(exc).splitlines()[0])
+    typer.echo(json.dumps(summary, ensure_ascii=False))
+
+
+@app.command("grpo")
+def grpo(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, data: DataOpt = None,
+         out: OutOpt = None, steps: StepsOpt = None) -> None:
+    """GRPO with each record's own tools executed live (execution layer) or replayed from the recorded responses."""
+    cfg = _config(config, set_, model, data, out, steps)
+    settings = get_settings()
+    transport = None
+    if cfg.grpo.sandbox:
+        settings, transport = sandbox_mode(settings)
+    store = _open_graph(cfg, settings)
+    refuted = all_links(store, status="refuted") if store is not None else []
+    tools = {t.name: t for t in store.all_tools()} if store is not None else {}
+    apis = store.list_apis(limit=10_000)[0] if store is not None else []
+    if store is not None:
+        store.close()
+    backend = None
+    try:
+        if cfg.grpo.environment == "live":
+            if not tools:
+                fail("grpo.environment live needs a graph with registered tools: set data.graph (kopa demo's "
+                     "graph.sqlite3) or KOPA_STORE=neo4j")
+            backend = LiveBackend(settings, tools, {a.id: a for a in apis}, transport=transport)
+        summary = run_grpo(cfg, backend, secrets=secret_values(settings, apis), refuted=refuted)
+    except ImportError as exc:
+        fail(f"training needs the train extra (pip install -e '.[train]'): {exc}")
+    except (KopaError, ValueError) as exc:
+        fail(getattr(exc, "detail", None) or str(exc).splitlines()[0])
+    finally:
+        if backend is not None:
+            backend.close()
+    typer.echo(json.dumps(summary, ensure_ascii=False))
+
+
+@app.command("tiny")
+def tiny(out: Annotated[Path, typer.Option(help="Where to save the model + tokenizer.")] = Path(".kopa/tiny"),
+         data: DataOpt = None,
+         vocab: Annotated[int, typer.Option(help="BPE vocabulary size.")] = 4096) -> None:
+    """Build a tiny Qwen2-architecture model and tokenizer locally (tests and CPU demos; no downloads)."""
+    offline()
+    corpus: list[str] = []
+    if data is not None:
+        try:
+            corpus = conversation_texts(sft_row(r) for r in load_records(data))
+        except KopaError as exc:
+            fail(exc.detail)
+    path = build_tiny(out, corpus, vocab_size=vocab)
+    typer.echo(str(path))

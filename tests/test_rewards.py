@@ -1,0 +1,142 @@
+"""Rewards of GRPO training: hand-made completions (trl's conversational form), including the known hacks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from training import rewards as R
+
+WEATHER = "kma_get_vilage_fcst"
+STATION = "airkorea_get_nearby_msrstn_list"
+SCHEMAS = {
+    WEATHER: {"type": "object", "properties": {"base_date": {"type": "string", "pattern": "^[0-9]{8}$"},
+                                               "nx": {"type": "integer"}, "ny": {"type": "integer"}},
+              "required": ["base_date", "nx", "ny"]},
+    STATION: {"type": "object", "properties": {"tmX": {"type": "number"}, "tmY": {"type": "number"}},
+              "required": ["tmX", "tmY"]},
+}
+GOLD = [
+    {"step": 1, "tool": WEATHER, "arguments": {"base_date": "20261015", "nx": "60", "ny": "127"},
+     "provenance": {"base_date": {"kind": "slot"}, "nx": {"kind": "slot"}, "ny": {"kind": "slot"}}, "depends_on": []},
+    {"step": 2, "tool": STATION, "arguments": {"tmX": 60, "tmY": 127},
+     "provenance": {"tmX": {"kind": "link", "from_step": 0, "field": "nx"},
+                    "tmY": {"kind": "link", "from_step": 0, "field": "ny"}}, "depends_on": [1]},
+]
+FACTS = [{"kind": "number", "value": 14.9, "tolerance": 0.0, "unit": None, "label": "fcstValue"},
+         {"kind": "text", "value": "TMP", "tolerance": 0.0, "unit": None, "label": "category"}]
+RESULT_1 = json.dumps({"rows": 1, "items": [{"category": "TMP", "fcstValue": "14.9", "nx": 60, "ny": 127}]})
+RESULT_2 = json.dumps({"rows": 1, "items": [{"stationName": "종로구"}]})
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]}
+
+
+def tool(name: str, content: str) -> dict[str, Any]:
+    return {"role": "tool", "name": name, "content": content}
+
+
+def answer(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+GOOD = [call(WEATHER, base_date="20261015", nx=60, ny=127), tool(WEATHER, RESULT_1),
+        call(STATION, tmX=60, tmY=127), tool(STATION, RESULT_2),
+        answer("기온 예보(TMP)는 14.9도이고 가까운 측정소는 종로구입니다.")]
+
+
+def score(fn: R.RewardFn, *completions: Any) -> list[float]:
+    n = len(completions)
+    return fn([[]] * n, list(completions), gold_calls=[GOLD] * n, facts=[FACTS] * n,
+              offered=[[WEATHER, STATION, "other_tool"]] * n, tool_schemas=[SCHEMAS] * n,
+              refuted_links=[[{"source_tool": WEATHER, "source_field": "nx", "target_tool": STATION,
+                               "target_param": "tmX"}]] * n)
+
+
+def test_a_perfect_rollout_earns_every_reward_and_no_penalty() -> None:
+    for name in ("well_formed_calls", "schema_valid_arguments", "right_tools", "gold_arguments",
+                 "executed_calls", "answer_facts"):
+        assert score(R.REWARDS[name], GOOD) == [1.0], name
+    for name in ("invented_tools", "excess_calls", "repeated_calls"):
+        assert score(R.REWARDS[name], GOOD) == [0.0], name
+
+
+def test_well_formed_calls_counts_unparsed_blocks_and_no_calls() -> None:
+    broken = [answer('<tool_call>\n{"name": "kma_get_vilage_fcst", "arguments": {"nx": 60\n</tool_call>')]
+    text_ok = '<tool_call>\n{"name": "kma_get_vilage_fcst", "arguments": {"nx": 60}}\n</tool_call>'
+    half = [call(WEATHER, nx=60), tool(WEATHER, RESULT_1), answer("<tool_call>\n{bad json}\n</tool_call>")]
+    assert score(R.well_formed_calls, broken, [answer("모르겠습니다")], text_ok, half) == [0.0, 0.0, 1.0, 0.5]
+
+
+def test_schema_valid_arguments_uses_the_offered_schema() -> None:
+    bad_pattern = [call(WEATHER, base_date="2026-10-15", nx=60, ny=127)]
+    missing = [call(WEATHER, nx=60)]
+    invented = [call("made_up", x=1)]
+    assert score(R.schema_valid_arguments, bad_pattern, missing, invented, GOOD) == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_right_tools_is_an_f1_over_tool_names() -> None:
+    only_first = [call(WEATHER, base_date="20261015", nx=60, ny=127), tool(WEATHER, RESULT_1), answer("끝")]
+    wrong = [call("other_tool"), answer("끝")]
+    assert score(R.right_tools, only_first, wrong) == [pytest.approx(2 * 1 * 0.5 / 1.5), 0.0]
+
+
+def test_gold_arguments_normalise_values_and_credit_provenance() -> None:
+    # "60" (gold, a string) equals 60 (the model, cast by the schema); a code with a leading zero is not a number
+    assert R.values_equal("60", 60) and R.values_equal(127.0, "127") and not R.values_equal("0060", 60)
+    # linked arguments guessed without the earlier result: half credit for those two of five arguments
+    guessed = [call(STATION, tmX=60, tmY=127), tool(STATION, RESULT_2),
+               call(WEATHER, base_date="20261015", nx=60, ny=127), tool(WEATHER, RESULT_1), answer("끝")]
+    wrong_value = [call(WEATHER, base_date="20261016", nx=60, ny=127), tool(WEATHER, RESULT_1),
+                   call(STATION, tmX=61, tmY=127), tool(STATION, RESULT_2), answer("끝")]
+    got = score(R.gold_arguments, GOOD, guessed, wrong_value)
+    assert got == [1.0, pytest.approx((3 + 0.5 + 0.5) / 5), pytest.approx(3 / 5)]
+
+
+def test_executed_calls_reads_the_tool_results_and_ignores_repeats() -> None:
+    failing = [call(WEATHER, nx=60), tool(WEATHER, json.dumps({"error": "invalid: missing base_date"})), answer("")]
+    trl_error = [call(WEATHER, nx=60), tool(WEATHER, "{'error': 'Tool X not found.'}"), answer("")]
+    # hack: the same successful call repeated ten times does not raise the share
+    repeated = [m for _ in range(10) for m in (call(WEATHER, base_date="20261015", nx=60, ny=127),
+                                                 tool(WEATHER, RESULT_1))] + [
+        call(STATION, tmX=1, tmY=2), tool(STATION, json.dumps({"error": "empty"})), answer("끝")]
+    assert score(R.executed_calls, failing, trl_error, repeated) == [0.0, 0.0, 0.5]
+
+
+def test_answer_facts_with_the_benchmark_checker_and_its_guards() -> None:
+    partial = [*GOOD[:-1], answer("기온은 14.9도입니다.")]
+    empty = [*GOOD[:-1], answer("   ")]
+    dump = [*GOOD[:-1], answer("TMP " + " ".join(f"{x / 10:.1f}" for x in range(100, 200)))]
+    assert score(R.answer_facts, GOOD, partial, empty, dump) == [1.0, 0.5, 0.0, 0.0]
+
+
+def test_penalties_for_invented_tools_refuted_links_excess_and_repeats() -> None:
+    invented = [call("made_up", x=1), call(WEATHER, base_date="20261015", nx=60, ny=127), answer("끝")]
+    assert score(R.invented_tools, invented) == [-0.5]
+    # tmX fed with nx from the weather result: that link was refuted
+    assert score(R.refuted_links, GOOD) == [-0.5]
+    unrelated = [call(STATION, tmX=200000, tmY=450000), answer("끝")]
+    assert score(R.refuted_links, unrelated) == [0.0]
+    many = [call(WEATHER, base_date="20261015", nx=60 + i, ny=127) for i in range(5)] + [answer("끝")]
+    assert score(R.excess_calls, many) == [-1.0]
+    three = [call(WEATHER, base_date="20261015", nx=60 + i, ny=127) for i in range(3)] + [answer("끝")]
+    assert score(R.excess_calls, three) == [-0.5]
+    same = [call(WEATHER, base_date="20261015", nx=60, ny="127"), call(WEATHER, base_date="20261015", nx=60, ny=127),
+            call(WEATHER, base_date="20261015", nx=60, ny=127.0), answer("끝")]
+    assert score(R.repeated_calls, same) == [pytest.approx(-2 / 3)]
+
+
+def test_weights_select_functions_in_a_stable_order_and_reject_unknown_names() -> None:
+    funcs, weights = R.selected({"answer_facts": 2.0, "right_tools": 1.0, "repeated_calls": 0.0})
+    assert [f.__name__ for f in funcs] == ["right_tools", "answer_facts"] and weights == [1.0, 2.0]
+    with pytest.raises(ValueError, match="unknown rewards"):
+        R.selected({"everything": 1.0})
+
+
+def test_columns_may_arrive_as_json_strings() -> None:
+    got = R.gold_arguments([[]], [GOOD], gold_calls=[json.dumps(GOLD)])
+    assert got == [1.0]

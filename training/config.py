@@ -1,0 +1,227 @@
+"""The YAML config of `kopa train sft|grpo`, mapped onto trl's `SFTConfig` / `GRPOConfig` (documented fields only).
+
+```yaml
+model: .kopa/tiny            # a local model directory (never downloaded)
+output: .kopa/runs/sft-1     # the run folder
+data:
+  records: .kopa/demo/export # records.jsonl or an export folder
+  eval_fraction: 0.1         # split by tool sequence
+  split_seed: 0
+  limit: null                # use only the first N records
+  length_policy: error       # rows over the max length: error | drop | keep
+  benchmark: null            # a JSONL of benchmark tasks, for the overlap count in the manifest
+  graph: null                # embedded graph file (kopa demo's graph.sqlite3): refuted links, live tools;
+                             # null: the configured store when it is Neo4j, else none
+lora: {enabled: true, r: 16, alpha: 32, dropout: 0.05, target_modules: [q_proj, k_proj, v_proj, o_proj]}
+train:                       # common TrainingArguments
+  learning_rate: 1.0e-5
+  max_steps: 200
+  per_device_train_batch_size: 4
+  gradient_accumulation_steps: 1
+  logging_steps: 5
+  save_steps: 50             # checkpoints under <output>/checkpoints
+  save_total_limit: 3
+  resume: false              # true: the latest checkpoint; or a checkpoint path
+  bf16: null                 # null: on when a GPU supports it
+  seed: 0
+sft: {max_length: 4096}
+grpo:
+  num_generations: 4         # group size (batch × grad-accum must be a multiple)
+  max_completion_length: 512 # all turns, tool results included
+  max_prompt_length: 4096    # reported against (GRPO itself does not truncate prompts)
+  max_tool_calling_iterations: 4
+  temperature: 1.0
+  beta: 0.0
+  generation: generate       # generate (plain transformers, CPU) | vllm_colocate | vllm_server
+  vllm_server_base_url: null
+  vllm_gpu_memory_utilization: 0.3
+  environment: replay        # replay (recorded responses) | live (the execution layer)
+  sandbox: false             # live against an in-process sandbox (kopa train only)
+  max_calls: 6               # tool calls per rollout
+  rewards: {right_tools: 1.0, ...}   # weights; 0 disables (see training.rewards.DEFAULT_WEIGHTS)
+```
+
+Overrides from the command line are dotted `key=value` pairs (`train.max_steps=3`, `lora.enabled=false`), values
+parsed as YAML.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from core.errors import KopaError
+from training.rewards import DEFAULT_WEIGHTS
+
+
+class ConfigError(KopaError):
+    """A training config that cannot be read or validated."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataConfig(_Section):
+    records: Path = Path(".kopa/demo/export")
+    eval_fraction: float = Field(0.1, ge=0.0, lt=1.0)
+    split_seed: int = 0
+    limit: int | None = Field(None, ge=1)
+    length_policy: Literal["error", "drop", "keep"] = "error"
+    benchmark: Path | None = None
+    graph: Path | None = None
+
+
+class LoraConfig(_Section):
+    enabled: bool = True
+    r: int = Field(16, ge=1)
+    alpha: int = Field(32, ge=1)
+    dropout: float = Field(0.05, ge=0.0, lt=1.0)
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+
+
+class TrainConfig(_Section):
+    learning_rate: float = Field(1e-5, gt=0)
+    max_steps: int = Field(200, ge=1)
+    per_device_train_batch_size: int = Field(4, ge=1)
+    gradient_accumulation_steps: int = Field(1, ge=1)
+    logging_steps: int = Field(5, ge=1)
+    save_steps: int = Field(50, ge=1)
+    save_total_limit: int | None = 3
+    resume: bool | str = False
+    bf16: bool | None = None
+    gradient_checkpointing: bool = False
+    seed: int = 0
+
+
+class SftConfig(_Section):
+    max_length: int = Field(4096, ge=16)
+
+
+class GrpoConfig(_Section):
+    num_generations: int = Field(4, ge=2)
+    max_completion_length: int = Field(512, ge=8)
+    max_prompt_length: int = Field(4096, ge=16)
+    max_tool_calling_iterations: int = Field(4, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    beta: float = Field(0.0, ge=0)
+    generation: Literal["generate", "vllm_colocate", "vllm_server"] = "generate"
+    vllm_server_base_url: str | None = None
+    vllm_gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
+    environment: Literal["replay", "live"] = "replay"
+    sandbox: bool = False
+    max_calls: int = Field(6, ge=1)
+    rewards: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+
+
+class RunConfig(_Section):
+    model: Path
+    output: Path
+    data: DataConfig = Field(default_factory=DataConfig)
+    lora: LoraConfig = Field(default_factory=LoraConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    sft: SftConfig = Field(default_factory=SftConfig)
+    grpo: GrpoConfig = Field(default_factory=GrpoConfig)
+
+    def dump(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    node = doc
+    for k in keys[:-1]:
+        child = node.setdefault(k, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {dotted}: {k} is not a section")
+        node = child
+    node[keys[-1]] = value
+
+
+def load_config(path: Path | None, overrides: list[str] | None = None, **direct: Any) -> RunConfig:
+    """A validated config from a YAML file, `key=value` overrides, then direct values (None ones ignored)."""
+    doc: dict[str, Any] = {}
+    if path is not None:
+        if not path.exists():
+            raise ConfigError(f"config file {path} does not exist")
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} must hold a mapping")
+        doc = loaded
+    for item in overrides or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r} is not key=value")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        _set(doc, key.strip(), value)
+    for key, value in direct.items():
+        if value is not None:
+            _set(doc, key, str(value) if isinstance(value, Path) else value)
+    try:
+        cfg = RunConfig.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(f"config {where}: {first['msg']}") from None
+    unknown = set(cfg.grpo.rewards) - set(DEFAULT_WEIGHTS)
+    if unknown:
+        raise ConfigError(f"grpo.rewards: unknown rewards {sorted(unknown)} (known: {', '.join(DEFAULT_WEIGHTS)})")
+    if cfg.grpo.generation == "vllm_server" and not cfg.grpo.vllm_server_base_url:
+        raise ConfigError("grpo.generation vllm_server needs grpo.vllm_server_base_url")
+    return cfg
+
+
+def _common(cfg: RunConfig, use_cpu: bool) -> dict[str, Any]:
+    t = cfg.train
+    bf16 = (not use_cpu) if t.bf16 is None else t.bf16
+    return {
+        "output_dir": str(cfg.output / "checkpoints"), "learning_rate": t.learning_rate, "max_steps": t.max_steps,
+        "per_device_train_batch_size": t.per_device_train_batch_size,
+        "gradient_accumulation_steps": t.gradient_accumulation_steps, "logging_steps": t.logging_steps,
+        "save_strategy": "steps", "save_steps": t.save_steps, "save_total_limit": t.save_total_limit,
+        "bf16": bf16, "use_cpu": use_cpu, "seed": t.seed, "report_to": "none", "disable_tqdm": True,
+        "gradient_checkpointing": t.gradient_checkpointing,
+    }
+
+
+def sft_args(cfg: RunConfig, *, use_cpu: bool) -> Any:
+    """`trl.SFTConfig` for this run (assistant-only loss on conversations with tools)."""
+    from trl.trainer.sft_config import SFTConfig
+
+    return SFTConfig(**_common(cfg, use_cpu), max_length=cfg.sft.max_length, assistant_only_loss=True)
+
+
+def grpo_args(cfg: RunConfig, *, use_cpu: bool, reward_weights: list[float]) -> Any:
+    """`trl.GRPOConfig` for this run; the generation backend maps onto `use_vllm` / `vllm_mode`."""
+    from trl.trainer.grpo_config import GRPOConfig
+
+    g = cfg.grpo
+    extra: dict[str, Any] = {}
+    if g.generation != "generate":
+        extra = {"use_vllm": True, "vllm_mode": "colocate" if g.generation == "vllm_colocate" else "server",
+                 "vllm_gpu_memory_utilization": g.vllm_gpu_memory_utilization,
+                 "vllm_max_model_length": g.max_prompt_length + g.max_completion_length}
+        if g.vllm_server_base_url:
+            extra["vllm_server_base_url"] = g.vllm_server_base_url
+    return GRPOConfig(**_common(cfg, use_cpu), num_generations=g.num_generations,
+                      max_completion_length=g.max_completion_length,
+                      max_tool_calling_iterations=g.max_tool_calling_iterations, temperature=g.temperature,
+                      beta=g.beta, reward_weights=reward_weights, log_completions=False, **extra)
+
+
+def peft_config(cfg: RunConfig) -> Any:
+    if not cfg.lora.enabled:
+        return None
+    from peft import LoraConfig as PeftLora
+
+    return PeftLora(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                    target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")

@@ -1,0 +1,265 @@
+"""Training datasets from executed trajectories (`synthesis.records.Trajectory`).
+
+* **SFT**: conversations with tools (`messages` + `tools`, trl's conversational format from `synthesis.export.to_trl`),
+  trained with `assistant_only_loss` so tool responses and the prompt never count in the loss.
+* **GRPO**: prompt-only rows: the system prompt and the request, the record's own offered tools (routed through the
+  `environment` column, see `training.environment`), and the columns the rewards read: `gold_calls` (tool,
+  arguments, argument provenance, dependencies), `facts` (what the final answer must state), `offered` (tool names),
+  `tool_schemas` (for schema validation), `refuted_links` (links among the offered tools that execution refuted) and
+  `trajectory_id`.
+
+Rows are split **by tool sequence**: every record whose chain (the ordered tool names) lands in the evaluation split
+goes there, so evaluation never sees a chain used in training. Both datasets are stored with datasets' `Json`
+feature, so no keys are filled with `None` (Arrow would otherwise unify every message and argument dict).
+
+Token lengths are measured against the configured maximum lengths and reported in the run manifest; rows over the
+limit are an error unless the config says to drop (counted and listed) or keep them (the trainer truncates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import KopaError
+from graph.models import LinkRecord
+from synthesis.export import SYSTEM, to_trl
+from synthesis.facts import Fact, fact_hit
+from synthesis.records import Trajectory, as_trajectory
+
+
+class DatasetError(KopaError):
+    """Training data that cannot be used as configured (missing file, empty split, rows over the length limit)."""
+
+
+# ---------------------------------------------------------------------------------------------- records
+
+def load_records(path: Path) -> list[Trajectory]:
+    """Trajectories from a `records.jsonl` file, or from an export folder holding one (`kopa demo`/`kopa synth`)."""
+    file = path / "records.jsonl" if path.is_dir() else path
+    if not file.exists():
+        raise DatasetError(f"no trajectory records at {file} (run `kopa demo` or `kopa synth` first)")
+    out: list[Trajectory] = []
+    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(as_trajectory(json.loads(line)))
+        except ValueError as exc:
+            raise DatasetError(f"{file}:{n} is not a trajectory record: {str(exc).splitlines()[0]}") from None
+    if not out:
+        raise DatasetError(f"{file} holds no trajectory records")
+    return out
+
+
+def sequence_key(record: Trajectory) -> str:
+    """The chain a record exercises: its tool names in order."""
+    return "|".join(s.tool for s in record.steps)
+
+
+def split_by_sequence(records: Sequence[Trajectory], eval_fraction: float, seed: int = 0
+                      ) -> tuple[list[Trajectory], list[Trajectory]]:
+    """Train and eval records such that no tool sequence appears in both (deterministic in `seed`)."""
+    if not 0.0 <= eval_fraction < 1.0:
+        raise DatasetError("eval_fraction must be in [0, 1)")
+    train: list[Trajectory] = []
+    evaluation: list[Trajectory] = []
+    for r in records:
+        h = int(hashlib.sha256(f"{seed}:{sequence_key(r)}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        (evaluation if h < eval_fraction else train).append(r)
+    return train, evaluation
+
+
+# ---------------------------------------------------------------------------------------------- reward columns
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def facts_of(record: Trajectory) -> list[dict[str, Any]]:
+    """The facts the recorded final answer states: scalar values of the final steps' first rows that the answer
+    text contains, as `synthesis.facts.Fact` fields (`kind` "number" or "text", `value`, `tolerance`, `unit`,
+    `label` = the field name)."""
+    facts: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    if not record.steps:
+        return facts
+    finals = record.final_steps or [record.steps[-1].step]
+    for step in record.steps:
+        if step.step not in finals:
+            continue
+        if re.search(rf"(?<![0-9]){step.response.rows}건", record.final_answer):
+            facts.append({"kind": "count", "value": step.response.rows, "tolerance": 0.0, "unit": None,
+                          "label": f"{step.tool}.rows"})
+        if not step.response.items:
+            continue
+        for key, value in step.response.items[0].items():
+            text = str(value).strip() if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
+            if not any(ch.isalnum() for ch in text) or text in seen:
+                continue
+            if not re.search(rf"(?<![0-9A-Za-z.]){re.escape(text)}(?![0-9A-Za-z])", record.final_answer):
+                continue  # only values the answer states on their own, not digits inside another number
+            seen.add(text)
+            kind = "number" if _NUMBER.match(text) else "text"
+            fval: float | str = float(text) if kind == "number" else text
+            fact: dict[str, Any] = {"kind": kind, "value": fval, "tolerance": 0.0, "unit": None, "label": key}
+            if fact_hit(record.final_answer, Fact(kind, fval, 0.0, None, key)):  # the benchmark's checker must see it as stated
+                facts.append(fact)
+    return facts
+
+
+def gold_calls(record: Trajectory) -> list[dict[str, Any]]:
+    """The recorded calls in order, with argument provenance (`link` entries name the earlier step and field)."""
+    return [{"step": s.step, "tool": s.tool, "arguments": s.arguments, "provenance": s.provenance,
+             "depends_on": s.depends_on} for s in record.steps]
+
+
+def refuted_links_for(record: Trajectory, refuted: Iterable[LinkRecord]) -> list[dict[str, str]]:
+    """Refuted links between tools this record offers (a call that feeds such a link is penalised)."""
+    offered = {t["function"]["name"] for t in record.tools}
+    return [{"source_tool": link.source_tool, "source_field": link.source_field, "target_tool": link.target_tool,
+             "target_param": link.target_param.split(":", 1)[-1]}
+            for link in refuted if link.source_tool in offered and link.target_tool in offered]
+
+
+def toolset_key(record: Trajectory) -> str:
+    """The name of the environment that exposes exactly this record's offered tools."""
+    names = sorted(t["function"]["name"] for t in record.tools)
+    return "ts_" + hashlib.sha256("|".join(names).encode()).hexdigest()[:12]
+
+
+# ---------------------------------------------------------------------------------------------- rows
+
+def sft_row(record: Trajectory) -> dict[str, Any]:
+    trl = to_trl(record)
+    return {"messages": trl["messages"], "tools": trl["tools"], "trajectory_id": record.id}
+
+
+def grpo_row(record: Trajectory, refuted: Iterable[LinkRecord] = ()) -> dict[str, Any]:
+    return {
+        "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": record.request}],
+        "environment": toolset_key(record),
+        "trajectory_id": record.id,
+        "offered": [t["function"]["name"] for t in record.tools],
+        "tool_schemas": {t["function"]["name"]: t["function"].get("parameters", {}) for t in record.tools},
+        "gold_calls": gold_calls(record),
+        "facts": facts_of(record),
+        "refuted_links": refuted_links_for(record, refuted),
+    }
+
+
+SFT_JSON_COLUMNS = ("messages", "tools")
+GRPO_JSON_COLUMNS = ("prompt", "offered", "tool_schemas", "gold_calls", "facts", "refuted_links")
+
+
+def to_dataset(rows: list[dict[str, Any]], kind: str) -> Any:
+    """A `datasets.Dataset` with `Json` features for every nested column (no `None`-filled keys)."""
+    from datasets import Dataset, Features, Json, Value
+
+    json_cols = SFT_JSON_COLUMNS if kind == "sft" else GRPO_JSON_COLUMNS
+    if not rows:
+        raise DatasetError(f"the {kind} split is empty")
+    features = Features({k: (Json() if k in json_cols else Value("string")) for k in rows[0]})
+    return Dataset.from_list(rows, features=features)
+
+
+# ---------------------------------------------------------------------------------------------- lengths
+
+@dataclass
+class LengthReport:
+    kind: str
+    max_length: int
+    count: int
+    longest: int
+    mean: float
+    p95: int
+    over: list[str] = field(default_factory=list)
+    policy: str = "error"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "max_length": self.max_length, "count": self.count, "longest": self.longest,
+                "mean": round(self.mean, 1), "p95": self.p95, "over": len(self.over), "over_ids": self.over[:50],
+                "policy": self.policy}
+
+
+def token_length(tok: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                 generation_prompt: bool) -> int:
+    text = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
+    return len(tok(str(text), add_special_tokens=False)["input_ids"])
+
+
+def measure(rows: list[dict[str, Any]], records: dict[str, Trajectory], tok: Any, kind: str, max_length: int,
+            policy: str = "error") -> tuple[list[dict[str, Any]], LengthReport]:
+    """Token length of each row (SFT: the whole conversation; GRPO: the rendered prompt with its tools) against
+    `max_length`. Policy for rows over it: `error` (raise, naming how many and the limit), `drop` (remove them,
+    reported) or `keep` (reported; the trainer truncates)."""
+    if policy not in ("error", "drop", "keep"):
+        raise DatasetError("length policy must be error, drop or keep")
+    lengths: list[tuple[int, dict[str, Any]]] = []
+    for row in rows:
+        rec = records[row["trajectory_id"]]
+        if kind == "sft":
+            n = token_length(tok, row["messages"], row["tools"], generation_prompt=False)
+        else:
+            n = token_length(tok, row["prompt"], rec.tools, generation_prompt=True)
+        lengths.append((n, row))
+    ns = sorted(n for n, _ in lengths) or [0]
+    over = [row["trajectory_id"] for n, row in lengths if n > max_length]
+    report = LengthReport(kind, max_length, len(rows), ns[-1], sum(ns) / max(1, len(ns)),
+                          ns[min(len(ns) - 1, int(0.95 * len(ns)))], over, policy)
+    if over and policy == "error":
+        raise DatasetError(f"{len(over)} of {len(rows)} {kind} rows exceed {max_length} tokens (longest {ns[-1]}): "
+                           "raise the max length, or set data.length_policy to drop or keep")
+    kept = [row for n, row in lengths if n <= max_length] if policy == "drop" else rows
+    return kept, report
+
+
+# ---------------------------------------------------------------------------------------------- manifest
+
+def records_hash(records: Sequence[Trajectory]) -> str:
+    h = hashlib.sha256()
+    for r in records:
+        h.update(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def benchmark_overlap(train: Sequence[Trajectory], bench: Path | None) -> dict[str, Any]:
+    """How many training records share a request or a tool sequence with a benchmark file (JSONL of records or
+    tasks with `request`/`steps`/`tools_sequence`)."""
+    if bench is None or not bench.exists():
+        return {"benchmark": None}
+    requests: set[str] = set()
+    sequences: set[str] = set()
+    for line in bench.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        if item.get("request"):
+            requests.add(str(item["request"]))
+        seq = item.get("tools_sequence") or [s.get("tool") for s in item.get("steps", []) if isinstance(s, dict)]
+        if seq:
+            sequences.add("|".join(str(x) for x in seq))
+    return {"benchmark": str(bench), "same_request": sum(r.request in requests for r in train),
+            "same_sequence": sum(sequence_key(r) in sequences for r in train)}
+
+
+def manifest(records: Sequence[Trajectory], train: Sequence[Trajectory], evaluation: Sequence[Trajectory], *,
+             source: Path, eval_fraction: float, seed: int, lengths: list[LengthReport],
+             bench: Path | None = None) -> dict[str, Any]:
+    train_seq = {sequence_key(r) for r in train}
+    eval_seq = {sequence_key(r) for r in evaluation}
+    return {
+        "source": str(source), "sha256": records_hash(records), "records": len(records),
+        "train": len(train), "eval": len(evaluation), "eval_fraction": eval_fraction, "split_seed": seed,
+        "train_sequences": len(train_seq), "eval_sequences": len(eval_seq),
+        "sequence_overlap": len(train_seq & eval_seq),
+        "shapes": dict(Counter(r.shape for r in train)),
+        "steps": dict(Counter(str(r.n_steps) for r in train)),
+        "lengths": [lr.to_json() for lr in lengths],
+        "benchmark_overlap": benchmark_overlap(train, bench),
+    }

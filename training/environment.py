@@ -1,0 +1,229 @@
+"""The tool environment of GRPO rollouts: each record's own offered tools, executed for real.
+
+trl exposes one tool list to every prompt when given `tools=`; per-record tool sets need `environment_factory` as
+a dict `{name: factory}` with an `environment` column in the dataset (`training.datasets.toolset_key`). Here every
+distinct set of offered tools becomes one environment class whose public methods are exactly those tools, built
+from their function specs (name, description, parameter types, descriptions, enums, required), so
+`transformers.utils.get_json_schema` renders them into the prompt the way the specs describe them.
+
+A call goes to a backend:
+
+* `LiveBackend` — through `execution.executor.Executor` against the configured upstream (the sandbox in tests and
+  demos): per-API rate limits, daily quotas, the response cache and the call counter of the economy all apply, and
+  the service key is added to the outgoing request only;
+* `ReplayBackend` — the recorded responses: a call whose normalised arguments equal a recorded step of the same
+  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error.
+
+Each rollout may make at most `max_calls` tool calls (further calls get an error without executing); trl's
+`max_tool_calling_iterations` bounds the turns. Results are JSON strings (`{"rows", "items"}` or `{"error"}`),
+trimmed like the recorded trajectories, with every secret value known to the settings replaced by `***`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Coroutine, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, Protocol, TypeVar
+
+import httpx
+
+from core.settings import Settings
+from execution.executor import Executor
+from execution.limits import Economy, economy_for
+from graph.models import ApiRecord, ToolRecord
+from synthesis.engine import trim
+from synthesis.records import Trajectory
+from training.datasets import toolset_key
+
+T = TypeVar("T")
+JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
+                               "object": dict}
+
+
+def normalise_value(value: Any) -> str:
+    """The comparable form of an argument value: trimmed text; numbers without a trailing `.0`; lists joined."""
+    if isinstance(value, list):
+        return ",".join(normalise_value(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def normalise_args(args: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, normalise_value(v)) for k, v in args.items() if v is not None))
+
+
+class Backend(Protocol):
+    def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class ReplayBackend:
+    """Answers calls from the recorded responses of the trajectories."""
+
+    def __init__(self, records: Sequence[Trajectory]) -> None:
+        self.by_record: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]]] = {}
+        self.shared: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
+        for r in records:
+            own = self.by_record.setdefault(r.id, {})
+            for s in r.steps:
+                key = (s.tool, normalise_args(s.arguments))
+                resp = {"rows": s.response.rows, "items": s.response.items}
+                own[key] = resp
+                self.shared.setdefault(key, resp)
+
+    def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        key = (name, normalise_args(args))
+        hit = self.by_record.get(trajectory_id, {}).get(key) or self.shared.get(key)
+        if hit is None:
+            return {"error": "replay: no recorded response for these arguments"}
+        return hit
+
+
+class LiveBackend:
+    """Executes calls through the execution layer on a private event loop (trl calls sync tools from its thread)."""
+
+    def __init__(self, settings: Settings, tools: dict[str, ToolRecord], apis: dict[str, ApiRecord], *,
+                 transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
+                 timeout_s: float = 60.0) -> None:
+        self.tools = tools
+        self.timeout_s = timeout_s
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="kopa-train-tools", daemon=True)
+        self._thread.start()
+        economy = economy or economy_for(settings)
+
+        async def make() -> Executor:
+            return Executor(settings, economy, apis, transport=transport, run_id="training")
+
+        self.executor = self._submit(make())
+
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.timeout_s)
+
+    def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        tool = self.tools.get(name)
+        if tool is None:
+            return {"error": f"unknown tool {name}"}
+        try:
+            result = self._submit(self.executor.call(tool, {k: v for k, v in args.items() if v is not None}))
+        except FutureTimeout:
+            return {"error": "the upstream did not answer in time"}
+        if not result.ok:
+            return {"error": f"{result.outcome}: {result.reason}".strip(": ")}
+        rows = [r for r in result.items if isinstance(r, dict)]
+        return {"rows": len(rows), "items": trim(rows)}
+
+    def close(self) -> None:
+        if self._loop.is_running():
+            self._submit(self.executor.aclose())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+
+
+def secret_values(settings: Settings, apis: Sequence[ApiRecord] = ()) -> list[str]:
+    """Values of every secret the settings or the APIs name (to scrub from tool results)."""
+    names = {settings.verify.key_secret, *(a.auth.secret for a in apis if a.auth.secret)}
+    return sorted({v for n in names if n and (v := os.environ.get(n)) and len(v) >= 4}, key=len, reverse=True)
+
+
+class ToolEnvironment:
+    """Base of the generated environments. One instance per rollout; trl calls `reset(**row)` before each."""
+
+    backend: Backend
+    max_calls: int
+    secrets: Sequence[str]
+    counter: Counter[str]
+
+    def __init__(self) -> None:
+        self.trajectory_id = ""
+        self.calls: list[dict[str, Any]] = []
+
+    def reset(self, **row: Any) -> None:
+        self.trajectory_id = str(row.get("trajectory_id", ""))
+        self.calls = []
+
+    def _invoke(self, name: str, args: dict[str, Any]) -> str:
+        if len(self.calls) >= self.max_calls:
+            out: dict[str, Any] = {"error": f"tool call limit of {self.max_calls} for this task reached"}
+        else:
+            out = self.backend.run(self.trajectory_id, name, args)
+            self.counter[name] += 1
+        self.calls.append({"tool": name, "arguments": args, "ok": "error" not in out})
+        text = json.dumps(out, ensure_ascii=False, default=str)
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def _docline(text: str) -> str:
+    return " ".join(str(text or "").split()).replace("(choices:", "(options:")
+
+
+def make_tool(spec: dict[str, Any]) -> Callable[..., str]:
+    """A method for an environment class from an OpenAI-style function spec (keyword-only, documented)."""
+    fn = spec["function"]
+    name = fn["name"]
+    params = fn.get("parameters", {}) or {}
+    props: dict[str, Any] = params.get("properties", {}) or {}
+    required = set(params.get("required", []) or [])
+    order = [p for p in props if p in required] + [p for p in props if p not in required]
+    sig = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    annotations: dict[str, Any] = {}
+    lines = [_docline(fn.get("description") or name), "", "Args:"]
+    for p in order:
+        schema = props[p]
+        hint: Any = JSON_TYPES.get(str(schema.get("type", "string")), str)
+        if hint is list:
+            item: Any = JSON_TYPES.get(str((schema.get("items") or {}).get("type", "string")), str)
+            hint = list[item]
+        annotations[p] = hint
+        default = inspect.Parameter.empty if p in required else None
+        sig.append(inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint))
+        desc = _docline(schema.get("description") or p)
+        if schema.get("enum"):
+            desc += f" (choices: {json.dumps(schema['enum'], ensure_ascii=False)})"
+        lines.append(f"    {p}: {desc}")
+    if not order:
+        lines = lines[:1]
+
+    def tool(self: ToolEnvironment, **kwargs: Any) -> str:
+        return self._invoke(name, kwargs)
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = "\n".join(lines)
+    tool.__signature__ = inspect.Signature(sig)  # type: ignore[attr-defined]
+    tool.__annotations__ = annotations
+    return tool
+
+
+def environment_factories(records: Sequence[Trajectory], backend: Backend, *, max_calls: int = 6,
+                          secrets: Sequence[str] = ()) -> tuple[dict[str, type[ToolEnvironment]], Counter[str]]:
+    """One environment class per distinct set of offered tools, keyed like the dataset's `environment` column,
+    and the shared counter of executed calls per tool (for the run's tool-call frequency)."""
+    from transformers.utils.chat_template_utils import get_json_schema
+
+    counter: Counter[str] = Counter()
+    classes: dict[str, type[ToolEnvironment]] = {}
+    for r in records:
+        key = toolset_key(r)
+        if key in classes:
+            continue
+        methods: dict[str, Any] = {}
+        for spec in r.tools:
+            method = make_tool(spec)
+            get_json_schema(method)  # fail now, not at the first generation, if a spec cannot be rendered
+            methods[method.__name__] = method
+        bad = [n for n in methods if n.startswith("_") or n in ("reset", "get_reward")]
+        if bad:
+            raise ValueError(f"tool names cannot be used as environment methods: {bad}")
+        classes[key] = type(f"Env_{key}", (ToolEnvironment,), {
+            **methods, "backend": backend, "max_calls": max_calls, "secrets": tuple(secrets), "counter": counter})
+    return classes, counter

@@ -1,0 +1,378 @@
+"""Execution-grounded rewards for GRPO: pure functions `f(prompts, completions, **columns) -> list[float]`.
+
+A completion is what trl hands a reward function for conversational data: the list of messages the model
+produced in one rollout (`assistant` turns with `tool_calls`, the `tool` results trl appended, the final
+`assistant` answer); a plain string (non-conversational data) is parsed for `<tool_call>` blocks. The columns are
+those of the GRPO dataset (`training.datasets.grpo_row`), one value per completion: `gold_calls`, `facts`,
+`offered`, `tool_schemas`, `refuted_links`. Each function ignores the columns it does not need.
+
+Rewards (each in [0, 1]):
+
+* `well_formed_calls` — share of attempted calls that parsed as a tool call (an unparsed `<tool_call>` block stays in
+  the text and counts as an attempt); 0 when the model calls nothing;
+* `schema_valid_arguments` — share of calls whose arguments validate against the offered tool's JSON schema;
+* `right_tools` — F1 of the called tool names against the gold ones (as multisets);
+* `gold_arguments` — share of gold arguments matched after normalisation; an argument the gold trajectory took from
+  an earlier result (provenance `link`) gets full credit only when that value appeared in an earlier tool result of
+  this rollout (it came from the right result), half credit when it was right but never observed;
+* `executed_calls` — share of distinct calls whose tool result was not an error;
+* `answer_facts` — share of the answered facts the final answer states (`synthesis.facts.check_answer`, the same
+  checker as KOPA-Bench); 0 for an empty answer and for an answer that dumps numbers (more than
+  `max(DUMP_MIN, DUMP_FACTOR × facts)` numbers).
+
+Penalties (each in [-1, 0]):
+
+* `invented_tools` — share of calls to tools the task did not offer;
+* `refuted_links` — share of calls that pass a value taken from an earlier result along a link execution refuted;
+* `excess_calls` — calls beyond the gold count, relative to the gold count (capped at 1);
+* `repeated_calls` — share of calls that repeat an identical earlier call.
+
+`REWARDS` maps names to functions; `DEFAULT_WEIGHTS` are the weights `training.config` starts from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from synthesis.facts import Fact, check_answer, numbers_in
+from training.environment import normalise_value
+
+Completion = list[dict[str, Any]] | str
+RewardFn = Callable[..., list[float]]
+
+#: An answer with more numbers than max(DUMP_MIN, DUMP_FACTOR × facts) is a dump, not an answer.
+DUMP_MIN = 12
+DUMP_FACTOR = 3
+_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+@dataclass
+class Call:
+    name: str
+    arguments: dict[str, Any]
+    result: str | None = None
+    #: tool results seen before this call (for provenance)
+    seen_before: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        if self.result is None:
+            return True
+        try:
+            doc = json.loads(self.result)
+        except ValueError:
+            return self.result.startswith("{'error'")
+        return isinstance(doc, dict) and "error" in doc
+
+
+@dataclass
+class Parsed:
+    calls: list[Call]
+    malformed: int
+    answer: str
+
+
+def _parse_block(text: str) -> tuple[str, dict[str, Any]] | None:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+        return None
+    args = doc.get("arguments", {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return None
+    return (doc["name"], args) if isinstance(args, dict) else None
+
+
+def parse_completion(completion: Completion) -> Parsed:
+    """Calls (with their results and what was seen before them), malformed call attempts and the final answer."""
+    if isinstance(completion, str):
+        completion = [{"role": "assistant", "content": completion}]
+    calls: list[Call] = []
+    malformed = 0
+    answer = ""
+    seen: list[tuple[str, str]] = []
+    pending: list[Call] = []
+    for msg in completion:
+        role = msg.get("role")
+        if role == "assistant":
+            content = str(msg.get("content") or "")
+            for tc in msg.get("tool_calls") or []:
+                fn = tc.get("function", tc)
+                args = fn.get("arguments", {})
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except ValueError:
+                        malformed += 1
+                        continue
+                call = Call(str(fn.get("name", "")), args if isinstance(args, dict) else {}, seen_before=list(seen))
+                calls.append(call)
+                pending.append(call)
+            for block in _BLOCK.findall(content):
+                got = _parse_block(block)
+                if got is None:
+                    malformed += 1
+                else:  # a text-only completion: a call nobody executed
+                    calls.append(Call(got[0], got[1], seen_before=list(seen)))
+            malformed += content.count("<tool_call>") - len(_BLOCK.findall(content))
+            text = _BLOCK.sub("", content).replace("<tool_call>", "").strip()
+            if not msg.get("tool_calls"):
+                answer = text
+        elif role == "tool":
+            content = str(msg.get("content") or "")
+            match = next((c for c in pending if c.name == msg.get("name")), pending[0] if pending else None)
+            if match is not None:
+                match.result = content
+                pending.remove(match)
+            seen.append((str(msg.get("name", "")), content))
+    return Parsed(calls, malformed, answer)
+
+
+def _col(kwargs: dict[str, Any], name: str, n: int) -> list[Any]:
+    values = kwargs.get(name)
+    if values is None:
+        return [None] * n
+    return list(values)
+
+
+def _loads(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+# ---------------------------------------------------------------------------------------------- rewards
+
+def well_formed_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Share of attempted tool calls that parsed as calls; 0 when nothing was called."""
+    out = []
+    for c in completions:
+        p = parse_completion(c)
+        attempts = len(p.calls) + p.malformed
+        out.append(len(p.calls) / attempts if attempts else 0.0)
+    return out
+
+
+def schema_valid_arguments(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Share of calls whose arguments validate against the offered tool's JSON schema (`tool_schemas`)."""
+    out = []
+    for c, schemas in zip(completions, _col(kwargs, "tool_schemas", len(completions)), strict=True):
+        schemas = _loads(schemas) or {}
+        calls = parse_completion(c).calls
+        if not calls:
+            out.append(0.0)
+            continue
+        valid = 0
+        for call in calls:
+            schema = schemas.get(call.name)
+            if schema is None:
+                continue
+            try:
+                jsonschema.validate(call.arguments, schema)
+                valid += 1
+            except (jsonschema.ValidationError, jsonschema.SchemaError):
+                pass
+        out.append(valid / len(calls))
+    return out
+
+
+def right_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """F1 of the called tool names against the gold calls' tools (multisets)."""
+    out = []
+    for c, gold in zip(completions, _col(kwargs, "gold_calls", len(completions)), strict=True):
+        want = Counter(g["tool"] for g in _loads(gold) or [])
+        got = Counter(call.name for call in parse_completion(c).calls)
+        hit = sum((want & got).values())
+        if not hit:
+            out.append(0.0)
+            continue
+        precision, recall = hit / sum(got.values()), hit / sum(want.values())
+        out.append(2 * precision * recall / (precision + recall))
+    return out
+
+
+def values_equal(a: Any, b: Any) -> bool:
+    """Equal after normalisation: text trimmed; numbers equal as numbers unless a leading zero makes them codes."""
+    x, y = normalise_value(a), normalise_value(b)
+    if x == y:
+        return True
+    try:
+        fx, fy = float(x), float(y)
+    except ValueError:
+        return x.casefold() == y.casefold()
+    leading = any(len(s) > 1 and s.lstrip("-")[0] == "0" and not s.lstrip("-").startswith("0.") for s in (x, y))
+    return not leading and fx == fy
+
+
+def _observed(value: Any, source_tool: str, source_field: str, seen: list[tuple[str, str]]) -> bool:
+    for name, content in seen:
+        if source_tool and name != source_tool:
+            continue
+        try:
+            doc = json.loads(content)
+        except ValueError:
+            continue
+        for row in doc.get("items", []) if isinstance(doc, dict) else []:
+            if isinstance(row, dict) and (source_field in row or not source_field):
+                candidates = [row[source_field]] if source_field in row else list(row.values())
+                if any(values_equal(v, value) or normalise_value(value) in normalise_value(v) for v in candidates):
+                    return True
+    return False
+
+
+def gold_arguments(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Share of gold arguments the model's calls match, with provenance credit for linked arguments."""
+    out = []
+    for c, gold in zip(completions, _col(kwargs, "gold_calls", len(completions)), strict=True):
+        gold_calls = _loads(gold) or []
+        calls = list(parse_completion(c).calls)
+        total = sum(len(g["arguments"]) for g in gold_calls)
+        if not total:
+            out.append(0.0)
+            continue
+        by_step = {g["step"]: g["tool"] for g in gold_calls}
+        credit = 0.0
+        for g in gold_calls:
+            candidates = [call for call in calls if call.name == g["tool"]]
+            if not candidates:
+                continue
+
+            def score(call: Call, g: dict[str, Any] = g, by_step: dict[int, str] = by_step) -> float:
+                s = 0.0
+                for k, v in g["arguments"].items():
+                    if k not in call.arguments or not values_equal(call.arguments[k], v):
+                        continue
+                    prov = (g.get("provenance") or {}).get(k, {})
+                    if prov.get("kind") == "link":
+                        src = by_step.get(int(prov.get("from_step", -1)) + 1, "")
+                        s += 1.0 if _observed(v, src, str(prov.get("field", "")), call.seen_before) else 0.5
+                    else:
+                        s += 1.0
+                return s
+
+            best = max(candidates, key=score)
+            credit += score(best)
+            calls.remove(best)
+        out.append(credit / total)
+    return out
+
+
+def executed_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Share of distinct calls whose tool result was not an error (repeats earn nothing)."""
+    out = []
+    for c in completions:
+        calls = parse_completion(c).calls
+        distinct: dict[str, Call] = {}
+        for call in calls:
+            distinct.setdefault(_call_key(call), call)
+        out.append(sum(not x.failed for x in distinct.values()) / len(distinct) if distinct else 0.0)
+    return out
+
+
+def _facts(value: Any) -> list[Fact]:
+    return [Fact(kind=f["kind"], value=f["value"], tolerance=float(f.get("tolerance") or 0.0), unit=f.get("unit"),
+                 label=str(f.get("label", ""))) for f in _loads(value) or []]
+
+
+def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Share of the answered facts the final answer states; 0 for empty answers and number dumps."""
+    out = []
+    for c, facts in zip(completions, _col(kwargs, "facts", len(completions)), strict=True):
+        wanted = _facts(facts)
+        answer = parse_completion(c).answer
+        if not answer.strip() or not wanted:
+            out.append(0.0)
+            continue
+        if len(numbers_in(answer)) > max(DUMP_MIN, DUMP_FACTOR * len(wanted)):
+            out.append(0.0)
+            continue
+        out.append(check_answer(answer, wanted).score)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- penalties
+
+def invented_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Minus the share of calls to tools the task did not offer."""
+    out = []
+    for c, offered in zip(completions, _col(kwargs, "offered", len(completions)), strict=True):
+        names = set(_loads(offered) or [])
+        calls = parse_completion(c).calls
+        out.append(-sum(call.name not in names for call in calls) / len(calls) if calls else 0.0)
+    return out
+
+
+def refuted_links(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Minus the share of calls feeding a parameter with a value from an earlier result along a refuted link."""
+    out = []
+    for c, refuted in zip(completions, _col(kwargs, "refuted_links", len(completions)), strict=True):
+        links = _loads(refuted) or []
+        calls = parse_completion(c).calls
+        bad = 0
+        for call in calls:
+            for link in links:
+                if link["target_tool"] != call.name or link["target_param"] not in call.arguments:
+                    continue
+                if _observed(call.arguments[link["target_param"]], link["source_tool"], link["source_field"],
+                             call.seen_before):
+                    bad += 1
+                    break
+        out.append(-bad / len(calls) if calls else 0.0)
+    return out
+
+
+def excess_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Minus the calls beyond the gold count, relative to it (at most -1)."""
+    out = []
+    for c, gold in zip(completions, _col(kwargs, "gold_calls", len(completions)), strict=True):
+        want = max(1, len(_loads(gold) or []))
+        extra = max(0, len(parse_completion(c).calls) - want)
+        out.append(-min(1.0, extra / want))
+    return out
+
+
+def _call_key(call: Call) -> str:
+    return json.dumps([call.name, sorted((k, normalise_value(v)) for k, v in call.arguments.items())],
+                      ensure_ascii=False)
+
+
+def repeated_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
+    """Minus the share of calls that repeat an identical earlier call (same tool, same normalised arguments)."""
+    out = []
+    for c in completions:
+        calls = parse_completion(c).calls
+        keys = [_call_key(x) for x in calls]
+        out.append(-(len(keys) - len(set(keys))) / len(keys) if keys else 0.0)
+    return out
+
+
+REWARDS: dict[str, RewardFn] = {
+    "well_formed_calls": well_formed_calls, "schema_valid_arguments": schema_valid_arguments,
+    "right_tools": right_tools, "gold_arguments": gold_arguments, "executed_calls": executed_calls,
+    "answer_facts": answer_facts, "invented_tools": invented_tools, "refuted_links": refuted_links,
+    "excess_calls": excess_calls, "repeated_calls": repeated_calls,
+}
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "well_formed_calls": 0.5, "schema_valid_arguments": 0.5, "right_tools": 1.0, "gold_arguments": 1.0,
+    "executed_calls": 0.5, "answer_facts": 1.0, "invented_tools": 1.0, "refuted_links": 1.0,
+    "excess_calls": 0.5, "repeated_calls": 0.5,
+}
+
+
+def selected(weights: dict[str, float]) -> tuple[list[RewardFn], list[float]]:
+    """The reward functions with non-zero weight and their weights, in a stable order (for GRPOConfig)."""
+    unknown = set(weights) - set(REWARDS)
+    if unknown:
+        raise ValueError(f"unknown rewards: {sorted(unknown)} (known: {', '.join(REWARDS)})")
+    names = [n for n in REWARDS if weights.get(n, 0.0)]
+    return [REWARDS[n] for n in names], [float(weights[n]) for n in names]

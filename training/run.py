@@ -1,0 +1,304 @@
+"""SFT and GRPO runs: one folder per run.
+
+```
+<output>/config.yaml        the validated config
+<output>/manifest.json      dataset: source hash, counts, split by tool sequence, token lengths, benchmark overlap
+<output>/checkpoints/       trainer checkpoints (resume from here)
+<output>/model/             the final model + tokenizer (LoRA merged), loadable by `from_pretrained`
+<output>/log.jsonl          every trainer log line (loss, learning rate, rewards/<name>/mean, tools/*)
+<output>/rewards.jsonl      GRPO: the reward components per logged step
+<output>/tool_calls.json    GRPO: executed calls per tool, calls per rollout
+<output>/report.md          summary + curves.png (loss, reward components)
+```
+
+trl, torch, transformers, peft and matplotlib are imported inside the functions (the `train` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.errors import KopaError
+from graph.models import LinkRecord
+from synthesis.records import Trajectory
+from training import datasets as D
+from training.config import RunConfig, grpo_args, peft_config, sft_args
+from training.environment import Backend, ReplayBackend, environment_factories
+from training.rewards import selected
+
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1",
+               "TOKENIZERS_PARALLELISM": "false"}
+_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+
+
+class TrainingError(KopaError):
+    """A run that cannot start or finish as configured."""
+
+
+def offline() -> None:
+    """Never reach a model hub: no downloads, no telemetry."""
+    for k, v in OFFLINE_ENV.items():
+        os.environ.setdefault(k, v)
+
+
+def _use_cpu() -> bool:
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+def load_tokenizer(model_dir: Path) -> Any:
+    from transformers import PreTrainedTokenizerFast
+
+    if not (model_dir / "tokenizer.json").exists():
+        raise TrainingError(f"{model_dir} has no tokenizer.json (a local model directory is required)")
+    return PreTrainedTokenizerFast.from_pretrained(str(model_dir))
+
+
+def load_model(model_dir: Path) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    if not (model_dir / "config.json").exists():
+        raise TrainingError(f"{model_dir} is not a model directory (no config.json); build one with "
+                            "`kopa train tiny` or point model: at a local checkpoint")
+    return AutoModelForCausalLM.from_pretrained(str(model_dir))
+
+
+def _records(cfg: RunConfig) -> tuple[list[Trajectory], list[Trajectory], list[Trajectory]]:
+    records = D.load_records(cfg.data.records)
+    if cfg.data.limit:
+        records = records[: cfg.data.limit]
+    train, evaluation = D.split_by_sequence(records, cfg.data.eval_fraction, cfg.data.split_seed)
+    if not train:
+        raise TrainingError("the training split is empty: lower data.eval_fraction or add records")
+    return records, train, evaluation
+
+
+def _resume(cfg: RunConfig) -> bool | str | None:
+    r = cfg.train.resume
+    if r is False:
+        return None
+    ckpts = cfg.output / "checkpoints"
+    if r is True:
+        if not any(ckpts.glob("checkpoint-*")):
+            raise TrainingError(f"train.resume is true but {ckpts} holds no checkpoint")
+        return True
+    if not Path(r).exists():
+        raise TrainingError(f"train.resume: checkpoint {r} does not exist")
+    return str(r)
+
+
+def _start(cfg: RunConfig) -> None:
+    offline()
+    if cfg.output.exists() and any(cfg.output.glob("checkpoints/checkpoint-*")) and cfg.train.resume is False:
+        raise TrainingError(f"{cfg.output} already holds checkpoints: set train.resume=true or use another output")
+    cfg.output.mkdir(parents=True, exist_ok=True)
+    (cfg.output / "config.yaml").write_text(yaml.safe_dump(cfg.dump(), allow_unicode=True, sort_keys=False),
+                                            encoding="utf-8")
+
+
+def _log_callback(path: Path) -> Any:
+    from transformers import TrainerCallback
+
+    class JsonlLog(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+                   **kwargs: Any) -> None:
+            if logs:
+                with path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
+
+    return JsonlLog()
+
+
+def _save_final(trainer: Any, tok: Any, out: Path, lora: bool) -> Path:
+    model = trainer.model
+    if lora:
+        model = model.merge_and_unload()
+    model.save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    return out
+
+
+def read_log(run: Path) -> list[dict[str, Any]]:
+    path = run / "log.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
+    """report.md with curves.png: the loss and, for GRPO, the mean reward and each component per logged step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    log = [x for x in read_log(run) if "loss" in x or "reward" in x]
+    series: dict[str, list[tuple[int, float]]] = {}
+    for entry in log:
+        for k, v in entry.items():
+            wanted = k in ("loss", "reward", "tools/call_frequency") or (k.startswith("rewards/") and k.endswith("/mean"))
+            if wanted and isinstance(v, int | float):
+                series.setdefault(k, []).append((int(entry["step"]), float(v)))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for k, pts in series.items():
+        ax = axes[0] if k in ("loss", "reward", "tools/call_frequency") else axes[1]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=k.removeprefix("rewards/").removesuffix("/mean"))
+    axes[0].set_title(f"{kind}: loss / mean reward / calls per rollout")
+    axes[1].set_title("reward components (mean)")
+    for ax in axes:
+        ax.set_xlabel("step")
+        if ax.lines:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(run / "curves.png", dpi=110)
+    plt.close(fig)
+    lines = [f"# {kind.upper()} run", "", "```json", json.dumps(summary, ensure_ascii=False, indent=1), "```", "",
+             "![curves](curves.png)", ""]
+    if series:
+        lines += ["| series | first | last |", "|---|---|---|"]
+        lines += [f"| {k} | {v[0][1]:.4f} | {v[-1][1]:.4f} |" for k, v in series.items()]
+    (run / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return run / "report.md"
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+
+def well_formed(text: str, offered: Sequence[str]) -> bool:
+    """A completion text holds at least one `<tool_call>` JSON block naming an offered tool, and nothing malformed."""
+    blocks = _CALL.findall(text)
+    if not blocks or text.count("<tool_call>") != len(blocks):
+        return False
+    for block in blocks:
+        try:
+            doc = json.loads(block)
+        except ValueError:
+            return False
+        if not isinstance(doc, dict) or doc.get("name") not in offered or not isinstance(doc.get("arguments"), dict):
+            return False
+    return True
+
+
+def call_format_rate(model_dir: Path, records: Sequence[Trajectory], *, max_new_tokens: int = 96) -> float:
+    """Share of held-out prompts (system + request + the record's tools) on which greedy decoding emits a
+    well-formed call to an offered tool."""
+    import torch
+
+    offline()
+    tok = load_tokenizer(model_dir)
+    model = load_model(model_dir)
+    model.eval()
+    hits = 0
+    for r in records:
+        row = D.grpo_row(r)
+        text = tok.apply_chat_template(row["prompt"], tools=r.tools, tokenize=False, add_generation_prompt=True)
+        ids = tok(str(text), return_tensors="pt", add_special_tokens=False)
+        with torch.no_grad():
+            out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
+                                 eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        completion = tok.decode(out[0][ids["input_ids"].shape[1]:], skip_special_tokens=False)
+        hits += well_formed(completion, row["offered"])
+    return hits / max(1, len(records))
+
+
+# ---------------------------------------------------------------------------------------------- SFT
+
+def run_sft(cfg: RunConfig) -> dict[str, Any]:
+    """Supervised warm-up on the trajectories' conversations (assistant-only loss)."""
+    _start(cfg)
+    from trl.trainer.sft_trainer import SFTTrainer
+
+    records, train, evaluation = _records(cfg)
+    tok = load_tokenizer(cfg.model)
+    by_id = {r.id: r for r in records}
+    rows, lengths = D.measure([D.sft_row(r) for r in train], by_id, tok, "sft", cfg.sft.max_length,
+                              cfg.data.length_policy)
+    eval_rows, eval_len = D.measure([D.sft_row(r) for r in evaluation], by_id, tok, "sft", cfg.sft.max_length,
+                                    "keep") if evaluation else ([], None)
+    man = D.manifest(records, train, evaluation, source=cfg.data.records, eval_fraction=cfg.data.eval_fraction,
+                     seed=cfg.data.split_seed, lengths=[lengths, *([eval_len] if eval_len else [])],
+                     bench=cfg.data.benchmark)
+    man["used_train_rows"] = len(rows)
+    (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
+    use_cpu = _use_cpu()
+    trainer = SFTTrainer(model=load_model(cfg.model), args=sft_args(cfg, use_cpu=use_cpu),
+                         train_dataset=D.to_dataset(rows, "sft"), processing_class=tok,
+                         peft_config=peft_config(cfg), callbacks=[_log_callback(cfg.output / "log.jsonl")])
+    started = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=_resume(cfg))
+    model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
+    summary = {"kind": "sft", "steps": result.global_step, "train_loss": round(float(result.training_loss), 4),
+               "seconds": round(time.perf_counter() - started, 1), "train_rows": len(rows),
+               "eval_rows": len(eval_rows), "model": str(model_dir), "device": "cpu" if use_cpu else "cuda"}
+    write_report(cfg.output, "sft", summary)
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------- GRPO
+
+def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequence[str] = (),
+             refuted: Sequence[LinkRecord] = ()) -> dict[str, Any]:
+    """GRPO over prompt-only rows with each record's own tools executed by `backend` (replay by default);
+    `refuted` links (from the graph) feed the refuted-link penalty."""
+    g = cfg.grpo
+    if (cfg.train.per_device_train_batch_size * cfg.train.gradient_accumulation_steps) % g.num_generations:
+        raise TrainingError("train.per_device_train_batch_size × gradient_accumulation_steps must be a multiple of "
+                            f"grpo.num_generations ({g.num_generations})")
+    _start(cfg)
+    from trl.trainer.grpo_trainer import GRPOTrainer
+
+    records, train, evaluation = _records(cfg)
+    tok = load_tokenizer(cfg.model)
+    by_id = {r.id: r for r in records}
+    # GRPO rewards grade calls against the gold ones: records without calls (irrelevance samples) stay in SFT
+    with_calls = [r for r in train if r.steps]
+    if not with_calls:
+        raise TrainingError("no training record has a tool call to learn from")
+    rows, lengths = D.measure([D.grpo_row(r, refuted) for r in with_calls], by_id, tok, "grpo",
+                              g.max_prompt_length, cfg.data.length_policy)
+    man = D.manifest(records, train, evaluation, source=cfg.data.records, eval_fraction=cfg.data.eval_fraction,
+                     seed=cfg.data.split_seed, lengths=[lengths], bench=cfg.data.benchmark)
+    man["used_train_rows"] = len(rows)
+    man["without_calls"] = len(train) - len(with_calls)
+    man["environment"] = g.environment
+    (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
+    model = load_model(cfg.model)
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if limit and lengths.longest + g.max_completion_length > limit:
+        raise TrainingError(f"prompt ({lengths.longest} tokens) + grpo.max_completion_length "
+                            f"({g.max_completion_length}) exceeds the model's {limit} positions")
+    backend = backend or ReplayBackend(records)
+    factories, counter = environment_factories(with_calls, backend, max_calls=g.max_calls, secrets=secrets)
+    funcs, weights = selected(g.rewards)
+    use_cpu = _use_cpu()
+    trainer = GRPOTrainer(model=model, reward_funcs=list[Any](funcs), args=grpo_args(cfg, use_cpu=use_cpu, reward_weights=weights),
+                          train_dataset=D.to_dataset(rows, "grpo"), processing_class=tok,
+                          peft_config=peft_config(cfg), environment_factory=dict(factories),
+                          callbacks=[_log_callback(cfg.output / "log.jsonl")])
+    started = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=_resume(cfg))
+    model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
+    log = read_log(cfg.output)
+    components = [{"step": e["step"], "reward": e.get("reward"),
+                   **{k.split("/")[1]: v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")},
+                   "calls_per_rollout": e.get("tools/call_frequency"),
+                   "tool_failures": e.get("tools/failure_frequency")} for e in log if "reward" in e]
+    (cfg.output / "rewards.jsonl").write_text("".join(json.dumps(c) + "\n" for c in components), encoding="utf-8")
+    calls = {"per_tool": dict(counter.most_common()), "total": sum(counter.values()),
+             "calls_per_rollout": [c["calls_per_rollout"] for c in components]}
+    (cfg.output / "tool_calls.json").write_text(json.dumps(calls, ensure_ascii=False, indent=1), encoding="utf-8")
+    rewards = [c["reward"] for c in components if c["reward"] is not None]
+    summary = {"kind": "grpo", "steps": result.global_step, "seconds": round(time.perf_counter() - started, 1),
+               "train_rows": len(rows), "environment": g.environment, "rewards_logged": len(components),
+               "first_reward": rewards[0] if rewards else None, "last_reward": rewards[-1] if rewards else None,
+               "tool_calls": calls["total"], "model": str(model_dir), "device": "cpu" if use_cpu else "cuda"}
+    write_report(cfg.output, "grpo", summary)
+    return summary
