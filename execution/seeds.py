@@ -106,3 +106,86 @@ def profile_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[str
         if p.name in PAGE_SIZE_PARAMS:
             args[p.name] = PAGE_SIZE_PARAMS[p.name]
     return args, missing
+
+
+# ---------------------------------------------------------------------------------------------- typed values
+
+def _type_of(schema: dict[str, Any]) -> str:
+    t = schema.get("type", "string")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "string")
+    return str(t)
+
+
+def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
+    """A value typed as its JSON Schema says: integers as int, numbers as int/float, booleans, arrays (a scalar
+    is wrapped), strings as text. A value that cannot take the type is returned unchanged (validation then
+    reports it)."""
+    if schema is None or value is None:
+        return value
+    kind = _type_of(schema)
+    try:
+        if kind == "integer":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, int):
+                return value
+            number = float(str(value).replace(",", "").strip())
+            return int(number) if number.is_integer() else value
+        if kind == "number":
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return value
+            text = str(value).replace(",", "").strip()
+            number = float(text)
+            return int(number) if re.fullmatch(r"-?\d+", text) else number
+        if kind == "boolean":
+            if isinstance(value, bool):
+                return value
+            return {"true": True, "false": False, "y": True, "n": False, "1": True, "0": False}.get(
+                str(value).strip().lower(), value)
+        if kind == "array":
+            items = value if isinstance(value, list) else [value]
+            sub = schema.get("items") if isinstance(schema.get("items"), dict) else None
+            return [coerce(v, sub) for v in items]
+        if kind == "string":
+            if isinstance(value, float) and value.is_integer() and not schema.get("pattern", "").startswith("^-?\\d+\\."):
+                return str(value)
+            return value if isinstance(value, str) else (json.dumps(value, ensure_ascii=False)
+                                                         if isinstance(value, dict | list) else str(value))
+    except (TypeError, ValueError):
+        return value
+    return value
+
+
+def param_schema(tool: ToolRecord, name: str) -> dict[str, Any] | None:
+    props = tool.json_schema.get("properties") if isinstance(tool.json_schema, dict) else None
+    if isinstance(props, dict) and isinstance(props.get(name), dict):
+        return props[name]  # type: ignore[no-any-return]
+    return None
+
+
+def typed_args(tool: ToolRecord, args: dict[str, Any]) -> dict[str, Any]:
+    """Every argument typed per the tool's JSON Schema."""
+    return {k: coerce(v, param_schema(tool, k)) for k, v in args.items()}
+
+
+# ---------------------------------------------------------------------------------------------- user dates
+
+def user_date(name: str, description: str, settings: Settings, rnd: Any) -> str | None:
+    """A date a user would ask about, across the range the API serves, resolved against the clock: months
+    (YYYYMM) over the last year, past days (YYYYMMDD) over the last month for period starts and ends."""
+    n = name.lower()
+    text = description.lower()
+    at = now(settings)
+    if "ymd" in n and (("yyyymm" in text and "yyyymmdd" not in text) or "년월" in text):
+        months = rnd.randint(1, 12)
+        y, m = at.year, at.month - months
+        while m <= 0:
+            y, m = y - 1, m + 12
+        return f"{y}{m:02d}"
+    if "yyyymmdd" in text or n.endswith(("dt", "date", "de")):
+        if n.startswith("end") or "종료" in text:
+            return (at - timedelta(days=rnd.randint(1, 3))).strftime("%Y%m%d")
+        if n.startswith("start") or "시작" in text:
+            return (at - timedelta(days=rnd.randint(7, 28))).strftime("%Y%m%d")
+    return None

@@ -1,17 +1,26 @@
-"""Exports of recorded trajectories:
+"""Exports of recorded trajectories, each line carrying the trajectory id:
 
-* `trl`      — conversational records with `tools` as trl's SFT/GRPO trainers take them: an assistant message with
-               `tool_calls` (arguments as objects), `tool` messages with the responses, the final answer;
+* `trl`      — conversational records as trl's SFT/GRPO trainers take them (`messages` + `tools`): assistant
+               messages with `tool_calls` (arguments as objects), `tool` messages with the responses (rows shown
+               and the total), the final answer; the system message states the conversation's clock;
 * `openai`   — OpenAI chat fine-tuning JSONL (tool call ids, arguments as JSON strings);
-* `hermes`   — Hermes/Qwen text with `<tool_call>` and `<tool_response>` blocks and the tools in the system prompt;
-* `sharegpt` — `conversations` with from/value turns and the tools as JSON;
-* `bfcl`     — BFCL-style: question, functions, ground truth (one entry per call, each argument a list of values);
-* `hf`       — a Hugging Face `datasets` folder: parquet data plus a dataset card (provenance, config, seed, counts).
+* `hermes`   — the text the Qwen2.5 chat template renders for the trl record (`<tool_call>` /
+               `<tool_response>` blocks, tools in the system prompt), byte for byte;
+* `sharegpt` — LLaMA-Factory's ShareGPT layout: human/gpt/function_call/observation alternating, the system
+               prompt and tools in their own columns, parallel calls in one function_call and their results
+               merged into one observation;
+* `bfcl`     — BFCL's question/function/ground_truth layout for single-call records (BFCL type names, `required`
+               present, typed values); multi-step records are left out of `bfcl.jsonl` and counted;
+* `hf`       — a Hugging Face `datasets` folder with the trl lines (same message schema), train/validation splits
+               by tool sequence, a config name unique to the export, and a dataset card.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import statistics
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,12 +28,25 @@ from typing import Any
 from core.settings import Settings
 from graph.store import GraphStore
 from synthesis.engine import TRIM_RULE, VerifiedGraph, distribution
+from synthesis.quality import quality
 from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
 
 Record = Trajectory | dict[str, Any]
 
 FORMATS = ("trl", "openai", "hermes", "sharegpt", "bfcl")
 SYSTEM = "당신은 공공기관 API 도구를 순서대로 호출해 사용자의 질문에 답하는 도우미입니다. 필요한 도구를 호출하고 결과로 답하세요."
+#: The max_length (tokens) every exported conversation fits in, tools included: the rendered text is at most
+#: `synthesis.engine.MAX_RENDERED_CHARS` characters and chat tokenizers spend at most one token per character on
+#: it (checked with trl's SFTTrainer and assistant-only loss in tests/test_exports_consumers.py).
+SFT_MAX_LENGTH = 8192
+VALIDATION_FRACTION = 0.1
+#: BFCL's names for JSON Schema types.
+BFCL_TYPES = {"string": "string", "integer": "integer", "number": "float", "boolean": "boolean", "array": "array",
+              "object": "dict", "null": "any"}
+
+
+def system_prompt(record: Trajectory) -> str:
+    return f"{SYSTEM}\n현재 시각: {record.now} (KST)" if record.now else SYSTEM
 
 
 def _calls(record: Trajectory) -> list[list[TrajectoryStep]]:
@@ -41,68 +63,167 @@ def _calls(record: Trajectory) -> list[list[TrajectoryStep]]:
 
 
 def _content(step: TrajectoryStep) -> str:
-    return json.dumps({"rows": step.response.rows, "items": step.response.items}, ensure_ascii=False)
+    return json.dumps({"rows": step.response.rows, "shown": len(step.response.items), "items": step.response.items},
+                      ensure_ascii=False)
+
+
+def _error_content(error: str) -> str:
+    return json.dumps({"error": error}, ensure_ascii=False)
+
+
+def _turns(record: Trajectory) -> list[tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]]:
+    """Assistant turns as ([(tool, arguments)], [(tool, response text)]), failed attempts first."""
+    out = []
+    for turn in _calls(record):
+        first = min(s.step for s in turn)
+        for a in record.attempts:
+            if a.before_step == first:
+                out.append(([(a.tool, a.arguments)], [(a.tool, _error_content(a.error))]))
+        out.append(([(s.tool, s.arguments) for s in turn], [(s.tool, _content(s)) for s in turn]))
+    return out
+
+
+def _head(record: Trajectory) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": system_prompt(record)},
+            *({"role": m["role"], "content": m["content"]} for m in record.preamble),
+            {"role": "user", "content": record.request}]
 
 
 def to_trl(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": record.request}]
-    for turn in _calls(record):
+    messages = _head(record)
+    for calls, results in _turns(record):
         messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": s.tool, "arguments": s.arguments}} for s in turn]})
-        for s in turn:
-            messages.append({"role": "tool", "name": s.tool, "content": _content(s)})
+            {"type": "function", "function": {"name": name, "arguments": args}} for name, args in calls]})
+        for name, content in results:
+            messages.append({"role": "tool", "name": name, "content": content})
     messages.append({"role": "assistant", "content": record.final_answer})
-    return {"messages": messages, "tools": record.tools}
+    return {"id": record.id, "messages": messages, "tools": record.tools}
 
 
 def to_openai(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": record.request}]
-    for turn in _calls(record):
-        calls = [{"id": f"call_{s.step}", "type": "function",
-                  "function": {"name": s.tool, "arguments": json.dumps(s.arguments, ensure_ascii=False)}} for s in turn]
-        messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-        for s in turn:
-            messages.append({"role": "tool", "tool_call_id": f"call_{s.step}", "content": _content(s)})
+    messages = _head(record)
+    n = 0
+    for calls, results in _turns(record):
+        ids = [f"call_{n + i + 1}" for i in range(len(calls))]
+        n += len(calls)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
+            for cid, (name, args) in zip(ids, calls, strict=True)]})
+        for cid, (_, content) in zip(ids, results, strict=True):
+            messages.append({"role": "tool", "tool_call_id": cid, "content": content})
     messages.append({"role": "assistant", "content": record.final_answer})
-    return {"messages": messages, "tools": record.tools, "parallel_tool_calls": True}
+    return {"id": record.id, "messages": messages, "tools": record.tools, "parallel_tool_calls": True}
+
+
+def _tojson(value: Any) -> str:
+    """JSON as the chat templates' `tojson` filter writes it (transformers: ensure_ascii off, default separators)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_qwen25(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+    """The Qwen2.5 chat template's rendering (the template trl ships as chat_templates/qwen2_5.jinja) of a
+    conversation with tools, without a generation prompt."""
+    out = ["<|im_start|>system\n", messages[0]["content"] if messages[0]["role"] == "system" else
+           "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
+           "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
+           "function signatures within <tools></tools> XML tags:\n<tools>"]
+    for t in tools:
+        out.append("\n" + _tojson(t))
+    out.append("\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
+               "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+               "<args-json-object>}\n</tool_call><|im_end|>\n")
+    for i, m in enumerate(messages):
+        role = m["role"]
+        if role == "user" or (role == "system" and i > 0) or (role == "assistant" and not m.get("tool_calls")):
+            out.append(f"<|im_start|>{role}\n{m.get('content') or ''}<|im_end|>\n")
+        elif role == "assistant":
+            out.append("<|im_start|>assistant")
+            if m.get("content"):
+                out.append("\n" + m["content"])
+            for call in m["tool_calls"]:
+                fn = call.get("function", call)
+                out.append('\n<tool_call>\n{"name": "' + fn["name"] + '", "arguments": ' + _tojson(fn["arguments"])
+                           + "}\n</tool_call>")
+            out.append("<|im_end|>\n")
+        elif role == "tool":
+            if i == 0 or messages[i - 1]["role"] != "tool":
+                out.append("<|im_start|>user")
+            out.append("\n<tool_response>\n" + m["content"] + "\n</tool_response>")
+            if i == len(messages) - 1 or messages[i + 1]["role"] != "tool":
+                out.append("<|im_end|>\n")
+    return "".join(out)
 
 
 def to_hermes(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    tools = "\n".join(json.dumps(t, ensure_ascii=False) for t in record.tools)
-    system = (f"{SYSTEM}\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-              f"<tools>\n{tools}\n</tools>\n\nFor each function call, return a json object with function name and "
-              "arguments within <tool_call></tool_call> XML tags.")
-    parts = [f"<|im_start|>system\n{system}<|im_end|>", f"<|im_start|>user\n{record.request}<|im_end|>"]
-    for turn in _calls(record):
-        calls = "\n".join("<tool_call>\n" + json.dumps({"name": s.tool, "arguments": s.arguments}, ensure_ascii=False)
-                          + "\n</tool_call>" for s in turn)
-        parts.append(f"<|im_start|>assistant\n{calls}<|im_end|>")
-        responses = "\n".join(f"<tool_response>\n{_content(s)}\n</tool_response>" for s in turn)
-        parts.append(f"<|im_start|>user\n{responses}<|im_end|>")
-    parts.append(f"<|im_start|>assistant\n{record.final_answer}<|im_end|>")
-    return {"text": "\n".join(parts)}
+    trl = to_trl(record)
+    return {"id": record.id, "text": render_qwen25(trl["messages"], trl["tools"])}
 
 
 def to_sharegpt(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    conv = [{"from": "system", "value": SYSTEM}, {"from": "human", "value": record.request}]
-    for turn in _calls(record):
+    conv = [{"from": "human" if m["role"] == "user" else "gpt", "value": m["content"]} for m in record.preamble]
+    conv.append({"from": "human", "value": record.request})
+    for calls, results in _turns(record):
         conv.append({"from": "function_call", "value": json.dumps(
-            [{"name": s.tool, "arguments": s.arguments} for s in turn], ensure_ascii=False)})
-        for s in turn:
-            conv.append({"from": "observation", "value": _content(s)})
+            [{"name": name, "arguments": args} for name, args in calls] if len(calls) > 1 else
+            {"name": calls[0][0], "arguments": calls[0][1]}, ensure_ascii=False)})
+        conv.append({"from": "observation", "value": results[0][1] if len(results) == 1 else
+                     json.dumps([json.loads(c) for _, c in results], ensure_ascii=False)})
     conv.append({"from": "gpt", "value": record.final_answer})
-    return {"conversations": conv, "tools": json.dumps(record.tools, ensure_ascii=False)}
+    return {"id": record.id, "conversations": conv, "system": system_prompt(record),
+            "tools": json.dumps(record.tools, ensure_ascii=False)}
+
+
+def bfcl_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema (sub)tree with BFCL's type names; objects carry `required`."""
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    out: dict[str, Any] = {"type": BFCL_TYPES.get(str(kind), "any")}
+    if schema.get("description"):
+        out["description"] = schema["description"]
+    if schema.get("enum"):
+        out["enum"] = list(schema["enum"])
+    if kind == "array":
+        out["items"] = bfcl_schema(schema.get("items") or {"type": "string"})
+    if kind == "object":
+        out["properties"] = {k: bfcl_schema(v) for k, v in (schema.get("properties") or {}).items()}
+        out["required"] = list(schema.get("required") or [])
+    return out
+
+
+def bfcl_function(spec: dict[str, Any]) -> dict[str, Any]:
+    fn = spec.get("function", spec)
+    params = bfcl_schema(fn.get("parameters") or {"type": "object"})
+    params.setdefault("properties", {})
+    params.setdefault("required", [])
+    return {"name": fn["name"], "description": fn.get("description", ""), "parameters": params}
+
+
+def _bfcl_value(value: Any, schema: dict[str, Any] | None) -> Any:
+    if schema and schema.get("type") == "number" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def is_bfcl_single(record: Trajectory) -> bool:
+    """BFCL's single-turn categories can express a record with one call whose values the question states."""
+    return record.n_steps == 1 and not record.preamble and not record.attempts and record.kind in ("normal", "hard_negative")
 
 
 def to_bfcl(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    return {"id": record.id, "question": [[{"role": "user", "content": record.request}]],
-            "function": [t["function"] for t in record.tools],
-            "ground_truth": [{s.tool: {k: [v] for k, v in s.arguments.items()}} for s in record.steps]}
+    specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in record.tools}
+    truth = [{s.tool: {k: [_bfcl_value(v, (specs.get(s.tool, {}).get("properties") or {}).get(k))]
+                       for k, v in s.arguments.items()}} for s in record.steps]
+    item: dict[str, Any] = {"id": record.id, "question": [[{"role": "user", "content": record.request}]],
+            "function": [bfcl_function(t) for t in record.tools], "ground_truth": truth}
+    if not is_bfcl_single(record):
+        item["multi_step"] = True
+    return item
 
 
 CONVERTERS = {"trl": to_trl, "openai": to_openai, "hermes": to_hermes, "sharegpt": to_sharegpt, "bfcl": to_bfcl}
@@ -115,9 +236,12 @@ def convert(record: Record, fmt: str) -> dict[str, Any]:
 
 
 def write_jsonl(path: Path, records: Sequence[Record], fmt: str) -> Path:
+    """One line per record; `bfcl.jsonl` holds only the single-call records BFCL can score."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
         for r in records:
+            if fmt == "bfcl" and not is_bfcl_single(as_trajectory(r)):
+                continue
             fh.write(json.dumps(convert(r, fmt), ensure_ascii=False) + "\n")
     return path
 
@@ -129,28 +253,54 @@ def write_all(out: Path, records: Sequence[Record]) -> dict[str, Path]:
     return paths
 
 
-def write_hf_dataset(folder: Path, records: Sequence[Record], *, config: dict[str, Any],
-                     stats: dict[str, Any]) -> Path:
-    """A `datasets`-loadable folder: data/train.parquet (trl conversational format, tools as a JSON string
-    column so that heterogeneous schemas stay one column) and README.md, the dataset card."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def sequence_key(record: Trajectory) -> str:
+    return "|".join(s.tool for s in record.steps) or f"({record.kind})"
 
-    rows = []
-    for rec in records:
-        r = as_trajectory(rec)
-        trl = to_trl(r)
-        messages = []
-        for m in trl["messages"]:
-            calls = [{"name": c["function"]["name"], "arguments": json.dumps(c["function"]["arguments"], ensure_ascii=False)}
-                     for c in m.get("tool_calls", [])]
-            messages.append({"role": m["role"], "content": m.get("content") or "", "name": m.get("name", ""),
-                             "tool_calls": calls})
-        rows.append({"id": r.id, "request": r.request, "shape": r.shape, "n_steps": r.n_steps,
-                     "messages": messages, "tools": json.dumps(r.tools, ensure_ascii=False),
-                     "provenance": r.metadata.provenance, "graph_snapshot": r.metadata.graph_snapshot})
-    (folder / "data").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows), folder / "data" / "train.parquet")
+
+def split_by_sequence(records: Sequence[Trajectory], fraction: float) -> tuple[list[Trajectory], list[Trajectory]]:
+    """Train and validation records such that no tool sequence is in both (deterministic)."""
+    if fraction <= 0:
+        return list(records), []
+    keys = sorted({sequence_key(r) for r in records}, key=lambda k: hashlib.sha256(k.encode()).hexdigest())
+    held = set(keys[: max(1, round(len(keys) * fraction))]) if len(keys) > 1 else set()
+    return [r for r in records if sequence_key(r) not in held], [r for r in records if sequence_key(r) in held]
+
+
+def config_name(records: Sequence[Trajectory], config: dict[str, Any]) -> str:
+    """A name unique to this export's content (so `datasets` never serves another export's cache)."""
+    raw = json.dumps([config.get("graph_snapshot"), config.get("seed"), [r.id for r in records]])
+    return "kopa-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
+
+
+def lengths(records: Sequence[Trajectory]) -> dict[str, int]:
+    """Characters of each record's rendered conversation (tools included), by id."""
+    return {r.id: len(to_hermes(r)["text"]) for r in records}
+
+
+def write_hf_dataset(folder: Path, records: Sequence[Record], *, config: dict[str, Any],
+                     stats: dict[str, Any], validation: float = 0.0) -> Path:
+    """A `datasets`-loadable folder: data/train.jsonl (+ data/validation.jsonl when `validation` > 0, split by
+    tool sequence) with exactly the trl lines, and README.md, the dataset card with a config name unique to this
+    export."""
+    recs = [as_trajectory(r) for r in records]
+    train, val = split_by_sequence(recs, validation)
+    name = config_name(recs, config)
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    for old in data.glob("*"):
+        old.unlink()
+    splits = [("train", train)] + ([("validation", val)] if val else [])
+    for split, rows in splits:
+        with (data / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(to_trl(r), ensure_ascii=False) + "\n")
+    files = "\n".join(f"  - split: {s}\n    path: data/{s}.jsonl" for s, _ in splits)
+    chars = sorted(lengths(recs).values()) or [0]
+    kinds = Counter(r.kind for r in recs)
+    counts = {"records": len(recs), "train": len(train), "validation": len(val), "kinds": dict(kinds),
+              "tool_sequences": len({sequence_key(r) for r in recs}),
+              "characters": {"min": chars[0], "median": int(statistics.median(chars)), "max": chars[-1]}}
+    overlap = stats.get("benchmark_overlap", "not measured for this export (see `kopa bench`)")
     card = f"""---
 language:
 - ko
@@ -162,10 +312,10 @@ tags:
 - function-calling
 - korean-public-data
 configs:
-- config_name: default
+- config_name: {name}
+  default: true
   data_files:
-  - split: train
-    path: data/train.parquet
+{files}
 ---
 
 # KOPA EDGE trajectories
@@ -176,23 +326,34 @@ verified by execution, then executed end to end; arguments and results are recor
 ## Provenance
 - Generated by KOPA EDGE (engine {config.get('engine')}) from graph snapshot `{config.get('graph_snapshot')}`.
 - Upstream: {config.get('upstream', 'the KOPA sandbox of Korean public APIs')}.
-- Every argument carries its provenance (upstream field and transform, user slot, or constant) in `records.jsonl`.
+- Every argument carries its provenance (upstream field and transform, user slot, clock or constant) in
+  `records.jsonl`; every line carries the trajectory `id`.
 - Responses are trimmed: {config.get('trim_rule')}. Service keys never appear.
+
+## Counts
+```json
+{json.dumps(counts, ensure_ascii=False, indent=1)}
+```
+Splits are by tool sequence: no sequence is in both train and validation. Every conversation renders (tools
+included) in at most {chars[-1]} characters; train with `max_length={SFT_MAX_LENGTH}` and nothing is cut.
+
+## Coverage and quality
+```json
+{json.dumps(stats, ensure_ascii=False, indent=1)}
+```
+
+## Benchmark overlap
+{overlap}
 
 ## Config
 ```json
 {json.dumps(config, ensure_ascii=False, indent=1)}
 ```
 
-## Counts and coverage
-```json
-{json.dumps(stats, ensure_ascii=False, indent=1)}
-```
-
 ## Columns
-`messages` (system, user, assistant with `tool_calls`, tool, final assistant), `tools` (JSON string of OpenAI-style
-function definitions), `shape`, `n_steps`, `provenance` (executed live or replayed from cache), `graph_snapshot`.
-Load with `datasets.load_dataset("{folder.name}")` or `load_dataset("parquet", data_files="data/train.parquet")`.
+`id`, `messages` (system with the clock, user, assistant with `tool_calls`, tool, final assistant), `tools`
+(OpenAI-style function definitions) — the same schema as `trl.jsonl`.
+Load with `datasets.load_dataset("<this folder>", "{name}")`.
 """
     (folder / "README.md").write_text(card, encoding="utf-8")
     return folder
@@ -200,11 +361,22 @@ Load with `datasets.load_dataset("{folder.name}")` or `load_dataset("parquet", d
 
 def export_all(out: Path, result: dict[str, Any], store: GraphStore, settings: Settings,
                config: dict[str, Any]) -> dict[str, Any]:
-    """Every format plus the Hugging Face folder for one synthesis result, with its distribution."""
+    """Every format plus the Hugging Face folder for one synthesis result, with its distribution (which holds
+    the data-quality figures under `quality`)."""
     graph = VerifiedGraph(store, settings)
-    dist = distribution(result["records"], len(graph.links), len(graph.tools))
-    paths = {k: str(v) for k, v in write_all(out, result["records"]).items()}
+    records = [as_trajectory(r) for r in result["records"]]
+    dist = distribution(records, len(graph.links), len(graph.tools))
+    q = quality(records, extras=result.get("extras_configured"), lengths=lengths(records))
+    dist["quality"] = {k: v for k, v in q.items() if k not in ("value_diversity", "violations", "single_valued")}
+    paths = {k: str(v) for k, v in write_all(out, records).items()}
     card_config = {**config, "graph_snapshot": result["snapshot"], "engine": "edge-0.1", "trim_rule": TRIM_RULE}
-    paths["hf"] = str(write_hf_dataset(out / "hf", result["records"], config=card_config,
-                                       stats={k: v for k, v in dist.items() if k != "tool_counts"}))
-    return {"distribution": dist, "paths": paths}
+    stats = {k: v for k, v in dist.items() if k != "tool_counts"}
+    overlap = config.get("benchmark_overlap", result.get("benchmark_overlap"))
+    if overlap is not None:  # from the contamination guard (synthesis.contamination), stated in the card
+        stats["benchmark_overlap"] = overlap
+    paths["hf"] = str(write_hf_dataset(out / "hf", records, config=card_config, stats=stats,
+                                       validation=VALIDATION_FRACTION))
+    dist["bfcl"] = {"single_call_items": sum(is_bfcl_single(r) for r in records),
+                    "left_out_multi_step": sum(not is_bfcl_single(r) for r in records)}
+    (out / "quality.json").write_text(json.dumps(q, ensure_ascii=False, indent=1), encoding="utf-8")
+    return {"distribution": dist, "paths": paths, "quality": q}

@@ -1,5 +1,12 @@
-"""The Korean user request and the final answer of a trajectory, composed deterministically (seeded) from
-per-tool intent phrases (`x-kopa-intent`, else the summary) and the user-provided slot values.
+"""The Korean user request and the final answer of a trajectory, composed deterministically (seeded).
+
+Requests state a goal, not a plan: the goal is what the final steps' tools give (`x-kopa-intent`, else the
+summary, as a noun phrase), the context is what the user knows (address text, names, dates, business
+registration numbers); intermediate steps are never named. Frames vary by persona (citizen, civil servant,
+analyst), opening, goal construction and closing, with particles chosen by the last syllable.
+
+Answers answer: per final step the fields that answer a question (`graph.concepts.answer_label`, KMA forecast
+categories with labels, units and coded values in words), each with its unit, and how many rows the tool gave.
 
 An optional paraphrase through an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) can be
 configured with KOPA_PARAPHRASE_URL; it is never required and never a hosted model by default.
@@ -13,9 +20,14 @@ from typing import Any
 
 import httpx
 
-from synthesis.records import Plan, TrajectoryStep
+from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, field_unit, norm
+from graph.models import ParamRecord, ToolRecord
+from synthesis.records import Plan, Trajectory, TrajectoryStep
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
+_PLACEHOLDER = re.compile(r"'?\{(\w+)\}'?(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
+#: How many answering fields of one row an answer states (and the quality check expects).
+ANSWER_MAX = 4
+STEP_WORDS = ("먼저", "중간에", "단계", "그 결과로", "이어서", "그다음", "그 다음", "다음으로", "거쳐")
 
 
 def fmt_value(name: str, value: Any) -> str:
@@ -30,20 +42,6 @@ def fmt_value(name: str, value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     return text
-
-
-def _phrase(tool: Any, slots: dict[str, Any]) -> str:
-    template = tool.intent or tool.summary or tool.description_en
-
-    def repl(m: re.Match[str]) -> str:
-        name = m.group(1)
-        if name in slots:
-            return fmt_value(name, slots[name]).strip() + (m.group(2) or "") + " "
-        return ""
-
-    text = _PLACEHOLDER.sub(repl, template)
-    text = re.sub(r"'\s*([^']*?)\s*'", r"'\1'", text).replace("''", "")
-    return re.sub(r"\s+", " ", text).strip()
 
 
 _DIGIT_BATCHIM = {"0": True, "1": True, "2": False, "3": True, "4": False, "5": False, "6": True, "7": True,
@@ -64,6 +62,14 @@ def josa(word: str, with_batchim: str, without: str) -> str:
     return word + (with_batchim if has_batchim(word) else without)
 
 
+def ro(word: str) -> str:
+    """'으로' after a final consonant other than ㄹ, else '로' (서울로, 종로구로, 역삼동으로, 1로)."""
+    core = re.sub(r"[\s'\".,)]+$", "", word)
+    ch = core[-1:] if core else ""
+    rieul = ("가" <= ch <= "힣" and (ord(ch) - 0xAC00) % 28 == 8) or ch in ("1", "7", "8")
+    return word + ("으로" if has_batchim(word) and not rieul else "로")
+
+
 def verb(phrase: str, form: str) -> str:
     """Turn an intent noun phrase ('... 조회', '... 찾기') into a verb form."""
     if phrase.endswith("찾기"):
@@ -78,67 +84,263 @@ def _slots(step: TrajectoryStep) -> dict[str, Any]:
     return {p: v["value"] for p, v in step.provenance.items() if v["kind"] == "slot"}
 
 
-def _context(plan: Plan, steps: list[TrajectoryStep]) -> str:
-    """User-provided values the phrases do not mention, so the request carries every argument a model needs."""
-    parts = []
-    for s, st in zip(plan.steps, steps, strict=True):
-        template = s.tool.intent or ""
-        desc = {p.name: _short(p.description) for p in s.tool.params}
-        for name, value in _slots(st).items():
-            if "{" + name + "}" in template:
-                continue
-            parts.append(f"{desc.get(name, name)} {fmt_value(name, value)}")
-    return ", ".join(dict.fromkeys(parts))
-
-
-def request_text(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> str:
-    text = _request(plan, steps, rnd)
-    context = _context(plan, steps)
-    return f"{text} ({context})" if context else text
-
-
-def _request(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> str:
-    p = [_phrase(s.tool, _slots(st)) for s, st in zip(plan.steps, steps, strict=True)]
-    if plan.shape == "single":
-        return rnd.choice([verb(p[0], "req") + ".", verb(p[0], "polite") + ".", p[0] + " 부탁해요."])
-    if plan.shape == "chain":
-        text = rnd.choice([f"{verb(p[0], 'then')}, 그 결과로 {verb(p[-1], 'req')}.",
-                           f"{verb(p[-1], 'polite')}. 먼저 {josa(p[0], '이', '가')} 필요해요.",
-                           f"{verb(p[0], 'and')} 이어서 {verb(p[-1], 'req')}."])
-        if len(p) > 2:
-            text += " 중간에 " + ", ".join(p[1:-1]) + " 단계도 거쳐야 해요."
-        return text
-    if plan.shape == "fan_in":
-        return rnd.choice([f"{verb(p[0], 'and')} {verb(p[1], 'so')}, 두 결과로 {verb(p[2], 'req')}.",
-                           f"{verb(p[2], 'polite')}. 이를 위해 {josa(p[0], '과', '와')} {josa(p[1], '을', '를')} 함께 써 주세요."])
-    return rnd.choice([f"{verb(p[0], 'then')} {verb(p[1], 'and')} {josa(p[2], '도', '도')} 함께 알려줘.",
-                       f"{verb(p[0], 'so')} {josa(p[1], '과', '와')} {josa(p[2], '을', '를')} 한 번에 정리해 주세요."])
-
-
 def _short(desc: str) -> str:
     return re.sub(r"\s*\(.*?\)\s*", "", desc).strip() or desc
 
 
-def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> str:
+# ---------------------------------------------------------------------------------------------- goals
+
+def goal(tool: ToolRecord, slots: dict[str, Any]) -> tuple[str, set[str]]:
+    """The noun phrase of what a tool gives (its intent with the user's values in place, without the verb),
+    and the slot names it already mentions."""
+    template = tool.intent or tool.summary or tool.description_en or tool.name
+    used: set[str] = set()
+
+    def repl(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name in slots:
+            used.add(name)
+            return fmt_value(name, slots[name]).strip() + (m.group(2) or "") + " "
+        return ""
+
+    text = _PLACEHOLDER.sub(repl, template)
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s*(확인|조회|찾기|검색)$", "", text).strip()
+    return text or template, used
+
+
+_PLACE = {"keyword", "addr", "locataddnm", "umdname", "emdongnm", "sidoname", "sggname"}
+
+
+def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, str]]) -> list[str]:
+    """The user's own words for every value they state that the goal does not mention."""
+    near = any(p.link is not None and p.link.transform.get("kind") == "coord"
+               for s in plan.steps for p in s.sources.values()) or any(
+        w in (s.tool.intent or "") for s in plan.steps[1:] for w in ("근처", "가까운", "주변"))
     parts = []
+    for i, (s, st) in enumerate(zip(plan.steps, steps, strict=True)):
+        desc = {p.name: _short(p.description) for p in s.tool.params}
+        for name, value in _slots(st).items():
+            if (i, name) in mentioned:
+                continue
+            n = norm(name)
+            text = fmt_value(name, value)
+            if n in _PLACE or "주소" in desc.get(name, ""):
+                parts.append(f"{text} 근처" if near else text)
+            elif n in ("bno", "b_no", "bizrno"):
+                parts.append(f"사업자등록번호 {text}")
+            elif n == "routeno":
+                parts.append(f"{text}번 버스")
+            elif re.search(r"ymd|dt$|date|de$", name.lower()):
+                parts.append(f"{text} 기준")
+            elif n == "stationname":
+                parts.append(f"{text} 측정소")
+            else:
+                parts.append(f"'{text}'")
+    return list(dict.fromkeys(parts))
+
+
+_OPENINGS = {
+    "citizen": ["", "", "혹시 ", "저기요, ", "궁금한 게 있는데요, ", "오늘 나가 보려고 하는데 ", "가족이 물어봐서요. ",
+                "급하게 알아봐야 해서요. "],
+    "civil": ["민원 문의가 들어와서 확인하려고 합니다. ", "민원 응대 중인데요, ", "담당 업무 때문에 확인이 필요합니다. ",
+              "주민 문의 건입니다. "],
+    "analyst": ["보고서에 넣으려고 하는데 ", "데이터 분석용으로 ", "자료 정리 중인데 ", "현황 파악을 위해 "],
+}
+_CLOSINGS = {
+    "citizen": ["{o} 알려 줘.", "{o} 알려 주세요.", "{s} 궁금해요.", "{o} 좀 찾아 줄래?", "{o} 확인해 줄 수 있어요?",
+                "{o} 알고 싶어요."],
+    "civil": ["{o} 확인해 주시겠어요?", "{o} 확인 부탁드립니다.", "{o} 알려 주시면 감사하겠습니다.", "{s} 어떻게 되나요?"],
+    "analyst": ["{o} 정리해 주세요.", "{o} 뽑아 주세요.", "{o} 확인해서 알려 주세요.", "{s} 필요합니다."],
+}
+
+
+def _frame(rnd: random.Random, context: list[str], obj: str, persona: str) -> str:
+    opening = rnd.choice(_OPENINGS[persona])
+    closing = rnd.choice(_CLOSINGS[persona])
+    ctx = ", ".join(context)
+    if not ctx:
+        lead = ""
+    elif ctx.endswith(("근처", "기준", "측정소", "버스")):
+        lead = ctx + " "
+    elif ctx.endswith("'"):
+        lead = ctx + rnd.choice([" ", " 관련 ", "의 "])
+    else:
+        lead = ctx + rnd.choice([" ", " 기준으로 ", " 쪽 ", "의 "])
+    body = closing.format(o=josa(obj, "을", "를"), s=josa(obj, "이", "가"))
+    return re.sub(r"\s+", " ", f"{opening}{lead}{body}").strip()
+
+
+def request_text(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> str:
+    """The user's request: context (what they know) and goal (what the final steps give), in one of many
+    persona frames; intermediate steps are never named."""
+    persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
+    mentioned: set[tuple[int, str]] = set()
+    objs = []
+    for i in plan.finals:
+        obj, used = goal(plan.steps[i].tool, _slots(steps[i]))
+        mentioned |= {(i, u) for u in used}
+        objs.append(obj)
+    context = _context(plan, steps, mentioned)
+    if len(objs) == 1:
+        obj = objs[0]
+    else:
+        joiner = rnd.choice(["와/과", "하고", "그리고"])
+        if joiner == "와/과":
+            obj = josa(objs[0], "과", "와") + " " + objs[1]
+        elif joiner == "하고":
+            obj = f"{objs[0]}하고 {objs[1]}"
+        else:
+            obj = f"{objs[0]} 그리고 {objs[1]}"
+        obj += rnd.choice(["", " 둘 다"]) if persona == "citizen" else ""
+    return _frame(rnd, context, obj, persona)
+
+
+# ---------------------------------------------------------------------------------------------- answers
+
+def _unit_value(key: str, value: Any, desc: str) -> str:
+    text = str(value).strip()
+    if key.lower().endswith("grade") or key.lower().endswith("grade1h"):
+        return f"{text}({AIR_GRADES[text]})" if text in AIR_GRADES else text
+    if key == "arrtime" and text.isdigit():
+        return f"{text}초(약 {max(1, round(int(text) / 60))}분)"
+    unit = field_unit(desc)
+    if unit and unit not in text and re.fullmatch(r"[-\d.,]+", text):
+        return f"{text}{unit}" if unit in ("℃", "%", "㎡") else f"{text} {unit}"
+    return text
+
+
+def answered_fields(items: list[dict[str, Any]], chosen: int = 0) -> list[tuple[str, str]]:
+    """The (label key, value text) an answer states for one step's shown rows: the KMA categories of the rows,
+    else up to ANSWER_MAX answering fields of the used row."""
+    if not items:
+        return []
+    if "category" in items[0]:
+        out = []
+        seen: set[str] = set()
+        for row in items:
+            cat = str(row.get("category"))
+            value = row.get("fcstValue", row.get("obsrValue"))
+            if cat in KMA_CATEGORIES and value not in (None, "") and cat not in seen:
+                seen.add(cat)
+                out.append((cat, str(value).strip()))
+        return out
+    row = items[min(chosen, len(items) - 1)]
+    out = []
+    for k, v in row.items():
+        if isinstance(v, bool) or not isinstance(v, str | int | float) or not str(v).strip() or str(v).strip() == "-":
+            continue
+        if answer_label(k) is None or len(str(v)) > 80:
+            continue
+        out.append((k, _clean(v)))
+        if len(out) == ANSWER_MAX:
+            break
+    return out
+
+
+def _clean(value: Any) -> str:
+    """A value as an answer states it: HTML breaks as spaces, no trailing period."""
+    text = re.sub(r"<br\s*/?>", " ", str(value).strip())
+    return re.sub(r"\s+", " ", text).rstrip(". ")
+
+
+def _kma_phrase(cat: str, value: str) -> str:
+    label, unit = KMA_CATEGORIES[cat]
+    if cat in KMA_CODES:
+        return f"{label} {KMA_CODES[cat].get(value, value)}({value})" if value in KMA_CODES[cat] else f"{label} {value}"
+    return f"{label} {value}{unit}" if unit in ("℃", "%") else f"{label} {value}{(' ' + unit) if unit else ''}"
+
+
+def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> tuple[str, dict[str, str]]:
+    """The final answer (natural Korean, values with units and labels) and the values it states by
+    `step.field`."""
+    parts = []
+    answered: dict[str, str] = {}
     for i in plan.finals:
         step, tool = steps[i], plan.steps[i].tool
         items = step.response.items
         rows = step.response.rows
-        desc = {f.name: _short(f.description) for f in tool.fields}
-        highlights = []
-        if items:
-            for k, v in items[0].items():
-                if isinstance(v, str | int | float) and str(v).strip() and k in desc and len(str(v)) <= 60:
-                    highlights.append(f"{desc[k]} {str(v).strip()}")
-                if len(highlights) == 4:
-                    break
-        title = tool.summary or tool.name
-        line = f"{title} 결과 {rows}건을 찾았습니다."
-        if highlights:
-            line += " 첫 번째 결과: " + ", ".join(highlights) + "."
-        parts.append(line)
-    return " ".join(parts)
+        desc = {f.name: f.description for f in tool.fields}
+        title, _ = goal(tool, _slots(step))
+        fields = answered_fields(items, step.response.chosen)
+        for k, v in fields:
+            answered[f"{step.step}.{k}"] = v
+        if fields and "category" in items[0]:
+            row = items[0]
+            when = ""
+            if row.get("fcstDate") and row.get("fcstTime"):
+                d, t = str(row["fcstDate"]), str(row["fcstTime"])
+                when = f"{int(d[4:6])}월 {int(d[6:8])}일 {t[:2]}시 기준 "
+            elif row.get("baseDate") and row.get("baseTime"):
+                d, t = str(row["baseDate"]), str(row["baseTime"])
+                when = f"{int(d[4:6])}월 {int(d[6:8])}일 {t[:2]}시 관측 기준 "
+            body = ", ".join(_kma_phrase(c, v) for c, v in fields)
+            parts.append(f"{title}: {when}{body}입니다.")
+            continue
+        labelled = []
+        for k, v in fields:
+            label = answer_label(k, desc.get(k, "")) or k
+            labelled.append(f"{label} {_unit_value(k, v, desc.get(k, ''))}")
+        if not labelled:
+            parts.append(f"{title}: 조회 결과 {rows}건이 있습니다.")
+        elif rows > 1:
+            parts.append(f"{title}: 받은 결과 {rows}건 중 첫 번째는 {', '.join(labelled)}입니다.")
+        else:
+            parts.append(f"{title}: {', '.join(labelled)}입니다.")
+    return " ".join(parts), answered
+
+
+# ---------------------------------------------------------------------------------------------- special samples
+
+_ASK = {"keyword": "주소", "addr": "주소", "umdname": "동네 이름(읍면동)", "emdongnm": "동네 이름(읍면동)",
+        "stationname": "측정소 이름", "itemname": "약 이름", "item_name": "약 이름", "bno": "사업자등록번호",
+        "sidoname": "시도", "dealymd": "계약 연월", "yadmnm": "기관 이름", "locataddnm": "지역 이름", "nodenm": "정류소 이름",
+        "entpname": "업체 이름", "routeno": "버스 번호"}
+
+
+def clarification_turns(record: Trajectory, param: ParamRecord, value: Any,
+                        rnd: random.Random) -> tuple[str, str, str] | None:
+    """(opening without the value, the assistant's question, the user's reply that supplies it)."""
+    text = fmt_value(param.name, value)
+    if text not in record.request:
+        return None
+    tail = r"'?\s*(지역의|지역|측정소의|측정소|의|근처|기준으로|기준|쪽|관련|번 버스)?\s*"
+    opening = re.sub("'?" + re.escape(text) + tail, "", record.request)
+    opening = re.sub(r"\s+", " ", opening).strip()
+    if len(opening) < 6:
+        return None
+    label = _ASK.get(norm(param.name), _short(param.description) or param.name)
+    if norm(param.name) == "keyword" and "주소" not in param.description:
+        label = "장소 이름"
+    question = rnd.choice([f"어느 {josa(label, '을', '를')} 기준으로 확인할까요?",
+                           f"확인하려면 {label}{'이' if has_batchim(label) else '가'} 필요해요. 알려 주시겠어요?",
+                           f"{josa(label, '을', '를')} 알려 주시면 바로 찾아 드릴게요."])
+    reply = rnd.choice([f"{josa(text, '이요', '요')}.", f"{text} 기준으로 부탁해요.", f"{josa(text, '이에요', '예요')}.",
+                        f"{text}입니다.", f"{ro(text)} 알려 주세요."])
+    return opening, question, reply
+
+
+_IRRELEVANT = [
+    "오늘 저녁 메뉴 좀 추천해 줘.", "이 문장을 영어로 번역해 줄래요? '회의는 내일 오전 10시입니다.'",
+    "파이썬으로 리스트를 정렬하는 방법 알려 주세요.", "주말에 볼 만한 영화 추천해 주세요.", "123 곱하기 456은 얼마야?",
+    "자기소개서 첫 문장 좀 다듬어 주세요.", "다음 주 팀 회식 장소 투표 문구 만들어 줘.", "요즘 인기 있는 노래 알려 줘.",
+    "엑셀에서 VLOOKUP 쓰는 법 알려 주세요.", "생일 축하 메시지 짧게 써 줘.", "주식 어떤 종목 사면 좋을까요?",
+    "고양이가 밥을 안 먹는데 왜 그럴까요?", "보고서 제목 세 가지만 제안해 주세요.", "민원 답변 메일 인사말을 써 주세요.",
+    "분석 결과를 요약하는 문장 하나 만들어 주세요.", "회의록 양식 만들어 줄 수 있나요?", "시 한 편 지어 줘.",
+    "이번 달 운동 계획표 짜 줘.", "영어 단어 'ubiquitous' 뜻이 뭐야?", "커피와 녹차 중 카페인이 더 많은 건?",
+]
+
+
+def irrelevant_request(rnd: random.Random) -> str:
+    return rnd.choice(_IRRELEVANT)
+
+
+def irrelevance_answer(tools: list[ToolRecord], rnd: random.Random) -> str:
+    names = ", ".join(goal(t, {})[0] for t in tools[:3])
+    return rnd.choice([
+        f"죄송하지만 이 요청은 제가 쓸 수 있는 도구로는 도와드릴 수 없어요. 지금은 {names} 같은 공공데이터 조회를 도와드릴 수 있습니다.",
+        f"지금 연결된 도구({names})는 이 요청과 관련이 없어서 도구를 쓰지 않고 답변드려요. 공공데이터 조회가 필요하시면 말씀해 주세요.",
+    ])
 
 
 def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:

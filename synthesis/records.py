@@ -2,7 +2,11 @@
 `Trajectory` that export, batches, training and the benchmark all read.
 
 A `Trajectory` is written once by `synthesis.engine.build_record` and stored as its JSON dump; readers turn stored
-or exported dicts back into the model with `as_trajectory`.
+or exported dicts back into the model with `as_trajectory`. `kind` marks the special samples: `irrelevance` (no
+steps: the assistant answers without calling), `clarification` (`preamble` holds the user's first turn and the
+assistant's question; `request` is the reply that supplies the missing input), `error_recovery` (`attempts`
+holds a call that failed for real before step 1), `hard_negative` (a refuted link's source tool is offered;
+`metadata.hard_negative` names it). Older records read with the defaults (`normal`, no preamble or attempts).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ class Source:
     """Where one argument of a planned step comes from: an earlier step through a verified link, a user slot, or a
     constant (enum, default, non-linkable parameter)."""
 
-    kind: str  # "link" | "slot" | "constant"
+    kind: str  # "link" | "slot" | "clock" | "constant" | "mention"
     value: Any = None
     link: LinkRecord | None = None
     from_step: int = -1
@@ -62,6 +66,8 @@ class _Record(BaseModel):
 class StepResponse(_Record):
     rows: int = Field(description="rows the tool answered (before trimming)")
     items: list[dict[str, Any]] = Field(description="the trimmed rows the model sees")
+    shown: list[int] = Field(default_factory=list, description="0-based positions of the shown rows in the answer")
+    chosen: int = Field(0, description="index in `items` of the row later steps and the answer use")
     url: str = Field("", description="the request URL without any secret")
     replayed_from_cache: bool = False
 
@@ -73,6 +79,15 @@ class TrajectoryStep(_Record):
     provenance: dict[str, dict[str, Any]] = Field(description="per argument: link (with from_step), slot or constant")
     depends_on: list[int] = Field(default_factory=list, description="1-based steps this one is fed by")
     response: StepResponse
+
+
+class FailedAttempt(_Record):
+    """A call that failed for real before the recorded step succeeded (error-recovery samples)."""
+
+    before_step: int = Field(description="the 1-based step this attempt precedes")
+    tool: str
+    arguments: dict[str, Any]
+    error: str = Field(description="what the provider answered")
 
 
 class TrajectoryMeta(_Record):
@@ -103,6 +118,10 @@ class Trajectory(_Record):
     final_answer: str
     metadata: TrajectoryMeta = Field(default_factory=TrajectoryMeta)
     seq: int | None = Field(None, description="position in its batch")
+    kind: Literal["normal", "irrelevance", "clarification", "error_recovery", "hard_negative"] = "normal"
+    preamble: list[dict[str, str]] = Field(default_factory=list, description="turns before `request` (clarification)")
+    attempts: list[FailedAttempt] = Field(default_factory=list, description="failed calls the assistant recovered from")
+    now: str = Field("", description="the conversation's clock (ISO, KST), stated in the system message")
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)

@@ -1,4 +1,5 @@
-"""The main job's report: Markdown plus PNG plots (verified graph, yield, shapes and coverage)."""
+"""The main job's report: Markdown plus PNG plots (verified graph, yield, shapes and coverage) and the
+data-quality figures of the trajectories (`synthesis.quality`, carried in the distribution under `quality`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+from synthesis.quality import quality_lines
 
 
 def _bar(path: Path, labels: list[str], values: list[float], title: str, ylabel: str, color: str = "#4C8EDA") -> Path:
@@ -25,6 +28,19 @@ def _bar(path: Path, labels: list[str], values: list[float], title: str, ylabel:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def quality_section(dist: dict[str, Any]) -> str:
+    """The data-quality lines of a distribution (empty when it has none)."""
+    q = dist.get("quality")
+    if not q:
+        return "- not computed"
+    kinds = dist.get("kinds", {})
+    bfcl = dist.get("bfcl", {})
+    lines = [f"- {line.strip()}" for line in quality_lines(q)[1:]]
+    lines.append(f"- sample kinds {json.dumps(kinds, ensure_ascii=False)}; BFCL single-call items "
+                 f"{bfcl.get('single_call_items', 'n/a')}, multi-step left out {bfcl.get('left_out_multi_step', 'n/a')}")
+    return "\n".join(lines)
 
 
 def write_report(out: Path, *, stats: dict[str, Any], run: dict[str, Any], naive: dict[str, Any] | None,
@@ -72,6 +88,9 @@ def write_report(out: Path, *, stats: dict[str, Any], run: dict[str, Any], naive
   ({dist['link_coverage']:.0%}).
 
 ![shapes](shapes.png) ![lengths](lengths.png) ![coverage](coverage.png)
+
+## Data quality
+{quality_section(dist)}
 
 ## Exports
 {chr(10).join(f'- {k}: `{v}`' for k, v in exports.items())}

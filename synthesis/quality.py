@@ -1,0 +1,178 @@
+"""Data-quality figures of a set of trajectories, computed from the records alone (what a training engineer
+would check before SFT/GRPO): requests that carry internal codes or list steps, sentence frames, slot value
+diversity, argument schema violations, linked values not visible in an earlier tool message, cross-entity
+pairs, answers that state the answered fields' values, unused steps, and the shares of special samples.
+
+`quality(records)` returns the figures; `quality_lines(figures)` the few lines `kopa synth` / `kopa demo` and the
+report print; `perf/data_quality.py` runs it over 1,000 trajectories.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import jsonschema
+
+from graph.concepts import PAIR_GROUPS
+from synthesis.language import STEP_WORDS, answered_fields, fmt_value
+from synthesis.records import Trajectory, as_trajectory
+
+#: Words that name a system code; a request that states one (outside the goal the user asks for) leaks it.
+CODE_WORDS = ("코드", "ID", "id", "좌표", "격자", "발표시각", "발표일자", "요양기호", "콘텐츠", "일련번호", "예보지점")
+#: A slot parameter counts for diversity once it is used this often.
+MIN_USES = 3
+
+
+def _user_turns(r: Trajectory) -> list[str]:
+    return [m["content"] for m in r.preamble if m.get("role") == "user"] + [r.request]
+
+
+def _masked(r: Trajectory) -> str:
+    text = r.request
+    for g in sorted(r.metadata.model_extra.get("goals", []) if r.metadata.model_extra else [], key=len, reverse=True):
+        text = text.replace(g, "{G}")
+    for name, value in sorted(r.slots.items(), key=lambda kv: -len(str(kv[1]))):
+        for form in {fmt_value(name.split(".", 1)[-1], value), str(value)}:
+            if form:
+                text = text.replace(form, "{V}")
+    return re.sub(r"\d+", "{N}", text)
+
+
+def _code_leak(r: Trajectory) -> bool:
+    goals = (r.metadata.model_extra or {}).get("goals", [])
+    for turn in _user_turns(r):
+        text = turn
+        for g in goals:
+            text = text.replace(g, " ")
+        for name, value in r.slots.items():
+            text = text.replace(fmt_value(name.split(".", 1)[-1], value), " ").replace(str(value), " ")
+        if any(w in text for w in CODE_WORDS):
+            return True
+        for s in r.steps:
+            for p, prov in s.provenance.items():
+                value = str(s.arguments[p])
+                # a code the user's own words already contain (a dong name inside their address) is theirs
+                if prov["kind"] in ("link", "clock") and len(value) >= 3 and value in turn and not any(
+                        value in fmt_value(k.split(".", 1)[-1], v) for k, v in r.slots.items()):
+                    return True
+    return False
+
+
+def _lists_steps(r: Trajectory) -> bool:
+    inter = (r.metadata.model_extra or {}).get("intermediate_goals", [])
+    goals = (r.metadata.model_extra or {}).get("goals", [])
+    text = r.request
+    for g in sorted(goals, key=len, reverse=True):
+        text = text.replace(g, " ")
+    return any(w in text for w in STEP_WORDS) or any(g and g in text for g in inter)
+
+
+def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str, float] | None = None,
+            lengths: dict[str, int] | None = None) -> dict[str, Any]:
+    """The figures (counts over the given records). `extras` is the configured share per special kind;
+    `lengths` optional rendered lengths (characters, tools included) by record id."""
+    recs = [as_trajectory(r) for r in records]
+    n = len(recs)
+    plain = [r for r in recs if r.steps]
+    code_leaks = sum(_code_leak(r) for r in recs if r.kind != "irrelevance")
+    step_lists = sum(_lists_steps(r) for r in recs)
+    frames = {_masked(r) for r in recs if r.kind != "irrelevance"}
+    values: dict[str, set[str]] = defaultdict(set)
+    uses: Counter[str] = Counter()
+    for r in recs:
+        for key, value in r.slots.items():
+            values[key].add(json.dumps(value, ensure_ascii=False, sort_keys=True))
+            uses[key] += 1
+    counted = [k for k in values if uses[k] >= MIN_USES]
+    single_valued = sorted(k for k in counted if len(values[k]) == 1)
+    violations: list[str] = []
+    invisible = 0
+    cross = 0
+    unused = 0
+    answered_ok = 0
+    answered_total = 0
+    for r in plain:
+        specs = {t["function"]["name"]: t["function"].get("parameters") or {"type": "object"} for t in r.tools}
+        for s in r.steps:
+            errors = list(jsonschema.Draft202012Validator(specs.get(s.tool, {"type": "object"})).iter_errors(s.arguments))
+            if errors:
+                violations.append(f"{r.id} step {s.step} {s.tool}: {errors[0].message[:80]}")
+            for prov in s.provenance.values():
+                if prov["kind"] != "link":
+                    continue
+                up = r.steps[prov["from_step"]]
+                if not any(str(item.get(prov["field"])) == str(prov.get("source_value")) for item in up.response.items):
+                    invisible += 1
+                pair = (prov.get("transform") or {}).get("pair")
+                if pair and not any(pair in item for item in up.response.items):
+                    invisible += 1
+            for group in PAIR_GROUPS:
+                origins = {prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"}
+                if len(origins) > 1:
+                    cross += 1
+        finals = set(r.final_steps)
+        for s in r.steps:
+            feeds = any(prov["kind"] == "link" and prov["from_step"] == s.step - 1
+                        for later in r.steps for prov in later.provenance.values())
+            if s.step not in finals and not feeds:
+                unused += 1
+        expected = [v for s in r.steps if s.step in finals
+                    for _, v in answered_fields(s.response.items, s.response.chosen)]
+        answered_total += 1
+        if expected and all(v.rstrip(".") in r.final_answer for v in expected):
+            answered_ok += 1
+    kinds = Counter(r.kind for r in recs)
+    share = {k: round(kinds.get(k, 0) / max(1, n), 3) for k in ("irrelevance", "clarification", "error_recovery",
+                                                                  "hard_negative")}
+    diversity = {k: len(values[k]) for k in sorted(counted)}
+    out: dict[str, Any] = {
+        "trajectories": n,
+        "code_words_in_requests": code_leaks,
+        "requests_listing_steps": step_lists,
+        "sentence_frames": len(frames),
+        "slot_parameters": len(counted),
+        "slot_parameters_single_value": len(single_valued),
+        "single_valued": single_valued[:20],
+        "argument_schema_violations": len(violations),
+        "violations": violations[:10],
+        "linked_values_not_visible": invisible,
+        "cross_entity_pairs": cross,
+        "unused_steps": unused,
+        "answers_with_answered_values": round(answered_ok / max(1, answered_total), 3),
+        "shares": share,
+        "shares_configured": extras or {},
+        "value_diversity": diversity,
+        "fewest_values": sorted(diversity.items(), key=lambda kv: (kv[1], kv[0]))[:3],
+    }
+    if lengths:
+        ls = sorted(lengths.values())
+        out["rendered_chars"] = {"min": ls[0], "median": int(statistics.median(ls)), "max": ls[-1]}
+    return out
+
+
+def quality_lines(q: dict[str, Any]) -> list[str]:
+    """The figures as short lines for a terminal or a report."""
+    low = [tuple(x) for x in q.get("fewest_values", [])]
+    lines = [
+        f"data quality over {q['trajectories']} trajectories:",
+        f"  requests with internal codes {q['code_words_in_requests']}, listing steps {q['requests_listing_steps']}, "
+        f"sentence frames {q['sentence_frames']}",
+        f"  slot parameters {q['slot_parameters']}, with a single value {q['slot_parameters_single_value']} "
+        f"(fewest values: {', '.join(f'{k} {v}' for k, v in low) or 'n/a'})",
+        f"  argument schema violations {q['argument_schema_violations']}, linked values not visible "
+        f"{q['linked_values_not_visible']}, cross-entity pairs {q['cross_entity_pairs']}, unused steps {q['unused_steps']}",
+        f"  answers stating the answered values {q['answers_with_answered_values']:.1%}",
+        "  shares " + ", ".join(f"{k} {v:.1%}" + (f" (configured {q['shares_configured'][k]:.0%})"
+                                                 if k in q.get("shares_configured", {}) else "")
+                                for k, v in q["shares"].items()),
+    ]
+    if "rendered_chars" in q:
+        t = q["rendered_chars"]
+        lines.append(f"  rendered conversation (tools included) min {t['min']}, median {t['median']}, max {t['max']} "
+                     "characters")
+    return lines
