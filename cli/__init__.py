@@ -9,15 +9,17 @@ import sys
 
 import typer
 
-from cli import graph, sandbox, serve, synth, token, verify
+from cli import bench, graph, sandbox, serve, synth, token, train, verify
 
 app = typer.Typer(
-    help="KOPA EDGE: register public APIs, verify tool links by execution, synthesise trajectories.",
+    help="KOPA EDGE: register public APIs, verify tool links by execution, synthesise trajectories, train and benchmark models.",
     no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
 )
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(graph.app, name="graph")
 app.add_typer(token.app, name="token")
+app.add_typer(bench.app, name="bench")
+app.add_typer(train.app, name="train")
 app.command("register")(graph.register_cmd)
 app.command("serve")(serve.serve)
 app.command("worker")(serve.worker)

@@ -7,6 +7,8 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from bench.overlap import fingerprints
+from bench.tasks import load_tasks
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
@@ -35,6 +37,8 @@ def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, co
                     min_steps: int, max_steps: int, seed: int) -> dict[str, Any]:
     """Synthesise trajectories in this process with a progress bar."""
     apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
+    tasks = load_tasks()
+    guard = fingerprints(tasks)  # never emit a trajectory that reproduces a KOPA-Bench task
 
     async def go() -> dict[str, Any]:
         executor = Executor(settings, MemoryEconomy(), apis, transport=transport)
@@ -42,8 +46,14 @@ def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, co
             task = bar.add_task("", total=count)
             try:
                 return await synthesize(store, settings, executor, count=count, shapes=shapes, min_steps=min_steps,
-                                        max_steps=max_steps, seed=seed, progress=lambda _r: bar.advance(task))
+                                        max_steps=max_steps, seed=seed, progress=lambda _r: bar.advance(task),
+                                        guard=guard)
             finally:
                 await executor.aclose()
 
-    return asyncio.run(go())
+    result = asyncio.run(go())
+    overlapping = sum(1 for d in result["discarded"] if d["reason"].startswith("benchmark overlap"))
+    result["benchmark_overlap"] = {"benchmark_tasks": len(tasks), "kept_overlapping": 0,
+                                   "discarded_as_overlapping": overlapping,
+                                   "rule": "same tool sequence with the same user values, or a near-duplicate request"}
+    return result

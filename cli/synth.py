@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from cli.common import fail, open_configured_store
+from cli.common import check_range, check_writable_dir, fail, guarded, open_configured_store
 from cli.progress import synth_inprocess, verify_inprocess
 from core.settings import get_settings
 from execution.limits import MemoryEconomy, NoCache
@@ -20,10 +20,15 @@ from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import SHAPES
 from synthesis.export import export_all
+from synthesis.quality import quality_lines
 from synthesis.report import write_report
 from verification.runs import execute_run, new_run, run_progress
 
+#: Most trajectories one `kopa synth` / `kopa demo` produces (absurd counts are refused before any work).
+MAX_COUNT = 100_000
 
+
+@guarded
 def synth_cmd(
     count: Annotated[int, typer.Option(help="How many executed trajectories to keep.")] = 200,
     shapes: Annotated[str, typer.Option(help="Comma-separated: single, chain, fan_in, parallel (default all).")] = "",
@@ -35,9 +40,11 @@ def synth_cmd(
 ) -> None:
     """Sample trajectories over verified links, execute them, and export them (trl, OpenAI, Hermes, ShareGPT,
     BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first."""
+    check_range("--count", count, 1, MAX_COUNT)
     chosen = tuple(s.strip() for s in shapes.split(",") if s.strip()) or SHAPES
     if set(chosen) - set(SHAPES) or not 1 <= min_steps <= max_steps <= 6:
         fail(f"--shapes must be among {', '.join(SHAPES)} and 1 <= --min-steps <= --max-steps <= 6")
+    check_writable_dir("--out", out)
     settings = get_settings()
     transport = None
     if sandbox:
@@ -56,6 +63,7 @@ def synth_cmd(
     store.close()
 
 
+@guarded
 def demo(
     workdir: Annotated[Path, typer.Option(help="Where the embedded graph and outputs go.")] = Path(".kopa/demo"),
     count: Annotated[int, typer.Option(help="Trajectories to synthesise.")] = 300,
@@ -65,8 +73,13 @@ def demo(
     derive candidate links, verify them by executing them against an in-process sandbox, synthesise and execute
     trajectories over verified links, export them, and write a report (Markdown + PNG plots).
     """
+    check_range("--count", count, 1, MAX_COUNT)
     if workdir.exists():
-        shutil.rmtree(workdir)
+        try:
+            shutil.rmtree(workdir)
+        except OSError as exc:
+            fail(f"--workdir {workdir} cannot be cleared: {exc.strerror or exc}")
+    check_writable_dir("--workdir", workdir)
     settings = get_settings().model_copy(update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3",
                                                  "redis_url": None})
     settings, transport = sandbox_mode(settings)
@@ -107,4 +120,6 @@ def demo(
     d = exported["distribution"]
     typer.echo(f"synthesised {d['trajectories']} trajectories ({', '.join(f'{k} {v}' for k, v in d['shapes'].items())}), "
                f"{len(result['discarded'])} discarded; exports in {workdir / 'export'}; report: {report}")
+    for line in quality_lines(exported["quality"]):
+        typer.echo(line)
     store.close()
