@@ -43,6 +43,7 @@ class CallResult:
     cached: bool = False
     quota: bool = False
     url: str = ""
+    items_path: str = ""
 
     @property
     def ok(self) -> bool:
@@ -204,7 +205,8 @@ class Executor:
         verdict: Verdict = judge(status, content, ctype, envelope=tool.envelope, items_path=tool.items_path,
                                  declared_fields={f.name for f in tool.fields}, inputs=inputs)
         result = CallResult(verdict.outcome, verdict.items, verdict.reason, verdict.code, status, round(latency, 1),
-                            hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req))
+                            hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req),
+                            verdict.items_path)
         if result.definitive:
             self.economy.cache_put(ckey, {k: v for k, v in asdict(result).items() if k != "cached"},
                                    self.settings.verify.cache_ttl_s)
