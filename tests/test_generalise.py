@@ -228,3 +228,23 @@ def test_unseen_family_score(tmp_path: Path) -> None:
     # D05 (obs_post_id -> stnCd as is) shares its scoring key with U10 (the same pair with the prefix strip): the
     # identity link is never proposed (it cannot fit ^[0-9]{4}$), only the harness cannot tell the two apart
     assert set(s["decoys_verified"]) <= {"D05"}, s
+
+
+# ---------------------------------------------------------------- 5. runs that tell the truth
+
+
+def test_a_budget_limited_run_counts_the_links_it_left_as_candidates(tmp_path: Path) -> None:
+    f = tmp_path / "g.sqlite3"
+    settings = unseen_settings(Settings(store="embedded", embedded_path=f))
+    store = EmbeddedStore(f)
+    try:
+        for doc in documents().values():
+            register(store, settings, doc, RegistrationMeta(auth=AuthConfig(secret=SECRET)))
+        run = asyncio.run(execute_run(store, settings, new_run(budget=10), transport=transport(),
+                                      economy=MemoryEconomy()))
+        progress = run_progress(store, run)
+        assert run.status == "paused"
+        left = sum(1 for lk in all_links(store) if lk.status == "candidate")
+        assert left > 0 and progress["candidate"] == left and progress["pending"] == left, progress
+    finally:
+        store.close()
