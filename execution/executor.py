@@ -51,6 +51,7 @@ class CallResult:
     cached: bool = False
     quota: bool = False
     url: str = ""
+    items_path: str = ""
 
     @property
     def ok(self) -> bool:
@@ -268,7 +269,8 @@ class Executor:
                                  declared_fields={f.name for f in tool.fields}, inputs=inputs)
         result = CallResult(verdict.outcome, scrub(verdict.items, self._secrets), scrub(verdict.reason, self._secrets),
                             scrub(verdict.code, self._secrets), status, round(latency, 1),
-                            hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req))
+                            hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req),
+                            verdict.items_path)
         if result.definitive:
             self.economy.cache_put(ckey, {k: v for k, v in asdict(result).items() if k != "cached"},
                                    self.settings.verify.cache_ttl_s)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core.payload import PayloadError, parse_body
+from graph import envelopes
 
 Outcome = Literal["ok", "empty", "invalid", "hostile", "transient"]
 SUCCESS_CODES = {"00", "000", "0000", "0", "INFO-0", "OK", "200", "NORMAL_CODE"}
@@ -32,6 +33,7 @@ class Verdict:
     reason: str = ""
     code: str = ""
     quota: bool = False
+    items_path: str = ""  # where the rows were found (the declared path, or one learnt from this response)
 
 
 def _rows(obj: Any) -> list[dict[str, Any]]:
@@ -130,6 +132,15 @@ def judge(status: int, content: bytes, content_type: str, *, envelope: str, item
         code = str(doc.get("status_code", status)) if isinstance(doc, dict) else str(status)
         return Verdict("invalid", reason=f"HTTP {status} {code}", code=code)
     header = _header(envelope, doc)
+    if header is None and envelope == "plain":
+        header = envelopes.detect_header(doc)
+        if header is not None and header[0] == "ERROR":
+            kind = envelopes.error_kind(header[1])
+            if kind == "empty":
+                return Verdict("empty", reason=f"provider: {header[1]}", code="ERROR")
+            if kind == "auth":
+                return Verdict("transient", reason=f"provider (credentials?): {header[1]}", code="30")
+            return Verdict("invalid", reason=f"provider error: {header[1]}", code="ERROR")
     if header is not None:
         code, msg = header
         if code in NO_DATA_CODES:
@@ -138,13 +149,27 @@ def judge(status: int, content: bytes, content_type: str, *, envelope: str, item
             if code in TRANSIENT_CODES:
                 return Verdict("transient", reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES)
             return Verdict("invalid", reason=f"provider {code} {msg}", code=code)
-    rows = _walk(doc, items_path) if items_path else _rows(doc)
+    rows, used = learn_rows(doc, items_path, declared_fields)
     if not rows:
-        return Verdict("empty", reason="no rows")
+        return Verdict("empty", reason="no rows", items_path=used)
     if declared_fields and not any(set(r) & declared_fields for r in rows):
         return Verdict("invalid", reason="rows do not match the declared schema (no declared field present)")
     inputs = inputs or set()
     rows = [r for r in rows if substantive(r, inputs)]
     if not rows:
-        return Verdict("empty", reason="only hollow rows (the provider echoed the input)")
-    return Verdict("ok", items=rows)
+        return Verdict("empty", reason="only hollow rows (the provider echoed the input)", items_path=used)
+    return Verdict("ok", items=rows, items_path=used)
+
+
+def learn_rows(doc: Any, items_path: str, declared_fields: set[str]) -> tuple[list[dict[str, Any]], str]:
+    """Rows through the declared items path; where it finds none (or the document declares none), the path read
+    off the response itself, accepted when its rows carry a declared field (any flat rows without a schema)."""
+    rows = _walk(doc, items_path) if items_path else []
+    if rows:
+        return rows, items_path
+    learnt = envelopes.detect_items(doc)
+    if learnt is not None and (not declared_fields or any(set(r) & declared_fields for r in learnt[1])):
+        return learnt[1], learnt[0]
+    if not items_path and isinstance(doc, dict) and not declared_fields and envelopes.detect_header(doc) is None:
+        return _rows(doc), ""
+    return [], items_path

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from graph import meaning as M
 from graph import transforms as T
 from graph.concepts import CODE_PARTS, Signals, crs_from_values, signals, value_shape
 from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord
@@ -38,6 +39,9 @@ class FieldRef:
     tool: ToolRecord
     field: FieldRecord
     sig: Signals
+    phrases: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
+    prefix: str | None = None
 
 
 @dataclass
@@ -45,6 +49,9 @@ class ParamRef:
     tool: ToolRecord
     param: ParamRecord
     sig: Signals
+    phrases: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
+    example: str | None = None
 
 
 def link_id(source_tool: str, field: str, target_tool: str, param_key: str, transform: T.Transform) -> str:
@@ -172,7 +179,14 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
     elif not shared and fs.concepts & CODE_FAMILY and ps.concepts & CODE_FAMILY:
         concept *= 0.6
     coord = 0.8 if fs.crs and ps.crs and fs.axis and fs.axis == ps.axis else 0.0
-    base = max(name, concept, coord)
+    # meaning: the same leading phrase in both descriptions (or an odcloud column), or shared specific Korean
+    # words when the observed codes, stripped of their constant prefix, take the parameter's documented shape
+    sense = 0.85 if f.phrases & p.phrases else 0.0
+    strip: T.Transform | None = None
+    if f.prefix and (p.example or ps.pattern) and (f.words & p.words or f.phrases & p.phrases):
+        strip = {"kind": "slice", "start": len(f.prefix)}
+        sense = max(sense, 0.7)
+    base = max(name, concept, coord, sense)
     if base <= 0:
         return None
     samples = [r.get(f.field.name) for r in rows if r.get(f.field.name) not in (None, "")]
@@ -183,22 +197,35 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
         if guessed:
             fs.crs, fs.axis = guessed, fs.axis or ps.axis
     best: tuple[float, T.Transform] | None = None
-    for rank, t in enumerate(_transforms(f, p, sample_len)):
+    options = _transforms(f, p, sample_len)
+    if strip is not None:
+        options.insert(0, strip)
+    for rank, t in enumerate(options):
         fit = _fit_ratio(t, f, p, rows)
         if fit == 0.0:
             continue
         quality = 0.75 if fit is None else 0.5 + 0.5 * fit
         score = round(base * quality * _prior(t, ps) - 0.01 * rank, 4)
-        if p.param.example not in (None, "") and samples:
+        if p.example not in (None, "") and samples:
             try:
                 out = T.apply(t, samples[0], rows[0])
-                if not isinstance(out, list) and value_shape(str(out)) == value_shape(str(p.param.example)):
+                if not isinstance(out, list) and value_shape(str(out)) == value_shape(str(p.example)):
                     score = round(min(1.0, score + 0.08), 4)
             except T.TransformError:
                 pass
         if best is None or score > best[0]:
             best = (score, t)
     return best
+
+
+def _drills(p: ParamRef) -> bool:
+    """A tool's own output may feed its own filter only where the document says the filter narrows the answer
+    ("없으면 시도 목록": a 시도명 out of the 시도 list drills down) or that a filter is needed (a search by a name
+    it returns)."""
+    if p.param.required:
+        return False
+    return M.narrows(p.param.description) or (
+        not any(q.required for q in p.tool.params) and M.needs_filter(p.tool.summary, p.tool.description))
 
 
 def derive_candidates(
@@ -216,26 +243,35 @@ def derive_candidates(
             if prm.name in NON_LINKABLE or (t.format_param and prm.name == t.format_param.split("=")[0]):
                 continue
             params.append(ParamRef(t, prm, signals(prm.name, prm.description, prm.type, pattern=prm.pattern,
-                                                   enum=prm.enum)))
+                                                   enum=prm.enum),
+                                   frozenset(M.phrases(prm.name, prm.description)),
+                                   frozenset(M.korean_words(prm.description)),
+                                   M.example_of(prm.example, prm.description)))
     index: dict[str, list[int]] = defaultdict(list)
     for i, pr in enumerate(params):
-        for key in _param_keys(pr.sig):
+        for key in _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}:
             index[key].append(i)
     comparisons = 0
     out: list[LinkRecord] = []
     for t in tools:
         rows = samples.get(t.name, [])
         for fld in t.fields:
-            fr = FieldRef(t, fld, signals(fld.name, fld.description, fld.type))
+            values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
+            fr = FieldRef(t, fld, signals(fld.name, fld.description, fld.type),
+                          frozenset(M.phrases(fld.name, fld.description)), frozenset(M.korean_words(fld.description)),
+                          M.common_prefix(values))
             seen: set[int] = set()
-            for key in _field_keys(fr.sig):
+            keys = _field_keys(fr.sig) | {f"d:{ph}" for ph in fr.phrases}
+            if fr.prefix:
+                keys |= {f"w:{w}" for w in fr.words}
+            for key in keys:
                 block = index.get(key, [])
-                if (key.startswith("t:") and len(block) > MAX_TOKEN_BLOCK) or (len(block) > MAX_BLOCK and not key.startswith("n:")):
+                if (key[:2] in ("t:", "w:") and len(block) > MAX_TOKEN_BLOCK) or (len(block) > MAX_BLOCK and not key.startswith("n:")):
                     continue
                 seen.update(block)
             for i in seen:
                 pr = params[i]
-                if pr.tool.name == t.name:
+                if pr.tool.name == t.name and not _drills(pr):
                     continue
                 comparisons += 1
                 verdict = assess(fr, pr, rows)
@@ -247,10 +283,55 @@ def derive_candidates(
                     source_tool=t.name, source_field=fld.name, target_tool=pr.tool.name,
                     target_param=pr.param.key(), transform=transform, score=score,
                 ))
+    out.extend(_date_links(tools, samples, out, min_score))
     if stats is not None:
         stats["fields"] = sum(len(t.fields) for t in tools)
         stats["params"] = len(params)
         stats["comparisons"] = comparisons
         stats["candidates"] = len(out)
     out.sort(key=lambda lk: (-lk.score, lk.id))
+    return out
+
+
+#: Date links proposed per (source tool, target tool): a record's own dates only.
+MAX_DATE_LINKS = 2
+
+
+def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, str]]], found: list[LinkRecord],
+                min_score: float) -> list[LinkRecord]:
+    """A date of a record into a required date parameter of a tool that the same record already feeds through a
+    required parameter (a company's founding date as the reference date of that company's history), with the
+    format transform. Dates alone are no evidence (any date fits any date parameter), so a date link is proposed
+    only beside an entity link from the same source; the pair is then called jointly."""
+    by_name = {t.name: t for t in tools}
+    feeds: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for lk in found:
+        target = by_name.get(lk.target_tool)
+        param = next((p for p in target.params if p.key() == lk.target_param), None) if target else None
+        if param is not None and param.required:
+            feeds[(lk.source_tool, lk.target_tool)].add(param.name)
+    out: list[LinkRecord] = []
+    for (source_name, target_name), fed in sorted(feeds.items()):
+        source, target = by_name[source_name], by_name[target_name]
+        rows = samples.get(source_name, [])
+        dates = []
+        for fld in source.fields:
+            values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
+            fmt = M.date_format(fld.description, None, None, values) if M.is_date(fld.name, fld.description) else None
+            if fmt:
+                dates.append((fld, fmt))
+        for prm in target.params:
+            if not prm.required or prm.name in fed or not M.is_date(prm.name, prm.description, prm.format):
+                continue
+            dst = M.date_format(prm.description, prm.format, prm.pattern, [])
+            if dst is None:
+                continue
+            for fld, src in dates[:MAX_DATE_LINKS]:
+                transform: T.Transform = dict(T.IDENTITY) if src == dst else {"kind": "date", "src": src, "dst": dst}
+                score = 0.6
+                if score < min_score:
+                    continue
+                out.append(LinkRecord(id=link_id(source_name, fld.name, target_name, prm.key(), transform),
+                                      source_tool=source_name, source_field=fld.name, target_tool=target_name,
+                                      target_param=prm.key(), transform=transform, score=score))
     return out

@@ -18,6 +18,7 @@ import orjson
 import yaml
 
 from core.errors import InvalidInput
+from graph import envelopes
 from graph.models import ApiRecord, AuthConfig, FieldRecord, ParamRecord, RegistrationMeta, ToolRecord
 from graph.schema_convert import to_json_schema
 
@@ -305,6 +306,9 @@ def _find_items(ctx: _Ctx, schema: dict[str, Any], where: str) -> tuple[str, str
         arr = array_item(sub, where)
         if arr is not None and (arr.get("properties") or arr.get("type") == "object"):
             return "plain", f"{name}[]", arr
+    nested = envelopes.schema_items(ctx.schema(schema, where), lambda s: ctx.schema(s, where))
+    if nested is not None:
+        return "plain", nested[0], nested[1]
     return "plain", "", ctx.schema(schema, where)
 
 
@@ -461,7 +465,18 @@ def _prefix(server_url: str, title: str) -> str:
     if parsed.hostname in HOST_PREFIX:
         return HOST_PREFIX[parsed.hostname]
     slug = snake(re.sub(r"[^0-9A-Za-z ]+", " ", title))[:20].strip("_")
-    return slug or "api"
+    return slug if slug and slug != "op" else _path_prefix(parsed)
+
+
+def _path_prefix(parsed: Any) -> str:
+    """A stable readable prefix when the title gives none (Korean titles): the first path segment that names
+    something (not a number, version or 'api'), else the host's first label."""
+    for seg in parsed.path.strip("/").split("/"):
+        word = snake(seg)
+        if word and word != "op" and not re.fullmatch(r"(v\d+(_\d+)*|\d+|api|apis|openapi|rest|service)", word):
+            return word[:20].strip("_")
+    label = snake((parsed.hostname or "").split(".")[0])
+    return label[:20].strip("_") if label and label not in ("op", "api", "apis", "www") else "api"
 
 
 def api_id_for(doc: dict[str, Any], server_url: str) -> str:

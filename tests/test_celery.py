@@ -79,7 +79,7 @@ def worker_env(neo4j_uri: str, redis_url: str, sandbox_url: str) -> dict[str, st
 
 def start_worker(env: dict[str, str], name: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo",
-                             "-Q", "kopa", "-n", f"{name}@%h", "--loglevel=WARNING", "--without-gossip",
+                             "-Q", "kopa,verification,synthesis", "-n", f"{name}@%h", "--loglevel=WARNING", "--without-gossip",
                              "--without-mingle"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -19,11 +19,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.settings import ENGINE_VERSION, Settings
+from execution import sampling
 from execution.executor import CallResult, Executor
-from execution.seeds import profile_args, seed_args
+from execution.seeds import PAGE_SIZE_PARAMS
 from graph import transforms as T
 from graph.candidates import derive_candidates
-from graph.concepts import signals, stem
+from graph.concepts import signals, stem, value_shape
 from graph.models import LinkRecord, RunRecord, ToolRecord, utcnow
 from graph.store import GraphStore, all_links
 
@@ -49,6 +50,70 @@ def _trim(row: dict[str, Any], n: int = 8) -> dict[str, Any]:
     return out
 
 
+def _interleave(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Rows of several sampling calls, taken in turn, so the first values tried span every call's level."""
+    out: list[dict[str, Any]] = []
+    for i in range(max((len(g) for g in groups), default=0)):
+        out.extend(g[i] for g in groups if i < len(g))
+    return out
+
+
+def _diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]]:
+    """Rows reordered so the first values tried differ in kind and level: grouped by value shape and by the
+    trailing zeros that mark the level of a hierarchical code (1100000000 시도, 1111000000 시군구, 1111010100
+    읍면동 in 법정동/행정동 codes), the groups taken in turn, each group in its sampled order."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        text = str(row.get(field_name, ""))
+        groups.setdefault((value_shape(text), _level(text)), []).append(row)
+    return _interleave(list(groups.values()))
+
+
+def _level(value: Any) -> int:
+    """The level of a hierarchical code, read off its trailing zeros in pairs (the parts of 법정동/행정동 codes are
+    two or three digits wide, so 1111010100 and 1111011000 are both 읍면동 rows)."""
+    text = str(value)
+    return (len(text) - len(text.rstrip("0"))) // 2 if text.isdigit() and len(text) >= 5 else 0
+
+
+def _levels_empty(trials: list[Trial]) -> bool:
+    return all(t.result.outcome == "empty" for t in trials) and len({_level(t.source_value) for t in trials}) > 1
+
+
+def _row_set(rows: list[dict[str, Any]]) -> set[str]:
+    return {repr(sorted((k, str(v)) for k, v in r.items())) for r in rows}
+
+
+def _other_value(param: Any, value: Any) -> str | None:
+    """A value of the same shape as `value` that should select something else: another member of an enumeration,
+    every digit shifted by one, or the text reversed."""
+    text = str(value if value is not None else "")
+    if param.enum:
+        return next((e for e in param.enum if e != text), None)
+    if not text:
+        return None
+    if any(c.isdigit() for c in text):
+        return "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in text)
+    flipped = text[::-1]
+    return flipped if flipped != text else None
+
+
+def _same(a: CallResult, b: CallResult) -> bool:
+    return a.response_hash == b.response_hash or _row_set(a.items) == _row_set(b.items)
+
+
+def _kinds(trials: list[Trial]) -> str:
+    """Which kinds of source values worked: ' (digits10 2/3, hangul 1/1)'."""
+    kinds: dict[str, list[int]] = {}
+    for t in trials:
+        if not t.result.definitive:
+            continue
+        k = kinds.setdefault(value_shape(str(t.source_value)), [0, 0])
+        k[0] += t.result.ok
+        k[1] += 1
+    return " (" + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(kinds.items())) + ")" if kinds else ""
+
+
 @dataclass
 class Trial:
     source_value: Any
@@ -65,6 +130,7 @@ class Engine:
     tools: dict[str, ToolRecord] = field(default_factory=dict)
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     unreachable: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sample_paths: dict[str, str] = field(default_factory=dict)
     progress: Progress | None = None
     #: The naive baseline: a fresh upstream call for every link (use with a cache-less economy).
     naive: bool = False
@@ -89,18 +155,64 @@ class Engine:
 
     # ------------------------------------------------------------------ sampling
     async def profile(self, tool: ToolRecord, extra: dict[str, list[str]] | None = None) -> None:
-        args, missing = profile_args(tool, self.settings, extra)
+        """Sample a tool from its document: required parameters first; when the provider says a filter is needed
+        (code 11, "하나 이상"), one optional filter at a time; a filter documented as narrowing ("없으면 시도 목록")
+        adds a second sample, so rows of more than one level feed its links."""
+        args, missing = sampling.sampling_args(tool, self.settings, extra)
+        for p in tool.params:
+            if p.name in PAGE_SIZE_PARAMS:
+                args[p.name] = PAGE_SIZE_PARAMS[p.name]
         if missing:
-            self.unreachable[tool.name] = {"tool": tool.name, "blocked_by": missing,
-                                           "reason": "no seed, example, default or verified link for these parameters"}
+            self.unreachable[tool.name] = {
+                "tool": tool.name, "blocked_by": missing,
+                "reason": "no seed, example, default, described example or verified link for these parameters",
+                "unblock": f"a verified link into {', '.join(missing)}, an example in the document, or a seed "
+                           f"(KOPA_VERIFY__SEEDS) for {', '.join(missing)}"}
             return
-        result = await self.call(tool, args)
-        if result.ok:
-            self.samples[tool.name] = normalise_rows(result.items)
-            self.unreachable.pop(tool.name, None)
-        else:
-            self.unreachable[tool.name] = {"tool": tool.name, "blocked_by": [], "reason": f"{result.outcome}: {result.reason}",
-                                           "transient": result.outcome == "transient"}
+        options = sampling.filter_options(tool, self.settings, extra)
+        plans = [args]
+        if sampling.says_filter_needed(tool) and not any(k in args for k, _ in options):
+            # the document says a filter is needed: no call without one
+            plans = [{**args, k: v} for k, v in options] or [args]
+        result: CallResult | None = None
+        tried: list[str] = []
+        used = args
+        for i, plan in enumerate(plans):
+            result = await self.call(tool, plan)
+            tried.append(",".join(sorted(k for k in plan if k not in args)) or "(no filter)")
+            if result.ok:
+                used = plan
+                break
+            if i == len(plans) - 1 and sampling.refused_for_filter(result.code, result.reason) and options:
+                plans.extend({**args, k: v} for k, v in options if k not in args and {**args, k: v} not in plans)
+        assert result is not None
+        if not result.ok:
+            filters = [p.name for p in sampling.filters(tool)]
+            self.unreachable[tool.name] = {
+                "tool": tool.name, "blocked_by": [], "reason": f"{result.outcome}: {result.reason}",
+                "transient": result.outcome == "transient", "tried": tried,
+                "unblock": ("a value for one of the filters " + ", ".join(filters) + " (an example in the document, a "
+                            "seed, or a verified link into it)") if filters and result.outcome != "transient"
+                           else "the upstream answering again (retried next round)" if result.outcome == "transient"
+                           else "inputs the provider accepts (see the reason)"}
+            return
+        rows = [result.items]
+        for name, value in options:
+            p = next(p for p in tool.params if p.name == name)
+            if name not in used and sampling.narrows(p):
+                wider = await self.call(tool, {**used, name: value})
+                if wider.ok:
+                    rows.append(wider.items)
+        self.samples[tool.name] = normalise_rows(_interleave(rows))
+        self.sample_paths[tool.name] = result.items_path
+        self.unreachable.pop(tool.name, None)
+
+    async def profile_fed(self, tool: ToolRecord, values: dict[str, list[str]]) -> None:
+        """Sample a tool with values taken through verified links, the next value of each when one fails."""
+        for i in range(max(len(v) for v in values.values())):
+            await self.profile(tool, {k: v[i % len(v):] + v[: i % len(v)] for k, v in values.items()})
+            if tool.name in self.samples:
+                return
 
     async def profile_many(self, tools: list[ToolRecord], extra: dict[str, dict[str, list[str]]] | None = None) -> None:
         await asyncio.gather(*(self.profile(t, (extra or {}).get(t.name)) for t in tools))
@@ -138,7 +250,7 @@ class Engine:
 
     def _args(self, link: LinkRecord, target: ToolRecord, row: dict[str, Any],
               joint: dict[str, LinkRecord]) -> dict[str, Any]:
-        base, _ = seed_args(target, self.settings)
+        base, _ = sampling.required_args(target, self.settings)
         pname = link.target_param.split(":", 1)[1]
         base[pname] = T.apply(link.transform, row.get(link.source_field), row)
         partner = self._partner(link, target, row)
@@ -152,12 +264,16 @@ class Engine:
                       joint: dict[str, LinkRecord]) -> list[Trial]:
         k, k_max = self.settings.verify.k, self.settings.verify.k_max
         trials: list[Trial] = []
+        pname = link.target_param.split(":", 1)[1]
+        optional = any(p.name == pname and not p.required for p in target.params)
         for row in rows[:k_max]:
             ok = sum(t.result.ok for t in trials)
             definitive = sum(t.result.definitive for t in trials)
             if (self._convincing(trials) and len(trials) >= min(k, len(rows))) or ok >= 2:
                 break
-            if definitive >= k and ok == 0:
+            if ok == 0 and definitive >= min(k, 3) and (definitive >= k or not _levels_empty(trials)):
+                # three failures of values of different kinds settle it; when codes of several levels all
+                # answered "no rows", one more value of the deepest level (data may exist for another one)
                 break
             value = row.get(link.source_field)
             try:
@@ -169,6 +285,12 @@ class Engine:
             trials.append(Trial(value, args, result))
             if result.quota and (result.code == "budget" or target.api_id in self.executor.exhausted_apis):
                 break
+            if result.ok and optional and sum(t.result.ok for t in trials) == 1:
+                # an optional filter: the control call (cached, reused by _control) shows at once whether the
+                # answer depends on it; more values of a vacuous filter would prove nothing
+                outcome, _, _ = await self._without(target, trials[-1], pname)
+                if outcome == "same":
+                    break
         return trials
 
     async def verify_link(self, link: LinkRecord, rows: list[dict[str, Any]], siblings: list[LinkRecord]) -> LinkRecord:
@@ -182,12 +304,18 @@ class Engine:
                 continue
             seen.add(key)
             distinct.append(row)
+        distinct = _diverse(distinct, link.source_field)
         if not distinct:
             reason = (f"field {link.source_field!r} is absent from {link.source_tool}'s responses (schema drift?)"
                       if rows and all(link.source_field not in r for r in rows) else
                       f"field {link.source_field!r} is always empty in the sampled responses")
             return self._decide(link, [], "refuted" if rows else "inconclusive", reason, "solo")
-        trials = await self._trials(link, target, distinct, {})
+        # a date is proposed only beside an entity link from the same row (graph.candidates._date_links): it is
+        # called jointly from the start, a date alone cannot name the record
+        joint_only = link.transform.get("kind") == "date" and any(p.required for p in target.params
+                                                                  if p.key() != link.target_param)
+        joint_only = joint_only and bool(self._joints(link, target, siblings))
+        trials = [] if joint_only else await self._trials(link, target, distinct, {})
         mode = "solo"
         if not self._convincing(trials) and all(t.result.definitive for t in trials):
             # other required parameters may have to come from the same row (sigunguCd with bjdongCd, ...)
@@ -202,7 +330,87 @@ class Engine:
             if not self._convincing(trials):
                 # a joint value lost to a transient fault might have worked: keep that doubt in the verdict
                 trials = trials + doubt
-        return self._judge(link, trials, mode)
+        verdict = self._judge(link, trials, mode)
+        if verdict.status == "verified":
+            verdict = await self._control(verdict, target, trials, link, distinct, siblings)
+        return verdict
+
+    async def _control(self, verdict: LinkRecord, target: ToolRecord, trials: list[Trial], before: LinkRecord,
+                       rows: list[dict[str, Any]], siblings: list[LinkRecord]) -> LinkRecord:
+        """An optional filter proves nothing when the call answers the same without it (a provider that ignores an
+        unknown or mistyped filter, an all-optional search whose other filter did the work): the control call
+        drops the linked parameter; the same rows mean the link is vacuous, not verified. Before calling it
+        vacuous: a filter that works only in a pair (xPos with yPos, a 시군구 code with its 시도 code) is tried
+        with its partner from the same row, and an enumerated filter whose value is the provider's default is
+        controlled with another value of its enumeration."""
+        pname = verdict.target_param.split(":", 1)[1]
+        param = next((p for p in target.params if p.name == pname), None)
+        evidence = dict(verdict.evidence)
+        if param is None or param.required:
+            evidence["control"] = {"kind": "required", "note": f"{pname} is required: no call succeeds without it"}
+            return verdict.model_copy(update={"evidence": evidence})
+        first = next(t for t in trials if t.result.ok)
+        outcome, control, args = await self._without(target, first, pname)
+        if outcome == "same":
+            # the same answer without the filter: the provider ignores it, or our value is consistent with the
+            # rest of the call (a 시도 code of the very point searched around). A value of the same shape tells.
+            other = _other_value(param, first.inputs.get(pname))
+            if other is not None:
+                alt = await self.call(target, {**first.inputs, pname: other})
+                if alt.definitive and not (alt.ok and _same(alt, first.result)):
+                    evidence["control"] = {"kind": "other_value", "input": {**first.inputs, pname: other},
+                                           "outcome": alt.outcome, "rows": len(alt.items), "same_answer": False}
+                    return verdict.model_copy(update={"evidence": evidence, "reason": verdict.reason + (
+                        f"; same answer without {pname}, but {pname}={other} answers {alt.outcome}: the filter is "
+                        "honoured and the linked value agrees with the rest of the call")})
+        if outcome == "same":
+            for joint in self._pairs(verdict, target, siblings):
+                joint_trials = await self._trials(before, target, rows[:2], joint)
+                ok = next((t for t in joint_trials if t.result.ok), None)
+                if ok is None or not self._convincing(joint_trials):
+                    continue
+                outcome, control, args = await self._without(target, ok, pname)
+                if outcome == "differs":
+                    trials = joint_trials
+                    verdict = self._judge(before, joint_trials, "joint")
+                    evidence = dict(verdict.evidence)
+                    break
+        evidence["control"] = {"kind": "without", "input": args, "outcome": control.outcome, "rows": len(control.items),
+                               "same_answer": outcome == "same"}
+        if outcome == "transient":
+            return verdict.model_copy(update={"evidence": evidence, "status": "inconclusive", "needs_reverify": True,
+                                              "verified_at": before.verified_at,
+                                              "reason": f"control call without {pname} failed transiently: {control.reason}"})
+        if outcome == "same":
+            return verdict.model_copy(update={"evidence": evidence, "status": "refuted", "verified_at": before.verified_at,
+                                              "reason": f"vacuous: the call answers the same without {pname}"})
+        return verdict.model_copy(update={"evidence": evidence,
+                                          "reason": verdict.reason + f"; without {pname}: {control.outcome}"})
+
+    async def _without(self, target: ToolRecord, trial: Trial, pname: str) -> tuple[str, CallResult, dict[str, Any]]:
+        args = {k: v for k, v in trial.inputs.items() if k != pname}
+        control = await self.call(target, args)
+        if not control.definitive:
+            return "transient", control, args
+        return ("same" if control.ok and _same(control, trial.result) else "differs"), control, args
+
+    def _pairs(self, link: LinkRecord, target: ToolRecord, siblings: list[LinkRecord]) -> list[dict[str, LinkRecord]]:
+        """Partners for an optional filter: the best sibling link into another optional parameter of the target,
+        those of the same stem (xPos/yPos) or the same concept family first; two at most."""
+        pname = link.target_param.split(":", 1)[1]
+        optional = {p.key(): p for p in target.params if not p.required and p.name != pname}
+        mine = stem(pname)
+        options = [s for s in siblings if s.target_tool == target.name and s.target_param in optional
+                   and s.source_field != link.source_field and s.source_tool == link.source_tool]
+        options = [s for s in options if stem(s.target_param.split(":", 1)[1]) == mine]
+        options.sort(key=lambda s: (-s.score, s.id))
+        out: list[dict[str, LinkRecord]] = []
+        for s in options:
+            if all(s.target_param not in j for j in out):
+                out.append({s.target_param: s})
+            if len(out) >= 2:
+                break
+        return out
 
     @staticmethod
     def _rate(trials: list[Trial]) -> float:
@@ -219,7 +427,7 @@ class Engine:
         transient = [t for t in trials if not t.result.definitive]
         # for the rate, transient trials count as failures: a fault can never tip a link into "verified"
         if len(ok) >= 2 or (ok and len(ok) / len(trials) >= 0.34):
-            return self._decide(link, trials, "verified", f"{len(ok)} of {len(definitive)} values worked", mode)
+            return self._decide(link, trials, "verified", f"{len(ok)} of {len(definitive)} values worked{_kinds(trials)}", mode)
         if transient or not trials:
             # a value lost to a transient fault might have worked: never refute on it, go round again
             why = transient[-1].result.reason if transient else "no trial"
@@ -301,14 +509,20 @@ def select_links(store: GraphStore, run: RunRecord, tool_names: set[str], settin
 
 
 def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, list[str]]]:
-    """Values for unreachable tools' blocking parameters, taken through verified links from sampled tools."""
+    """Values for unreachable tools, taken through verified links from sampled tools: for the parameters that block
+    them, and for the optional filters of a tool refused for want of a filter (code 11). Up to three values per
+    parameter, from distinct source rows, so a first value of the wrong level does not leave a tool unreachable."""
     extra: dict[str, dict[str, list[str]]] = defaultdict(dict)
     for name, info in engine.unreachable.items():
-        blocked = info.get("blocked_by", [])
-        if not blocked:
+        tool = engine.tools.get(name)
+        blocked = list(info.get("blocked_by", []))
+        wanted = blocked or ([p.name for p in sampling.filters(tool)] if tool and not info.get("transient")
+                             and info.get("tried") else [])
+        if not wanted or info.get("fed") == _fed_key(store, name):
             continue
         page, _ = store.list_links(status="verified", tool=name, limit=500)
-        for pname in blocked:
+        for pname in wanted:
+            values = extra[name].setdefault(pname, [])
             for lk in page:
                 if lk.target_tool != name or lk.target_param.split(":", 1)[1] != pname:
                     continue
@@ -317,12 +531,24 @@ def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, 
                         value = T.apply(lk.transform, row.get(lk.source_field), row)
                     except T.TransformError:
                         continue
-                    if value not in (None, "") and not isinstance(value, list):
-                        extra[name].setdefault(pname, []).append(str(value))
+                    if value not in (None, "") and not isinstance(value, list) and str(value) not in values:
+                        values.append(str(value))
+                    if len(values) >= 3:
                         break
-                if pname in extra[name]:
+                if len(values) >= 3:
                     break
-    return {k: v for k, v in extra.items() if set(v) >= set(engine.unreachable[k]["blocked_by"])}
+            if not values:
+                del extra[name][pname]
+    out = {}
+    for k, v in extra.items():
+        needed = set(engine.unreachable[k].get("blocked_by", []))
+        if v and set(v) >= needed:
+            out[k] = v
+    return out
+
+
+def _fed_key(store: GraphStore, name: str) -> int:
+    return store.list_links(status="verified", tool=name, limit=1)[1]
 
 
 async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, list[LinkRecord]]:
@@ -332,7 +558,10 @@ async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, li
     await engine.profile_many([t for t in tools if t.name not in engine.samples])
     extra = propagation_seeds(engine.store, engine)
     if extra:
-        await engine.profile_many([engine.tools[n] for n in extra], extra)
+        await asyncio.gather(*(engine.profile_fed(engine.tools[n], values) for n, values in extra.items()))
+        for n in extra:
+            if n in engine.unreachable:
+                engine.unreachable[n]["fed"] = _fed_key(engine.store, n)
     run.extra_seeds = extra
     candidates = derive_candidates(tools, engine.samples)
     run.candidates = len(candidates)

@@ -15,7 +15,7 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
 from graph.models import ApiRecord, RunRecord, ToolRecord, utcnow
-from graph.store import GraphStore
+from graph.store import GraphStore, all_links
 from verification.engine import Engine, Progress, run_rounds
 
 
@@ -82,6 +82,15 @@ def fail_run(store: GraphStore, run_id: str, reason: str) -> bool:
     return True
 
 
+def candidate_count(store: GraphStore, run: RunRecord) -> int:
+    """Links still `candidate` among the run's tools (all tools for an unscoped run)."""
+    if not run.api_ids:
+        return store.list_links(status="candidate", limit=1)[1]
+    names = {t.name for t in store.all_tools() if t.api_id in run.api_ids}
+    return sum(1 for lk in all_links(store) if lk.status == "candidate" and lk.source_tool in names
+               and lk.target_tool in names)
+
+
 def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = None) -> dict[str, Any]:
     counts = store.run_counts(run.id)
     calls = dict(run.calls)
@@ -90,7 +99,9 @@ def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = No
     spent = calls.get("calls", 0)
     verified, refuted, inconclusive = (counts.get(s, 0) for s in ("verified", "refuted", "inconclusive"))
     decided = verified + refuted + inconclusive
-    pending = max(0, run.candidates - decided) if run.status in ("queued", "running") else 0
+    # links of the run's tools that no run has decided yet: a paused or budget-limited run says what it left
+    still = candidate_count(store, run)
+    pending = max(0, run.candidates - decided) if run.status in ("queued", "running") else still
     eta = None
     if run.status == "running" and run.started_at and decided:
         elapsed = time.time() - datetime.fromisoformat(run.started_at).timestamp()
@@ -99,7 +110,7 @@ def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = No
         "id": run.id, "status": run.status, "mode": run.mode, "message": run.message, "scope": run.scope,
         "api_ids": run.api_ids, "budget": run.budget, "created_at": run.created_at, "started_at": run.started_at,
         "finished_at": run.finished_at, "candidates": run.candidates, "verified": verified, "refuted": refuted,
-        "inconclusive": inconclusive, "pending": pending, "calls_spent": spent,
+        "inconclusive": inconclusive, "candidate": still, "pending": pending, "calls_spent": spent,
         "cache_hits": calls.get("cache_hits", 0),
         "calls_per_verified_link": round(spent / verified, 2) if verified else None,
         "calls_by_api": {k[4:]: v for k, v in calls.items() if k.startswith("api:")},

@@ -1,0 +1,183 @@
+"""Envelopes learnt, not listed: where the rows of a response are, read off the document's schema when it has one
+and off the response itself when it has none or the declared path finds nothing.
+
+Korean public APIs wrap their rows in many ways (`response.body.items.item`, `response.body.items` as an array,
+`body.items`, odcloud `data`, `results.juso`, bare arrays, and providers' own `result/item`, `response/item`,
+`result/data`). Rather than listing each provider, the rows are the list of flat records (or the one flat record
+under a row-like name such as `item`) found nearest the root; header-like records (`header`, `meta`, `cmmMsgHeader`)
+are never rows. A result code next to a message (`resultCode`/`resultMsg`, `returnReasonCode`, `errorCode`,
+`status_code`, an `error` text) is read wherever it sits in the top three levels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+#: Names under which a single record (an object, not a list) is a row: XML-to-JSON gives one `item` for one row.
+ROW_NAMES = ("item", "items", "row", "rows", "data", "list", "record", "records", "juso", "result")
+#: Names of records that describe the response, never rows.
+HEADER_NAMES = {"header", "head", "meta", "cmmmsgheader", "common", "paging", "page", "pageinfo", "error"}
+CODE_NAMES = ("resultCode", "returnReasonCode", "errorCode", "status_code", "code", "resultcode", "result_code")
+MSG_NAMES = ("resultMsg", "returnAuthMsg", "errMsg", "errorMessage", "message", "msg", "resultmsg", "result_msg")
+MAX_DEPTH = 5
+
+Resolve = Callable[[Any], dict[str, Any]]
+
+
+def _flat(record: Any) -> bool:
+    """A record whose values are mostly scalars (a row), not a wrapper of other records."""
+    if not isinstance(record, dict) or not record:
+        return False
+    scalars = sum(1 for v in record.values() if not isinstance(v, dict | list))
+    return scalars >= max(1, len(record) // 2)
+
+
+def _rows_at(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [r for r in node if isinstance(r, dict)]
+    if isinstance(node, dict):
+        return [node]
+    return []
+
+
+def detect_items(doc: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """(items path, rows) read off a response: the shallowest list of flat records, or a flat record under a
+    row-like name; None when the response holds no rows (an empty wrapper, a header only)."""
+    if isinstance(doc, list):
+        rows = [r for r in doc if isinstance(r, dict)]
+        return ("[]", rows) if rows and any(_flat(r) for r in rows) else None
+    best: tuple[int, str, list[dict[str, Any]]] | None = None
+
+    def visit(node: Any, path: list[str], depth: int) -> None:
+        nonlocal best
+        if depth > MAX_DEPTH or not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            if str(key).lower() in HEADER_NAMES:
+                continue
+            here = [*path, str(key)]
+            found: tuple[str, list[dict[str, Any]]] | None = None
+            if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+                # MFDS-style [{"item": {...}}] wraps each row once more
+                if all(len(r) == 1 and _flat(next(iter(r.values()))) for r in value) and not any(_flat(r) for r in value):
+                    inner = next(iter(value[0]))
+                    found = (".".join(here) + f"[].{inner}", [next(iter(r.values())) for r in value])
+                elif any(_flat(r) for r in value):
+                    found = (".".join(here) + "[]", value)
+            elif isinstance(value, dict) and _flat(value) and str(key).lower() in ROW_NAMES and depth > 0:
+                found = (".".join(here), [value])
+            if found is not None:
+                rank = depth * 2 + (0 if isinstance(value, list) else 1)
+                if best is None or rank < best[0]:
+                    best = (rank, found[0], found[1])
+                continue
+            if isinstance(value, dict):
+                visit(value, here, depth + 1)
+            elif isinstance(value, list) and value and isinstance(value[0], dict) and depth < MAX_DEPTH:
+                for element in value[:3]:  # StanReginCd: [{"head": [...]}, {"row": [...]}]
+                    visit(element, [*here[:-1], here[-1] + "[]"], depth + 1)
+
+    visit(doc, [], 0)
+    return (best[1], best[2]) if best else None
+
+
+SPECIFIC_CODES = {"resultCode", "returnReasonCode", "errorCode", "status_code", "result_code"}
+NO_DATA_WORDS = ("no data", "nodata", "no search data", "no_data", "데이터없음", "데이터 없음", "조회된 데이터가 없",
+                 "결과가 없", "자료가 없")
+AUTH_WORDS = ("key", "인증키", "서비스키", "unauthor", "auth")
+
+
+def _header_in(node: dict[str, Any]) -> tuple[str, str] | None:
+    code = next((k for k in CODE_NAMES if k in node and not isinstance(node[k], dict | list)), None)
+    msg = next((k for k in MSG_NAMES if k in node and not isinstance(node[k], dict | list)), None)
+    if code is not None and (code in SPECIFIC_CODES or msg is not None):
+        return str(node[code]).strip(), "" if msg is None else str(node[msg])
+    error = node.get("error")
+    if isinstance(error, str) and error.strip():
+        return "ERROR", error.strip()
+    if isinstance(error, dict):
+        inner = _header_in(error)
+        if inner is not None:
+            return inner
+        text = " ".join(str(v) for v in error.values() if not isinstance(v, dict | list))
+        return ("ERROR", text) if text else None
+    return None
+
+
+def detect_header(doc: Any, depth: int = 0) -> tuple[str, str] | None:
+    """(result code, message) read off a response's header wherever it sits in the top levels (rows are never
+    read); an `error` text without a code reads as code "ERROR"; None when the response states no result."""
+    if not isinstance(doc, dict) or depth > 3:
+        return None
+    here = _header_in(doc)
+    if here is not None:
+        return here
+    for key, value in doc.items():
+        if isinstance(value, dict) and str(key).lower() not in ("item", "items", "data", "row", "rows"):
+            got = detect_header(value, depth + 1)
+            if got is not None:
+                return got
+    return None
+
+
+def error_kind(message: str) -> str:
+    """How to read an error text without a known code: "empty" (no data), "auth" (the key), or "invalid"."""
+    text = message.lower()
+    if any(w in text for w in NO_DATA_WORDS):
+        return "empty"
+    if any(w in text for w in AUTH_WORDS):
+        return "auth"
+    return "invalid"
+
+
+# ---------------------------------------------------------------------- schemas
+
+
+def schema_items(schema: dict[str, Any], resolve: Resolve) -> tuple[str, dict[str, Any]] | None:
+    """(items path, item schema) of a response schema that no known envelope matched: the shallowest array of
+    objects, or an object under a row-like name; None when the schema shows no rows."""
+    best: tuple[int, str, dict[str, Any]] | None = None
+
+    def props(s: dict[str, Any]) -> dict[str, Any]:
+        out = dict(s.get("properties") or {})
+        for alt in [*s.get("anyOf", []), *s.get("oneOf", [])]:
+            out.update(resolve(alt).get("properties") or {})
+        return out
+
+    def visit(s: dict[str, Any], path: list[str], depth: int) -> None:
+        nonlocal best
+        if depth > MAX_DEPTH:
+            return
+        for key, sub in props(s).items():
+            if str(key).lower() in HEADER_NAMES:
+                continue
+            sub = resolve(sub)
+            here = [*path, str(key)]
+            if sub.get("type") == "array" or ("items" in sub and not sub.get("properties")):
+                item = resolve(sub.get("items", {}))
+                if props(item):
+                    rank = depth * 2
+                    if best is None or rank < best[0]:
+                        best = (rank, ".".join(here) + "[]", item)
+                continue
+            inner = props(sub)
+            if inner and str(key).lower() in ROW_NAMES and depth > 0 and _flat_schema(inner, resolve):
+                rank = depth * 2 + 1
+                if best is None or rank < best[0]:
+                    best = (rank, ".".join(here), sub)
+                continue
+            if inner:
+                visit(sub, here, depth + 1)
+
+    visit(schema, [], 0)
+    return (best[1], best[2]) if best else None
+
+
+def _flat_schema(properties: dict[str, Any], resolve: Resolve) -> bool:
+    scalars = 0
+    for sub in properties.values():
+        s = resolve(sub)
+        if s.get("type") not in ("object", "array") and not s.get("properties"):
+            scalars += 1
+    return scalars >= max(1, len(properties) // 2)

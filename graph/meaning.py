@@ -1,0 +1,117 @@
+"""What a field or parameter means beyond its name: the noun phrase its Korean description starts with
+("행정동코드 10자리 (시군구 또는 읍면동)" → 행정동코드), the field an odcloud condition names
+(`cond[사업자등록번호::EQ]` → 사업자등록번호), the date format it documents or shows, the example a description gives,
+and the constant prefix of observed codes ("DT_0012" → "DT_" + 4 digits).
+
+Korean public API documents name parameters tersely or opaquely (`p1`, `stnCd`, `ObsCode`) but describe them in
+Korean; odcloud (api.odcloud.kr) exposes filters as `cond[<Korean column>::<OP>]`. These signals propose links;
+only execution decides them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_COND = re.compile(r"^cond\[(.+?)::[A-Z]+\]$")
+_CLAUSE = re.compile(r"[(（,.;:·\[]")
+_DIGITS_WORD = re.compile(r"\d+\s*자리|\d+")
+#: Words too generic to mean anything alone.
+GENERIC = {"코드", "번호", "이름", "명칭", "구분", "여부", "값", "정보", "목록", "검색", "조회", "기준", "입력", "필수", "선택",
+           "페이지", "결과", "건수", "수", "예", "자리", "문자열", "항목"}
+DATE_WORDS = ("일자", "날짜", "일시", "date", "dt", "ymd", "연월일")
+_FORMATS = (("YYYY-MM-DD", re.compile(r"^\d{4}-\d{2}-\d{2}$")), ("YYYYMMDD", re.compile(r"^(19|20)\d{6}$")))
+_PREFIXED = re.compile(r"^([A-Za-z]+[_-])(\d+)$")
+_EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
+
+
+def condition_column(name: str) -> str | None:
+    """The column an odcloud condition parameter filters on: cond[사업자등록번호::EQ] → 사업자등록번호."""
+    m = _COND.match(name)
+    return m.group(1) if m else None
+
+
+def phrases(name: str, description: str) -> set[str]:
+    """Meaning keys: the leading noun phrase of the description (spaces removed), its last word when specific,
+    a Korean name itself, and the column of an odcloud condition."""
+    out: set[str] = set()
+    column = condition_column(name)
+    for text in (column, name if re.search(r"[가-힣]", name) and column is None else None):
+        if text and len(text) >= 3:
+            out.add(re.sub(r"\s+", "", text))
+    first = _CLAUSE.split(description or "", maxsplit=1)[0]
+    first = _DIGITS_WORD.sub(" ", first).strip()
+    if re.search(r"[가-힣]", first):
+        words = [w for w in first.split() if re.search(r"[가-힣]", w)]
+        joined = "".join(words)
+        if len(joined) >= 3 and joined not in GENERIC:
+            out.add(joined)
+        if words and len(words[-1]) >= 4 and words[-1] not in GENERIC:
+            out.add(words[-1])
+    return out
+
+
+def korean_words(description: str) -> set[str]:
+    """Specific Korean words of a description's first clause (관측소, 법인등록번호, …)."""
+    first = _CLAUSE.split(description or "", maxsplit=1)[0]
+    return {w for w in re.findall(r"[가-힣]{2,}", first) if w not in GENERIC}
+
+
+def described_example(description: str) -> str | None:
+    m = _EXAMPLE.search(description or "")
+    return m.group(1).strip(".;:'\"") if m else None
+
+
+def is_date(name: str, description: str, fmt: str | None = None) -> bool:
+    text = f"{name} {description} {fmt or ''}".lower()
+    return any(w in text for w in DATE_WORDS)
+
+
+def date_format(description: str, fmt: str | None, pattern: str | None, samples: list[str]) -> str | None:
+    """The date format a field or parameter documents (YYYY-MM-DD, YYYYMMDD) or its values show."""
+    text = f"{description} {fmt or ''}".upper()
+    if "YYYY-MM-DD" in text:
+        return "YYYY-MM-DD"
+    if "YYYYMMDD" in text:
+        return "YYYYMMDD"
+    if pattern and pattern.strip("^$") in (r"[0-9]{8}", r"\d{8}"):
+        return "YYYYMMDD"
+    values = [s for s in samples if s]
+    for name, rx in _FORMATS:
+        if values and all(rx.match(v) for v in values[:6]):
+            return name
+    return None
+
+
+def common_prefix(samples: list[str]) -> str | None:
+    """The constant letters-and-separator prefix of observed codes ("DT_0012", "DT_0001" → "DT_")."""
+    values = [s for s in samples if s][:12]
+    if len(values) < 2:
+        return None
+    prefixes = {m.group(1) for m in (_PREFIXED.match(v) for v in values) if m}
+    if len(prefixes) == 1 and all(_PREFIXED.match(v) for v in values):
+        return prefixes.pop()
+    return None
+
+
+def example_of(example: Any, description: str) -> str | None:
+    if example not in (None, "") and not isinstance(example, list | dict):
+        return str(example)
+    return described_example(description)
+
+
+#: A provider's way of saying that some optional filter must be given (code 11 in words).
+NEEDS_FILTER = ("하나 이상", "하나는 필수", "중 하나", "필수입니다", "필수값", "at least one", "one of", "mandatory")
+#: Words by which a description says what the call returns without this filter ("없으면 시도 목록").
+NARROWS = ("없으면", "미입력", "생략 시", "생략시", "if absent", "if omitted")
+
+
+def narrows(description: str) -> bool:
+    """A filter documented as narrowing the result (without it the provider returns another level)."""
+    text = (description or "").lower()
+    return any(w in text for w in NARROWS)
+
+
+def needs_filter(summary: str, description: str) -> bool:
+    text = f"{summary} {description}".lower()
+    return any(w in text for w in NEEDS_FILTER)
