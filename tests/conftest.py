@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
-from core.settings import SandboxSettings
+from core.settings import Neo4jSettings, SandboxSettings
+from graph.embedded_store import EmbeddedStore
+from graph.neo4j_store import Neo4jStore
+from graph.store import GraphStore
 from sandbox.app import SandboxApp
 from tests.support.helpers import sandbox_process
 
@@ -102,3 +106,15 @@ def neo4j_uri() -> str:
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     return need("KOPA_TEST_REDIS_URL", "Redis")
+
+
+@pytest.fixture(params=["embedded", "neo4j"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+    """Each store in turn: the embedded SQLite file, then the real Neo4j (schema initialised, not reset)."""
+    if request.param == "embedded":
+        s: GraphStore = EmbeddedStore(tmp_path / "any.sqlite3")
+    else:
+        s = Neo4jStore(Neo4jSettings(uri=request.getfixturevalue("neo4j_uri")))
+        s.init_schema()
+    yield s
+    s.close()

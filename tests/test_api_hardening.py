@@ -5,48 +5,29 @@ OpenAPI document (bearer security scheme, the one error model on every documente
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from api.app import create_app
 from api.deps import MAX_OFFSET
-from api.routes import tokens
 from api.security import mint_token
-from core.settings import Neo4jSettings, Settings
-from graph.embedded_store import EmbeddedStore
+from core.settings import Settings
 from graph.store import GraphStore
 from sandbox.catalog import shipped_documents
 
 PAGED = ["/v1/apis", "/v1/tools", "/v1/links", "/v1/trajectory-batches/tb_none/items"]
 
 
-def with_tokens(app: FastAPI) -> FastAPI:
-    """The /v1/tokens router (api/app.py includes it; added here only when it does not yet)."""
-    if not any(getattr(r, "path", "").startswith("/v1/tokens") for r in app.routes):
-        app.include_router(tokens.router)
-    return app
-
-
-@pytest.fixture(params=["embedded", "neo4j"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    if request.param == "embedded":
-        s: GraphStore = EmbeddedStore(tmp_path / "h.sqlite3")
-    else:
-        from graph.neo4j_store import Neo4jStore
-
-        s = Neo4jStore(Neo4jSettings(uri=request.getfixturevalue("neo4j_uri")))
-        s.init_schema()
-    yield s
-    s.close()
+@pytest.fixture
+def store(any_store: GraphStore) -> GraphStore:
+    return any_store
 
 
 @pytest.fixture
 def client(store: GraphStore) -> Iterator[TestClient]:
-    with TestClient(with_tokens(create_app(Settings(bootstrap_token=SecretStr("boot-h")), store))) as c:
+    with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-h")), store)) as c:
         c.headers["Authorization"] = "Bearer boot-h"
         yield c
 

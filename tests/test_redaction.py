@@ -33,6 +33,7 @@ from execution.limits import MemoryEconomy, RedisEconomy
 from graph.embedded_store import EmbeddedStore
 from graph.models import AuthConfig, RegistrationMeta
 from graph.registry import register
+from graph.store import GraphStore
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from tests.support.helpers import free_port, sandbox_process
 from verification.runs import execute_run, new_run
@@ -107,7 +108,7 @@ def settings_for(sandbox: str, echo: str, path: Path, **kw: Any) -> Settings:
         update={"verify": Settings().verify.model_copy(update={"key_secret": SECRET_NAME, "backoff_s": 0.01})})
 
 
-def register_all(store: EmbeddedStore, settings: Settings, echo: str) -> None:
+def register_all(store: GraphStore, settings: Settings, echo: str) -> None:
     for name in ("StanReginCd", "VilageFcstInfoService_2.0", "MsrstnInfoInqireSvc", "ArpltnInforInqireSvc"):
         register(store, settings, shipped_documents()[name])
     register(store, settings, echo_doc(echo), RegistrationMeta(auth=AuthConfig(secret=SECRET_NAME)))

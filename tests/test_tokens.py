@@ -16,28 +16,19 @@ from typer.testing import CliRunner
 from api.app import create_app
 from api.security import hash_token, mint_token, new_token
 from cli import app as kopa
-from core.settings import Neo4jSettings, Settings
+from core.settings import Settings
 from graph.embedded_store import EmbeddedStore
 from graph.store import GraphStore
-from tests.test_api_hardening import with_tokens
 
 
-@pytest.fixture(params=["embedded", "neo4j"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    if request.param == "embedded":
-        s: GraphStore = EmbeddedStore(tmp_path / "t.sqlite3")
-    else:
-        from graph.neo4j_store import Neo4jStore
-
-        s = Neo4jStore(Neo4jSettings(uri=request.getfixturevalue("neo4j_uri")))
-        s.init_schema()
-    yield s
-    s.close()
+@pytest.fixture
+def store(any_store: GraphStore) -> GraphStore:
+    return any_store
 
 
 @pytest.fixture
 def client(store: GraphStore) -> Iterator[TestClient]:
-    with TestClient(with_tokens(create_app(Settings(bootstrap_token=SecretStr("boot-t"), redis_url=None), store))) as c:
+    with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-t"), redis_url=None), store)) as c:
         yield c
 
 
