@@ -59,17 +59,6 @@ class StoreUnavailable(KopaError):
     code = "store_unavailable"
 
 
-class UpstreamError(KopaError):
-    """A call to a registered API failed. `transient` tells retry-later from definitive."""
-
-    status_code = 502
-    code = "upstream_error"
-
-    def __init__(self, detail: str, *, transient: bool) -> None:
-        super().__init__(detail, extra={"transient": transient})
-        self.transient = transient
-
-
 class ConfigurationError(KopaError):
     """The process must not start with this configuration (e.g. default secrets with KOPA_ENV=production)."""
 

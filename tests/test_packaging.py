@@ -62,6 +62,7 @@ def test_wheel_ships_every_package_and_its_data(wheel: Path) -> None:
     assert not any(n.startswith(("tests/", "perf/")) for n in names)
     assert any(n.startswith("sandbox/catalog/") and n.endswith(".json") for n in names)
     assert "sandbox/ground_truth.json" in names and any(n.startswith("graph/browser/") for n in names)
+    assert sum(1 for n in names if n.startswith("bench/tasks/") and n.endswith(".yaml")) == 8  # KOPA-Bench tasks
 
 
 def test_every_module_imports_from_the_wheel(target: Path) -> None:
@@ -100,14 +101,15 @@ def test_installed_api_starts_on_the_embedded_store(target: Path) -> None:
     code = """
 from fastapi.testclient import TestClient
 from api.app import create_app
+from bench.tasks import load_tasks
 with TestClient(create_app()) as client:
     r = client.get('/readyz')
-    print(r.status_code, r.json()['status'], len(client.get('/openapi.json').json()['paths']))
+    print(r.status_code, r.json()['status'], len(client.get('/openapi.json').json()['paths']), len(load_tasks()))
 """
     proc = _run(target, "-c", code)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    status, ready, paths = proc.stdout.split()
-    assert (status, ready) == ("200", "ready") and int(paths) >= 10
+    status, ready, paths, tasks = proc.stdout.split()
+    assert (status, ready) == ("200", "ready") and int(paths) >= 10 and int(tasks) == 145
 
 
 def _env(target: Path, **extra: str) -> dict[str, str]:
