@@ -34,7 +34,7 @@ def verify_inprocess(store: GraphStore, settings: Settings, run: RunRecord, tran
 
 
 def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, count: int, shapes: tuple[str, ...],
-                    min_steps: int, max_steps: int, seed: int) -> dict[str, Any]:
+                    min_steps: int, max_steps: int, seed: int, unverified: bool = False) -> dict[str, Any]:
     """Synthesise trajectories in this process with a progress bar."""
     apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
     tasks = load_tasks()
@@ -47,7 +47,7 @@ def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, co
             try:
                 return await synthesize(store, settings, executor, count=count, shapes=shapes, min_steps=min_steps,
                                         max_steps=max_steps, seed=seed, progress=lambda _r: bar.advance(task),
-                                        guard=guard)
+                                        guard=guard, unverified=unverified)
             finally:
                 await executor.aclose()
 

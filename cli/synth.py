@@ -37,9 +37,13 @@ def synth_cmd(
     seed: Annotated[int, typer.Option(help="Sampling seed: the same seed and graph give the same trajectories.")] = 7,
     out: Annotated[Path, typer.Option(help="Export folder (JSONL per format and a datasets folder).")] = Path(".kopa/synth"),
     sandbox: Annotated[bool, typer.Option("--sandbox", help="Execute against an in-process sandbox.")] = False,
+    baseline: Annotated[bool, typer.Option(
+        "--baseline", help="Synthesise-then-filter (the ablation): walk every candidate link, verified or not, and "
+                           "keep what executes.")] = False,
 ) -> None:
     """Sample trajectories over verified links, execute them, and export them (trl, OpenAI, Hermes, ShareGPT,
-    BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first."""
+    BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first; [bold]--baseline[/bold] makes the
+    synthesise-then-filter data of the same budget for the ablation."""
     check_range("--count", count, 1, MAX_COUNT)
     chosen = tuple(s.strip() for s in shapes.split(",") if s.strip()) or SHAPES
     if set(chosen) - set(SHAPES) or not 1 <= min_steps <= max_steps <= 6:
@@ -50,12 +54,16 @@ def synth_cmd(
     if sandbox:
         settings, transport = sandbox_mode(settings)
     store = open_configured_store(settings)
-    if not store.stats()["links"].get("verified"):
-        fail("no verified links yet: run `kopa verify` first")
+    links = store.stats()["links"]
+    if not (sum(links.values()) if baseline else links.get("verified")):
+        fail("no candidate links yet: run `kopa verify` first" if baseline else
+             "no verified links yet: run `kopa verify` first")
     result = synth_inprocess(store, settings, transport, count=count, shapes=chosen, min_steps=min_steps,
-                             max_steps=max_steps, seed=seed)
+                             max_steps=max_steps, seed=seed, unverified=baseline)
     exported = export_all(out, result, store, settings, {"count": count, "shapes": list(chosen), "seed": seed,
-                                                         "min_steps": min_steps, "max_steps": max_steps})
+                                                         "min_steps": min_steps, "max_steps": max_steps,
+                                                         "links": "all candidates (baseline)" if baseline
+                                                         else "verified only"})
     typer.echo(json.dumps({"kept": len(result["records"]), "discarded": len(result["discarded"]),
                            "calls": result["calls"], **{k: v for k, v in exported["distribution"].items()
                                                         if k != "tool_counts"}}, ensure_ascii=False))
