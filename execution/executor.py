@@ -35,6 +35,8 @@ log = logging.getLogger("kopa.executor")
 install_redaction()
 #: Request extension carrying what UpstreamTransport adds on the wire: {"query": {...}, "headers": {...}}.
 SECRET_EXT = "kopa_secret"
+#: Verdict codes that mean "the key was refused": gateway 20 (not approved), 30 (not registered), 31 (expired)
+AUTH_REFUSED = {"20", "30", "31", "401", "403"}
 #: Pace at this share of a documented limit: arrival jitter on the way must not push an API over its limit.
 PACING = 0.95
 
@@ -124,6 +126,8 @@ class Executor:
                                          timeout=settings.verify.timeout_s, follow_redirects=False)
         self._secrets: set[str] = set()
         self.exhausted_apis: set[str] = economy.exhausted()
+        #: APIs no call goes to for the rest of this run, with the reason (a key that is missing or refused)
+        self.blocked_apis: dict[str, str] = {}
         self._api_locks: dict[str, asyncio.Lock] = {}
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
 
@@ -136,6 +140,30 @@ class Executor:
         if self.budget is None:
             return True
         return self.economy.calls(self.run_id or "_").get("calls", 0) < self.budget
+
+    def _secret_name(self, api: ApiRecord) -> str:
+        return api.auth.secret or self.settings.verify.key_secret
+
+    def preflight(self, api_ids: set[str] | None = None) -> dict[str, str]:
+        """Before any call: an API whose document or registration asks for a key, while the key's environment
+        variable is not set, is blocked for the run with the reason (rather than spending calls that cannot work)."""
+        for api in self.apis.values():
+            if api_ids is not None and api.id not in api_ids:
+                continue
+            needs_key = api.auth.scheme != "none" and bool(api.auth.param or api.auth.secret)
+            name = self._secret_name(api)
+            if needs_key and not os.environ.get(name):
+                self.blocked_apis[api.id] = (f"the key environment variable {name} is not set; export it (the "
+                                             "registration names it) and start the run again")
+        return dict(self.blocked_apis)
+
+    def _block_on_refused_key(self, api: ApiRecord | None, result: CallResult) -> None:
+        """The provider refused the key (gateway 20/30/31, HTTP 401/403): every further call would fail alike."""
+        if api is None or result.outcome != "transient" or result.code not in AUTH_REFUSED:
+            return
+        self.blocked_apis.setdefault(api.id, f"the provider refused the key ({result.reason}); check "
+                                             f"{self._secret_name(api)} and that the key is approved for this "
+                                             "service (new data.go.kr keys can take an hour to activate)")
 
     def mark_exhausted(self, api: str) -> None:
         self.exhausted_apis.add(api)
@@ -225,6 +253,8 @@ class Executor:
             # entries written by another version of the code (a rolling upgrade shares Redis) keep only known keys
             known = {f.name for f in fields(CallResult)}
             return CallResult(**{**{k: v for k, v in hit.items() if k in known}, "cached": True})
+        if tool.api_id in self.blocked_apis:
+            return CallResult("transient", reason=self.blocked_apis[tool.api_id], code="blocked")
         if tool.api_id in self.exhausted_apis:
             return CallResult("transient", reason="daily quota exhausted earlier in this run", quota=True)
         if not self.budget_left:
@@ -271,6 +301,7 @@ class Executor:
                             scrub(verdict.code, self._secrets), status, round(latency, 1),
                             hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req),
                             verdict.items_path)
+        self._block_on_refused_key(api, result)
         if result.definitive:
             self.economy.cache_put(ckey, {k: v for k, v in asdict(result).items() if k != "cached"},
                                    self.settings.verify.cache_ttl_s)

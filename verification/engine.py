@@ -141,7 +141,8 @@ class Engine:
         answer (22) that persists through the retries marks the API exhausted for this run."""
         result = await self.executor.call(tool, args)
         attempt = 0
-        while (result.outcome == "transient" and result.code != "budget" and tool.api_id not in self.executor.exhausted_apis
+        while (result.outcome == "transient" and result.code not in ("budget", "blocked")
+               and tool.api_id not in self.executor.exhausted_apis and tool.api_id not in self.executor.blocked_apis
                and attempt < self.settings.verify.retries):
             attempt += 1
             delay = self.settings.verify.backoff_s * (2 ** (attempt - 1))
@@ -188,10 +189,13 @@ class Engine:
         assert result is not None
         if not result.ok:
             filters = [p.name for p in sampling.filters(tool)]
+            key_problem = self.executor.blocked_apis.get(tool.api_id)
             self.unreachable[tool.name] = {
                 "tool": tool.name, "blocked_by": [], "reason": f"{result.outcome}: {result.reason}",
-                "transient": result.outcome == "transient", "tried": tried,
-                "unblock": ("a value for one of the filters " + ", ".join(filters) + " (an example in the document, a "
+                # a missing or refused key will not heal by the next round: no retry round for it
+                "transient": result.outcome == "transient" and key_problem is None, "tried": tried,
+                "unblock": key_problem if key_problem else
+                           ("a value for one of the filters " + ", ".join(filters) + " (an example in the document, a "
                             "seed, or a verified link into it)") if filters and result.outcome != "transient"
                            else "the upstream answering again (retried next round)" if result.outcome == "transient"
                            else "inputs the provider accepts (see the reason)"}

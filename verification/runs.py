@@ -7,7 +7,7 @@ import asyncio
 import time
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -45,6 +45,7 @@ async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
     try:
         tools, apis = scoped_tools(store, run)
         executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
+        executor.preflight({t.api_id for t in tools})
         engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive)
         await run_rounds(engine, tools)
     except asyncio.CancelledError:
@@ -60,16 +61,31 @@ async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
         if engine is not None:
             run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
         if not failed and executor is not None:
-            if not executor.budget_left:
-                run.status, run.message = "paused", "call budget exhausted; start the run again to resume"
-            elif executor.exhausted_apis:
-                run.status = "paused"
-                run.message = f"daily quota exhausted for {', '.join(sorted(executor.exhausted_apis))}; resume tomorrow"
-            else:
-                run.status = "completed"
+            run.status, run.message = closing(executor, executor.exhausted_apis,
+                                              {t.api_id for t in (engine.tools.values() if engine else [])})
         run.finished_at = utcnow()
         store.save_run(run)  # not in a thread: this must happen even while the task is being cancelled
     return run
+
+
+Closing = Literal["completed", "paused", "failed"]
+
+
+def closing(executor: Executor, exhausted: set[str], api_ids: set[str]) -> tuple[Closing, str]:
+    """How a run that ran to its end closes (in process and through Celery alike): paused for a budget or a quota,
+    failed when no API in scope could be called (a key missing or refused), otherwise completed, naming the APIs
+    that were skipped and why."""
+    blocked = {a: why for a, why in executor.blocked_apis.items() if a in api_ids}
+    note = "; ".join(f"{a}: {why}" for a, why in sorted(blocked.items()))
+    if not executor.budget_left:
+        return "paused", "call budget exhausted; start the run again to resume"
+    if exhausted:
+        return "paused", f"daily quota exhausted for {', '.join(sorted(exhausted))}; resume tomorrow"
+    if blocked and len(blocked) == len(api_ids):
+        return "failed", f"no API could be called: {note}"
+    if blocked:
+        return "completed", f"skipped {len(blocked)} API(s): {note}"
+    return "completed", ""
 
 
 def fail_run(store: GraphStore, run_id: str, reason: str) -> bool:

@@ -25,7 +25,7 @@ from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, open_store
 from synthesis.batches import fail_batch, run_batch
 from verification.engine import Engine, another_round, prepare_round, select_links
-from verification.runs import fail_run, new_run, scoped_tools
+from verification.runs import closing, fail_run, new_run, scoped_tools
 from workers.celery_app import celery_app
 
 log = logging.getLogger("kopa.tasks")
@@ -63,6 +63,7 @@ def _economy(settings: Settings) -> RedisEconomy:
 def _engine(run: RunRecord, settings: Settings, economy: RedisEconomy) -> tuple[Engine, list[Any]]:
     tools, apis = scoped_tools(store(), run)
     executor = Executor(settings, economy, apis, run_id=run.id, budget=run.budget)
+    executor.preflight({t.api_id for t in tools})
     return Engine(store(), settings, executor, run, tools={t.name: t for t in tools}), tools
 
 
@@ -115,12 +116,8 @@ def _close_round(run: RunRecord, engine: Engine, economy: RedisEconomy) -> None:
         store().save_run(fresh)
         start_round.apply_async((fresh.id,), countdown=settings_backoff(fresh.round))
         return
-    if not engine.executor.budget_left:
-        fresh.status, fresh.message = "paused", "call budget exhausted; start the run again to resume"
-    elif economy.exhausted():
-        fresh.status, fresh.message = "paused", f"daily quota exhausted for {', '.join(sorted(economy.exhausted()))}"
-    else:
-        fresh.status = "completed"
+    fresh.status, fresh.message = closing(engine.executor, economy.exhausted(),
+                                          {t.api_id for t in engine.tools.values()})
     fresh.finished_at = utcnow()
     store().save_run(fresh)
 
