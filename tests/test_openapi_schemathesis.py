@@ -14,12 +14,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from api.security import mint_token
 from graph.embedded_store import EmbeddedStore
-from tests.support.helpers import free_port
+from tests.support.helpers import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 ST = Path(sys.executable).with_name("st")
@@ -48,15 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
                             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, (folder / "server.log").read_text()
-            time.sleep(0.2)
+        assert wait_healthy(url, proc), (folder / "server.log").read_text()
         yield url, tokens, folder
     finally:
         proc.terminate()

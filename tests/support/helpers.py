@@ -99,16 +99,8 @@ def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | 
                             cwd=Path(__file__).resolve().parents[1])
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"sandbox did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
-            time.sleep(0.1)
+        if not wait_healthy(url, proc):
+            raise RuntimeError(f"sandbox did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
         yield url
     finally:
         proc.terminate()
@@ -116,6 +108,19 @@ def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | 
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[Any], timeout: float = 30) -> bool:
+    """Poll `url`/healthz until it answers 200 (True), the process exits or the time runs out (False)."""
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    return False
 
 
 def pretty(doc: Any) -> str:
