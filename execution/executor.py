@@ -126,8 +126,9 @@ class Executor:
                                          timeout=settings.verify.timeout_s, follow_redirects=False)
         self._secrets: set[str] = set()
         self.exhausted_apis: set[str] = economy.exhausted()
-        #: APIs no call goes to for the rest of this run, with the reason (a key that is missing or refused)
-        self.blocked_apis: dict[str, str] = {}
+        #: APIs no call goes to for the rest of this run, with the reason (a key that is missing or refused). A
+        #: refusal is shared through the economy, so every worker of the run (and its closing) knows it.
+        self.blocked_apis: dict[str, str] = economy.blocked_apis(run_id) if run_id else {}
         self._api_locks: dict[str, asyncio.Lock] = {}
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
 
@@ -161,9 +162,11 @@ class Executor:
         """The provider refused the key (gateway 20/30/31, HTTP 401/403): every further call would fail alike."""
         if api is None or result.outcome != "transient" or result.code not in AUTH_REFUSED:
             return
-        self.blocked_apis.setdefault(api.id, f"the provider refused the key ({result.reason}); check "
-                                             f"{self._secret_name(api)} and that the key is approved for this "
-                                             "service (new data.go.kr keys can take an hour to activate)")
+        why = (f"the provider refused the key ({result.reason}); check {self._secret_name(api)} and that the key is "
+               "approved for this service (new data.go.kr keys can take an hour to activate)")
+        self.blocked_apis.setdefault(api.id, why)
+        if self.run_id:
+            self.economy.block_api(self.run_id, api.id, why)
 
     def mark_exhausted(self, api: str) -> None:
         self.exhausted_apis.add(api)

@@ -65,6 +65,8 @@ class Economy(Protocol):
     def count(self, run_id: str, name: str, n: int = 1) -> None: ...
     def mark_exhausted(self, api: str) -> None: ...
     def exhausted(self) -> set[str]: ...
+    def block_api(self, run_id: str, api: str, why: str) -> None: ...
+    def blocked_apis(self, run_id: str) -> dict[str, str]: ...
 
 
 class MemoryEconomy:
@@ -77,6 +79,13 @@ class MemoryEconomy:
         self._calls: dict[str, dict[str, int]] = {}
         self._cache: dict[str, tuple[float, dict[str, Any]]] = {}
         self._exhausted: dict[str, str] = {}
+        self._blocked: dict[str, dict[str, str]] = {}
+
+    def block_api(self, run_id: str, api: str, why: str) -> None:
+        self._blocked.setdefault(run_id, {}).setdefault(api, why)
+
+    def blocked_apis(self, run_id: str) -> dict[str, str]:
+        return dict(self._blocked.get(run_id, {}))
 
     def mark_exhausted(self, api: str) -> None:
         self._exhausted[api] = today()
@@ -174,6 +183,16 @@ class RedisEconomy:
         pipe.hincrby(f"{self.prefix}:run:{run_id or '_'}:calls", "calls", 1)
         pipe.execute()
 
+    def block_api(self, run_id: str, api: str, why: str) -> None:
+        key = f"{self.prefix}:run:{run_id}:blocked"
+        self.r.hsetnx(key, api, why)
+        self.r.expire(key, 7 * 86400)
+
+    def blocked_apis(self, run_id: str) -> dict[str, str]:
+        raw: Any = self.r.hgetall(f"{self.prefix}:run:{run_id}:blocked")
+        return {(k.decode() if isinstance(k, bytes) else str(k)): (v.decode() if isinstance(v, bytes) else str(v))
+                for k, v in raw.items()}
+
     def count(self, run_id: str, name: str, n: int = 1) -> None:
         self.r.hincrby(f"{self.prefix}:run:{run_id}:calls", name, n)
 
@@ -221,6 +240,12 @@ class NoCache:
 
     def exhausted(self) -> set[str]:
         return self.inner.exhausted()
+
+    def block_api(self, run_id: str, api: str, why: str) -> None:
+        self.inner.block_api(run_id, api, why)
+
+    def blocked_apis(self, run_id: str) -> dict[str, str]:
+        return self.inner.blocked_apis(run_id)
 
 
 def economy_for(settings: Settings) -> Economy:

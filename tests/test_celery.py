@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
@@ -206,7 +207,8 @@ def test_batches_over_http_through_a_celery_worker(settings: Settings, graph: Ne
     worker = start_worker(env, "batcher")
     try:
         run_id = submit(settings, graph)
-        assert wait(graph, run_id).status == "completed"
+        run = wait(graph, run_id)
+        assert run.status == "completed", run.message
         api_settings = settings.model_copy(update={"bootstrap_token": SecretStr("b")})
         with TestClient(create_app(api_settings, graph)) as c:
             h = {"Authorization": f"Bearer {mint_token(graph, 'reader', 'team-celery')}"}
@@ -227,3 +229,52 @@ def test_batches_over_http_through_a_celery_worker(settings: Settings, graph: Ne
         del stale
     finally:
         stop(worker)
+
+
+def test_celery_takes_every_round_the_in_process_run_takes(settings: Settings, tmp_path: Path) -> None:
+    """The unseen family needs three rounds in process: a search reached only through an optional filter, then tools
+    fed by the links verified out of it. Through Celery the task that closes a round decides with the whole run's
+    state, so the run takes the same rounds and reaches the same verdicts (before, it stopped after one)."""
+    from graph.models import AuthConfig, RegistrationMeta
+    from graph.registry import register
+    from graph.store import all_links
+    from tests.unseen import harness as unseen
+    from tests.unseen.app import KEY
+
+    local = unseen.run_unseen(tmp_path / "g.sqlite3")
+    assert local.rounds >= 2 and local.verified_true, local.summary()
+    port = free_port()
+    app = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "tests.unseen.app:create_app", "--host",
+                            "127.0.0.1", "--port", str(port), "--log-level", "warning"], cwd=ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    store = Neo4jStore(settings.neo4j)
+    env = {**worker_env(settings.neo4j.uri, settings.redis_url or "", url),
+           "KOPA_UPSTREAM_OVERRIDES": ",".join(f"{h}={url}" for h in unseen.HOSTS),
+           "KOPA_ALLOWED_HOSTS": json.dumps([*unseen.HOSTS, "127.0.0.1"]), unseen.SECRET: KEY}
+    env.pop("KOPA_VERIFY__NOW")
+    worker = start_worker(env, "rounds")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(url + "/corpinfo/v2/search", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        store.init_schema()
+        store.reset()
+        reg = settings.model_copy(update={"upstream_overrides": env["KOPA_UPSTREAM_OVERRIDES"],
+                                          "allowed_hosts": [*unseen.HOSTS, "127.0.0.1"]})
+        for doc in unseen.documents().values():
+            register(store, reg, doc, RegistrationMeta(auth=AuthConfig(secret=unseen.SECRET)))
+        run = wait(store, submit(settings, store), timeout=300)
+        assert run.status == "completed", run.message
+        true_hit, decoys, missed = unseen.score_links(all_links(store), store.all_tools())
+        assert run.round + 1 == local.rounds, (run.unreachable, run.extra_seeds)
+        assert (sorted(true_hit), decoys) == (sorted(local.verified_true), local.verified_decoys), missed
+    finally:
+        stop(worker)
+        stop(app)
+        store.reset()
+        store.close()

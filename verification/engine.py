@@ -560,12 +560,18 @@ async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, li
     return this round's links grouped by source tool, best first."""
     run = engine.run
     await engine.profile_many([t for t in tools if t.name not in engine.samples])
-    extra = propagation_seeds(engine.store, engine)
-    if extra:
-        await asyncio.gather(*(engine.profile_fed(engine.tools[n], values) for n, values in extra.items()))
-        for n in extra:
+    extra: dict[str, dict[str, list[str]]] = {}
+    for _ in range(len(tools)):
+        # until nothing more can be fed: a tool fed in this pass may feed the next one through links verified in an
+        # earlier round, so an engine that starts afresh (each Celery round) reaches what the in-process one did
+        more = {n: v for n, v in propagation_seeds(engine.store, engine).items() if n not in extra}
+        if not more:
+            break
+        await asyncio.gather(*(engine.profile_fed(engine.tools[n], values) for n, values in more.items()))
+        for n in more:
             if n in engine.unreachable:
                 engine.unreachable[n]["fed"] = _fed_key(engine.store, n)
+        extra.update(more)
     run.extra_seeds = extra
     candidates = derive_candidates(tools, engine.samples)
     run.candidates = len(candidates)
@@ -578,6 +584,17 @@ async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, li
     order = sorted(by_source, key=lambda s: -max(lk.score for lk in by_source[s]))
     run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
     return {s: by_source[s] for s in order}
+
+
+async def resume(engine: Engine, tools: list[ToolRecord]) -> None:
+    """Give an engine in a fresh process (a Celery task) the whole run's state as the round left it: the tools the
+    round could not reach (with what blocks them and which verified links already fed them), and the samples of
+    the others (cache hits: the round sampled them). `another_round` then decides exactly as it does in process."""
+    run = engine.run
+    recorded = {str(u["tool"]): dict(u) for u in run.unreachable}
+    await engine.profile_many([t for t in tools if t.name not in recorded], run.extra_seeds)
+    # the round's record decides what was reached: a sample the cache has since dropped does not undo that
+    engine.unreachable = recorded
 
 
 def another_round(engine: Engine, round_no: int) -> bool:

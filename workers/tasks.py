@@ -1,8 +1,8 @@
 """Thin Celery tasks: ids in, plain functions out. Idempotent: a redelivered task skips what its run decided.
 
 A run is a sequence of rounds. `start_round` samples and derives (cached calls), then fans out one
-`verify_source` task per source tool; the task that empties the round's pending set decides whether another
-round is needed (inconclusive links, newly reachable tools) or closes the run.
+`verify_source` task per source tool; the task that empties the round's pending set gives a fresh engine the whole
+run's state and decides, as the in-process loop does, whether another round is needed or how the run closes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from execution.limits import RedisEconomy
 from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, open_store
 from synthesis.batches import fail_batch, run_batch
-from verification.engine import Engine, another_round, prepare_round, select_links
+from verification.engine import Engine, another_round, prepare_round, resume, select_links
 from verification.runs import closing, fail_run, new_run, scoped_tools
 from workers.celery_app import celery_app
 
@@ -87,7 +87,7 @@ async def _start_round(run_id: str) -> None:
     store().save_run(run)
     key = _pending_key(run.id, run.round)
     if not groups:
-        _finish_round(run, engine)
+        await _finish_round(run, economy)
         return
     economy.r.sadd(key, *groups)
     economy.r.expire(key, 7 * 86400)
@@ -95,29 +95,38 @@ async def _start_round(run_id: str) -> None:
         verify_source.delay(run.id, run.round, source)
 
 
-def _finish_round(run: RunRecord, engine: Engine) -> None:
-    economy = engine.executor.economy
+async def _finish_round(run: RunRecord, economy: RedisEconomy) -> None:
     done_key = f"kopa:run:{run.id}:round:{run.round}:done"
-    if not isinstance(economy, RedisEconomy) or not economy.r.set(done_key, 1, nx=True, ex=7 * 86400):
+    if not economy.r.set(done_key, 1, nx=True, ex=7 * 86400):
         return  # another task closes this round
     try:
-        _close_round(run, engine, economy)
+        await _close_round(run.id, economy)
     except BaseException:
         economy.r.delete(done_key)  # Neo4j or Redis failed half-way: the retried task must close the round
         raise
 
 
-def _close_round(run: RunRecord, engine: Engine, economy: RedisEconomy) -> None:
-    fresh = store().get_run(run.id) or run
-    fresh.calls = economy.calls(run.id)
+async def _close_round(run_id: str, economy: RedisEconomy) -> None:
+    """The one decision point of a Celery run: an engine given the whole run's state (`resume`) decides, with the
+    same `another_round` as the in-process loop, whether to go round again or how to close."""
+    settings = get_settings()
+    fresh = store().get_run(run_id)
+    if fresh is None or fresh.status in ("completed", "failed"):
+        return
+    engine, tools = _engine(fresh, settings, economy)
+    try:
+        await resume(engine, tools)
+        again = another_round(engine, fresh.round)
+    finally:
+        await engine.executor.aclose()
+    fresh.calls = economy.calls(run_id)
     fresh.pending_sources = []
-    if another_round(engine, fresh.round):
+    if again:
         fresh.round += 1
         store().save_run(fresh)
         start_round.apply_async((fresh.id,), countdown=settings_backoff(fresh.round))
         return
-    fresh.status, fresh.message = closing(engine.executor, economy.exhausted(),
-                                          {t.api_id for t in engine.tools.values()})
+    fresh.status, fresh.message = closing(engine.executor, economy.exhausted(), {t.api_id for t in tools})
     fresh.finished_at = utcnow()
     store().save_run(fresh)
 
@@ -143,7 +152,7 @@ async def _verify_source(run_id: str, round_no: int, source: str) -> None:
         await engine.executor.aclose()
     economy.r.srem(_pending_key(run_id, round_no), source)
     if economy.r.scard(_pending_key(run_id, round_no)) == 0:
-        _finish_round(run, engine)
+        await _finish_round(run, economy)
 
 
 class ClosingTask(Task):  # type: ignore[misc]

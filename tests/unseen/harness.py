@@ -70,6 +70,7 @@ class UnseenScore:
     calls: int = 0
     registered: int = 0
     registration_errors: list[str] = field(default_factory=list)
+    rounds: int = 0
 
     @property
     def recall(self) -> float:
@@ -139,6 +140,7 @@ def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
         score.tools, score.candidates = len(tools), progress["candidates"]
         score.verified, score.calls = progress["verified"], progress["calls_spent"]
         score.unreachable = progress["unreachable"]
+        score.rounds = run.round + 1
     finally:
         store.close()
     return score
