@@ -71,12 +71,18 @@ def register_cmd(
     documents: Annotated[list[Path], typer.Argument(help="OpenAPI 3 / Swagger 2.0 files (JSON or YAML).")],
     base_url: Annotated[str | None, typer.Option(help="Override the documents' server URL.")] = None,
     secret_name: Annotated[str | None, typer.Option(help="NAME of the environment variable holding the key.")] = None,
+    auth_param: Annotated[str | None, typer.Option(help="Query parameter carrying the key (e.g. serviceKey).")] = None,
+    api_id: Annotated[str | None, typer.Option(help="Stable API id (one document only); an upstream override can "
+                                                    "name it (KOPA_UPSTREAM_OVERRIDES=ID=URL).")] = None,
 ) -> None:
     """Register API documents straight into the configured store (the REST API does the same over HTTP).
     A file that cannot be registered gets one error line; the others are still registered (exit 1 if any failed)."""
     settings = get_settings()
     try:
-        meta = RegistrationMeta(base_url=base_url, auth=AuthConfig(secret=secret_name) if secret_name else None)
+        if api_id and len(documents) > 1:
+            fail("--api-id names one API: give one document with it")
+        auth = AuthConfig(secret=secret_name, param=auth_param) if secret_name or auth_param else None
+        meta = RegistrationMeta(api_id=api_id, base_url=base_url, auth=auth)
     except ValidationError as exc:
         fail("; ".join(f"--{'-'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()))
     store = open_configured_store(settings)

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from core.errors import ConfigurationError
 
 #: Public hosts that registered documents may always point to (unless `use_default_hosts` is off).
 DEFAULT_ALLOWED_HOSTS = ("apis.data.go.kr", "api.odcloud.kr", "business.juso.go.kr", "www.juso.go.kr")
@@ -126,8 +130,10 @@ class Settings(BaseSettings):
     #: Upstreams explicitly allowed to live on loopback/private addresses (the sandbox, a local gateway):
     #: "host:port" entries (or "host" for any port), JSON list or "a,b". Override targets count as named too.
     local_upstreams: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    #: Base-URL rewrites applied when calling registered APIs, "host=url,host=url".
-    #: Pointing the real hosts at the sandbox is how tests and the embedded main job run.
+    #: Where calls really go, "KEY=URL,KEY=URL" (see `UpstreamOverride`). A KEY is a host (every API under it; the
+    #: path is kept), a base URL "https://host/path" (the API registered with that server or base_url; its base is
+    #: replaced), or an API id (no dot; its base is replaced). The API id wins over the longest base URL, which
+    #: wins over the host. Pointing the real hosts at the sandbox is how tests and the embedded main job run.
     upstream_overrides: str = ""
     #: Largest request body the REST API reads (bytes), and the largest API document (POST /v1/apis).
     max_body_bytes: int = Field(1024 * 1024, ge=1024)
@@ -153,6 +159,12 @@ class Settings(BaseSettings):
             if bad:
                 raise ValueError(f"allowed_hosts entries must be host names (or '*.domain'), got {bad[:3]}")
         return hosts
+
+    @field_validator("upstream_overrides")
+    @classmethod
+    def _overrides(cls, value: str) -> str:
+        parse_overrides(value)  # every entry is checked at start-up, not at the first failing call
+        return value
 
     @field_validator("local_upstreams", mode="before")
     @classmethod
@@ -193,11 +205,85 @@ class Settings(BaseSettings):
         return self.embedded_path or (self.data_dir / "graph.sqlite3")
 
     def override_map(self) -> dict[str, str]:
-        return parse_pairs(self.upstream_overrides)
+        """KEY -> target URL of every upstream override."""
+        return {o.key: o.target for o in parse_overrides(self.upstream_overrides)}
+
+    def overrides(self) -> list[UpstreamOverride]:
+        return parse_overrides(self.upstream_overrides)
 
 
 def _is_loopback_name(host: str) -> bool:
     return host in ("localhost", "localhost.localdomain", "::1", "[::1]") or host.startswith("127.")
+
+
+@dataclass(frozen=True)
+class UpstreamOverride:
+    """One entry of KOPA_UPSTREAM_OVERRIDES: calls matching `key` go to `target` instead."""
+
+    kind: Literal["host", "base", "api"]
+    key: str
+    target: str
+
+    def rewrite(self, url: str, base: str) -> str:
+        """`url` (an API's call URL, `base` its server or base URL) sent to the target."""
+        parts = urlsplit(url)
+        if self.kind == "host":
+            rest = parts.path
+        else:
+            rest = parts.path[len(urlsplit(base if self.kind == "api" else self.key).path.rstrip("/")):]
+        return self.target.rstrip("/") + rest + (f"?{parts.query}" if parts.query else "")
+
+
+def parse_overrides(text: str) -> list[UpstreamOverride]:
+    """Parse and check KOPA_UPSTREAM_OVERRIDES: targets are absolute http(s) URLs, and no key is named twice (which
+    would otherwise let the last entry win silently)."""
+    out: dict[str, UpstreamOverride] = {}
+    for key, target in _pairs(text):
+        t = urlsplit(target)
+        if t.scheme not in ("http", "https") or not t.hostname or t.query or t.fragment:
+            raise ValueError(f"upstream override {key}={target!r}: the target must be an absolute http(s) URL such "
+                             f"as http://{target.split('://')[-1] or '127.0.0.1:8080'} (no query)")
+        if "://" in key:
+            k = urlsplit(key)
+            if k.scheme not in ("http", "https") or not k.hostname or k.query:
+                raise ValueError(f"upstream override key {key!r}: a base URL must be http(s)://host[/path]")
+            kind: Literal["host", "base", "api"] = "base"
+            norm = f"{k.scheme}://{k.netloc.lower()}{k.path.rstrip('/')}"
+        elif "." in key or ":" in key:
+            kind, norm = "host", key.lower().rstrip(".")
+        else:
+            kind, norm = "api", key
+        if norm in out:
+            raise ValueError(f"upstream override {norm!r} is named twice; keep one entry")
+        out[norm] = UpstreamOverride(kind, norm, target.rstrip("/"))
+    return list(out.values())
+
+
+def find_override(overrides: list[UpstreamOverride], url: str, api_id: str | None) -> UpstreamOverride | None:
+    """The override that applies to a call URL of an API: its API id, else the longest base URL the call URL
+    starts with, else its host."""
+    by_id = next((o for o in overrides if o.kind == "api" and o.key == api_id), None) if api_id else None
+    if by_id is not None:
+        return by_id
+    parts = urlsplit(url)
+    here = f"{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+    bases = [o for o in overrides if o.kind == "base" and (here == o.key or here.startswith(o.key + "/"))]
+    if bases:
+        return max(bases, key=lambda o: len(o.key))
+    host = (parts.hostname or "").lower()
+    return next((o for o in overrides if o.kind == "host" and o.key == host), None)
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    out = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")  # keys hold no "=" (a base-URL key has no query)
+        if not sep or not key.strip():
+            raise ValueError(f"expected KEY=URL, got {part.strip()!r}")
+        out.append((key.strip(), value.strip()))
+    return out
 
 
 def parse_pairs(text: str) -> dict[str, str]:
@@ -215,4 +301,11 @@ def parse_pairs(text: str) -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    """The process's settings. An invalid environment raises ConfigurationError with one line per problem, naming
+    the KOPA_ variable, so every command can print it and exit rather than show a validation dump."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        lines = [f"KOPA_{'__'.join(str(p) for p in e['loc']).upper()}: {e['msg'].removeprefix('Value error, ')}"
+                 for e in exc.errors()]
+        raise ConfigurationError("invalid settings: " + "; ".join(lines)) from None

@@ -26,7 +26,7 @@ from core.egress import EgressPolicy
 from core.errors import DisallowedHost
 from core.logging import install_redaction, register_secret, scrub
 from core.payload import MAX_BODY
-from core.settings import Settings
+from core.settings import Settings, find_override
 from execution.judge import Verdict, judge
 from execution.limits import Economy
 from graph.models import ApiRecord, ToolRecord
@@ -114,7 +114,7 @@ class Executor:
         self.apis = apis
         self.run_id = run_id
         self.budget = budget
-        self.overrides = {h.lower(): u for h, u in settings.override_map().items()}
+        self.overrides = settings.overrides()
         self.policy = EgressPolicy.from_settings(settings)
         self._sem = asyncio.Semaphore(settings.verify.concurrency)
         limits = httpx.Limits(max_connections=settings.verify.concurrency * 2,
@@ -176,10 +176,9 @@ class Executor:
         url = tool.url
         if api is not None and api.base_url:
             url = api.base_url.rstrip("/") + urlparse(url).path[len(urlparse(api.server_url).path):]
-        parsed = urlparse(url)
-        host = (parsed.hostname or "").lower()
-        if host in self.overrides:
-            url = self.overrides[host].rstrip("/") + parsed.path + (f"?{parsed.query}" if parsed.query else "")
+        override = find_override(self.overrides, url, api.id if api else None)
+        if override is not None:
+            url = override.rewrite(url, (api.base_url or api.server_url) if api else url)
         self.policy.target(url)  # by name here; the address when connecting
         return url
 

@@ -6,26 +6,26 @@ from typing import Any
 
 from core.egress import EgressPolicy
 from core.errors import NotFound
-from core.settings import Settings
+from core.settings import Settings, find_override
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
 from graph.openapi import MAX_NAME, field_hash, param_hash, parse_document
 from graph.store import GraphStore
 
 
-def check_host(url: str, settings: Settings) -> None:
+def check_host(url: str, settings: Settings, api_id: str | None = None) -> None:
     """Only allow-listed hosts with public addresses (or named local upstreams) may be registered; the executor
-    checks every call again (core.egress). A host that an upstream override replaces is checked by name only,
-    since calls never go to it."""
+    checks every call again (core.egress). A URL that an upstream override replaces (by host, base URL or API id)
+    is checked by name only, since calls never go to it."""
     policy = EgressPolicy.from_settings(settings)
-    target = policy.target(url)
-    if target.host not in settings.override_map():
+    policy.target(url)
+    if find_override(settings.overrides(), url, api_id) is None:
         policy.check_url(url, resolve=True)
 
 
 def register(store: GraphStore, settings: Settings, doc: Any, meta: RegistrationMeta | None = None) -> RegistrationResult:
     meta = meta or RegistrationMeta()
     api, tools = parse_document(doc, meta)
-    check_host(api.base_url or api.server_url, settings)
+    check_host(api.base_url or api.server_url, settings, api.id)
 
     existing = {t.op_key: t for t in store.tools_of_api(api.id)}
     previous = store.get_api(api.id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from celery import Celery
 from kombu import Queue  # type: ignore[attr-defined]
 
+from core.errors import ConfigurationError
 from core.settings import Settings, get_settings
 
 QUEUES = ("kopa", "verification", "synthesis")
@@ -48,4 +49,7 @@ def make_celery(settings: Settings) -> Celery:
     return app
 
 
-celery_app = make_celery(get_settings())
+try:
+    celery_app = make_celery(get_settings())
+except ConfigurationError as _exc:  # every process imports this module first: one line, then exit
+    raise SystemExit(f"kopa: {_exc}") from None
