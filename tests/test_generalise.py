@@ -203,23 +203,76 @@ def test_a_filter_the_provider_ignores_is_vacuous_not_verified(tmp_path: Path) -
                    {"name": "kind", "in": "query", "required": False, "description": "구분",
                     "schema": {"type": "string", "enum": ["x", "y"]}}],
                    "responses": {"200": {"description": "ok"}}}}}}
+    links = _verify_on(tmp_path, doc, _ignoring_app())
+    code = links[("code", "query:code")]
+    assert code.status == "refuted" and code.reason.startswith("vacuous"), code.reason
+    kind = links[("kind", "query:kind")]
+    assert kind.status == "verified", kind.reason
+    assert kind.evidence["control"]["same_answer"] is False
+
+
+def _verify_on(tmp_path: Path, doc: dict[str, Any], app: Any) -> dict[tuple[str, str], Any]:
+    """Register `doc` (served by `app` at ignore.unseen.example), verify in process; links by (field, param)."""
     f = tmp_path / "g.sqlite3"
     base = Settings(store="embedded", embedded_path=f, upstream_overrides="ignore.unseen.example=http://ignore.local",
                     allowed_hosts=["ignore.unseen.example", "ignore.local"])
     store = EmbeddedStore(f)
     try:
         register(store, base, doc, RegistrationMeta())
-        run = asyncio.run(execute_run(store, base, new_run(), transport=httpx.ASGITransport(app=_ignoring_app()),
+        run = asyncio.run(execute_run(store, base, new_run(), transport=httpx.ASGITransport(app=app),
                                       economy=MemoryEconomy()))
-        assert run.status == "completed"
-        links = {(lk.source_field, lk.target_param): lk for lk in all_links(store)}
-        code = links[("code", "query:code")]
-        assert code.status == "refuted" and code.reason.startswith("vacuous"), code.reason
-        kind = links[("kind", "query:kind")]
-        assert kind.status == "verified", kind.reason
-        assert kind.evidence["control"]["same_answer"] is False
+        assert run.status == "completed", run.message
+        return {(lk.source_field, lk.target_param): lk for lk in all_links(store)}
     finally:
         store.close()
+
+
+def _required_app() -> Any:
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    rows = [{"code": f"A{i}", "name": f"n{i}"} for i in range(6)]
+
+    @app.get("/svc/codes")
+    def codes() -> dict[str, Any]:
+        return {"result": {"data": rows}}
+
+    @app.get("/svc/stats")
+    def stats(request: Request) -> dict[str, Any]:
+        if not request.query_params.get("areaCode"):
+            return {"result": {"resultCode": "10", "resultMsg": "areaCode is required"}}
+        return {"result": {"data": [{"year": "2025", "total": "17"}]}}  # the required code is never read
+
+    @app.get("/svc/detail")
+    def detail(request: Request) -> dict[str, Any]:
+        code = request.query_params.get("itemCode", "")
+        return {"result": {"data": [{"label": f"item {code}", "size": str(len(code) * 7)}]}}
+
+    return app
+
+
+def test_a_required_parameter_the_provider_ignores_is_vacuous_not_verified(tmp_path: Path) -> None:
+    """A required parameter cannot be dropped for a control, but a value of the same shape can be sent: a provider
+    that answers the same whatever the code proves no link into it; one whose answer changes does."""
+    row = {"type": "object", "properties": {"code": {"type": "string", "description": "지역 코드"},
+                                            "name": {"type": "string"}}}
+    doc = {"openapi": "3.0.3", "info": {"title": "필수 무시", "version": "1"},
+           "servers": [{"url": "https://ignore.unseen.example/svc"}],
+           "paths": {
+               "/codes": {"get": {"operationId": "listAreaCodes", "responses": {"200": {"description": "ok", "content": {
+                   "application/json": {"schema": {"type": "object", "properties": {"result": {
+                       "type": "object", "properties": {"data": {"type": "array", "items": row}}}}}}}}}}},
+               "/stats": {"get": {"operationId": "getAreaStats", "parameters": [
+                   {"name": "areaCode", "in": "query", "required": True, "description": "지역 코드",
+                    "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}},
+               "/detail": {"get": {"operationId": "getItemDetail", "parameters": [
+                   {"name": "itemCode", "in": "query", "required": True, "description": "지역 코드",
+                    "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}}}}
+    links = _verify_on(tmp_path, doc, _required_app())
+    ignored = links[("code", "query:areaCode")]
+    assert ignored.status == "refuted" and ignored.reason.startswith("vacuous"), ignored.reason
+    assert ignored.evidence["control"]["kind"] == "other_value" and ignored.evidence["control"]["same_answer"]
+    honoured = links[("code", "query:itemCode")]
+    assert honoured.status == "verified", honoured.reason
+    assert honoured.evidence["control"]["kind"] in ("other_value", "values_differ")
 
 
 def test_unseen_family_score(tmp_path: Path) -> None:

@@ -87,15 +87,35 @@ def _row_set(rows: list[dict[str, Any]]) -> set[str]:
 def _other_value(param: Any, value: Any) -> str | None:
     """A value of the same shape as `value` that should select something else: another member of an enumeration,
     every digit shifted by one, or the text reversed."""
+    others = _other_values(param, value)
+    return others[0] if others else None
+
+
+def _other_values(param: Any, value: Any) -> list[str]:
+    """Up to two such values: the enumeration's other members from its end (the first member is often the
+    catch-all, 전국 or 전체), or the digits shifted by one and by five, or the text reversed."""
     text = str(value if value is not None else "")
-    if param.enum:
-        return next((e for e in param.enum if e != text), None)
+    if param is not None and param.enum:
+        return [str(e) for e in reversed(param.enum) if str(e) != text][:2]
     if not text:
-        return None
+        return []
+    day = _as_date(text)
+    if day is not None:  # a date: the day before and after (shifted digits would be no date at all)
+        fmt = "%Y-%m-%d" if "-" in text else "%Y%m%d"
+        return [(day + timedelta(days=n)).strftime(fmt) for n in (-1, 1)]
     if any(c.isdigit() for c in text):
-        return "".join(str((int(c) + 1) % 10) if c.isdigit() else c for c in text)
+        return ["".join(str((int(c) + n) % 10) if c.isdigit() else c for c in text) for n in (1, 5)]
     flipped = text[::-1]
-    return flipped if flipped != text else None
+    return [flipped] if flipped != text else []
+
+
+def _as_date(text: str) -> datetime | None:
+    """A YYYYMMDD or YYYY-MM-DD date, else None."""
+    fmt = "%Y%m%d" if len(text) == 8 and text.isdigit() else "%Y-%m-%d" if len(text) == 10 else None
+    try:
+        return datetime.strptime(text, fmt) if fmt else None
+    except ValueError:
+        return None
 
 
 def _same(a: CallResult, b: CallResult) -> bool:
@@ -134,6 +154,11 @@ class Engine:
     progress: Progress | None = None
     #: The naive baseline: a fresh upstream call for every link (use with a cache-less economy).
     naive: bool = False
+    #: Answers of this engine's successful calls per tool (inputs, rows): what shows a parameter is honoured.
+    answers: dict[str, list[tuple[dict[str, str], frozenset[str]]]] = field(default_factory=dict)
+    #: (tool, required parameter) pairs shown to select: a value of the same shape answered differently.
+    honoured: set[tuple[str, str]] = field(default_factory=set)
+    _control_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ calls
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
@@ -150,6 +175,10 @@ class Engine:
             result = await self.executor.call(tool, args)
         if result.quota and result.code in ("22", "022"):
             self.executor.mark_exhausted(tool.api_id)
+        if result.ok:
+            seen = self.answers.setdefault(tool.name, [])
+            if len(seen) < 200:
+                seen.append(({k: str(v) for k, v in args.items()}, frozenset(_row_set(result.items))))
         if result.outcome == "transient" and result.reason.startswith("unreadable response") and attempt >= self.settings.verify.retries:
             result.outcome, result.reason = "hostile", f"response never readable after {attempt + 1} tries: {result.reason}"
         return result
@@ -350,10 +379,9 @@ class Engine:
         pname = verdict.target_param.split(":", 1)[1]
         param = next((p for p in target.params if p.name == pname), None)
         evidence = dict(verdict.evidence)
-        if param is None or param.required:
-            evidence["control"] = {"kind": "required", "note": f"{pname} is required: no call succeeds without it"}
-            return verdict.model_copy(update={"evidence": evidence})
         first = next(t for t in trials if t.result.ok)
+        if param is None or param.required:
+            return await self._control_required(verdict, before, trials, first, param, evidence)
         outcome, control, args = await self._without(target, first, pname)
         if outcome == "same":
             # the same answer without the filter: the provider ignores it, or our value is consistent with the
@@ -390,6 +418,78 @@ class Engine:
                                               "reason": f"vacuous: the call answers the same without {pname}"})
         return verdict.model_copy(update={"evidence": evidence,
                                           "reason": verdict.reason + f"; without {pname}: {control.outcome}"})
+
+    async def _control_required(self, verdict: LinkRecord, before: LinkRecord, trials: list[Trial], first: Trial,
+                                param: Any, evidence: dict[str, Any]) -> LinkRecord:
+        """A required parameter cannot be dropped, but its value can be ignored (a provider that answers the same
+        list whatever the code). Trials that answered differently for different values already show that the value
+        selects; otherwise one call with a value of the same shape must answer differently, or the link is vacuous."""
+        target, pname = self.tools[verdict.target_tool], verdict.target_param.split(":", 1)[1]
+        # one control at a time per parameter: the first that shows it honoured spares the calls of the others
+        async with self._control_locks.setdefault((target.name, pname), asyncio.Lock()):
+            return await self._control_required_locked(verdict, before, trials, first, param, evidence)
+
+    async def _control_required_locked(self, verdict: LinkRecord, before: LinkRecord, trials: list[Trial],
+                                       first: Trial, param: Any, evidence: dict[str, Any]) -> LinkRecord:
+        target, pname = self.tools[verdict.target_tool], verdict.target_param.split(":", 1)[1]
+        answers = {frozenset(_row_set(t.result.items)) for t in trials if t.result.ok}
+        if len(answers) >= 2 or self._honoured(target.name, pname, first):
+            self.honoured.add((target.name, pname))
+            evidence["control"] = {"kind": "values_differ", "answers": max(2, len(answers)),
+                                   "note": f"{pname} is required; another value of it, the rest of the call the same, "
+                                           "gave another answer"}
+            return verdict.model_copy(update={"evidence": evidence})
+        others = _other_values(param, first.inputs.get(pname))
+        if not others:
+            evidence["control"] = {"kind": "required", "note": f"{pname} is required and has no value of the same "
+                                   "shape to compare with"}
+            return verdict.model_copy(update={"evidence": evidence})
+        for other in others:
+            # vacuous only when every value of the same shape answers exactly like the linked one
+            args = {**first.inputs, pname: other}
+            alt = await self.call(target, args)
+            same = alt.ok and _same(alt, first.result)
+            evidence["control"] = {"kind": "other_value", "input": args, "outcome": alt.outcome,
+                                   "rows": len(alt.items), "same_answer": same}
+            if not alt.definitive:
+                return verdict.model_copy(update={
+                    "evidence": evidence, "status": "inconclusive", "needs_reverify": True,
+                    "verified_at": before.verified_at,
+                    "reason": f"control call with {pname}={other} failed transiently: {alt.reason}"})
+            if not same:
+                self.honoured.add((target.name, pname))
+                return verdict.model_copy(update={"evidence": evidence, "reason": verdict.reason + (
+                    f"; {pname}={other}: {alt.outcome}, another answer")})
+        return verdict.model_copy(update={"evidence": evidence, "status": "refuted", "verified_at": before.verified_at,
+                                          "reason": f"vacuous: {pname}={', '.join(others)} answer the same as the "
+                                                    "linked value (the provider ignores it)"})
+
+    def _honoured(self, tool: str, pname: str, trial: Trial) -> bool:
+        """Whether `tool` is known to honour `pname`: this run has seen it (a property of the provider, not of one
+        link: a control of another link into it answered differently), every row of the answer carries the value,
+        or a call made shows it (the same call with another value of it, every other input equal, answered
+        differently)."""
+        if (tool, pname) in self.honoured:
+            return True
+        value = str(trial.inputs.get(pname))
+        rows = trial.result.items
+        if len(value) >= 2 and rows and all(any(str(v) == value for v in r.values()) for r in rows):
+            # every row answered carries the value asked for: another value could not get these rows back
+            return True
+        mine = frozenset(_row_set(trial.result.items))
+        paging = {k: str(v) for k, v in trial.inputs.items() if k in PAGE_SIZE_PARAMS}
+        rest = {k: str(v) for k, v in trial.inputs.items() if k != pname and k not in PAGE_SIZE_PARAMS}
+        for inputs, answer in self.answers.get(tool, []):
+            if pname not in inputs or inputs[pname] == value:
+                continue
+            if {k: v for k, v in inputs.items() if k != pname and k not in PAGE_SIZE_PARAMS} != rest:
+                continue
+            # the same page: any other answer; a page of another size (the tool's sample): rows it could not hold,
+            # since a provider that ignored the value would answer with rows of the same list
+            same_page = {k: v for k, v in inputs.items() if k in PAGE_SIZE_PARAMS} == paging
+            if (answer != mine) if same_page else not mine <= answer:
+                return True
+        return False
 
     async def _without(self, target: ToolRecord, trial: Trial, pname: str) -> tuple[str, CallResult, dict[str, Any]]:
         args = {k: v for k, v in trial.inputs.items() if k != pname}
