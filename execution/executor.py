@@ -99,6 +99,21 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
+def _form_value(value: Any) -> str | list[str]:
+    """A body value as a form field: booleans as true/false, arrays as repeated fields, objects as JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return [x for v in value for x in _as_list(_form_value(v))]
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return value if isinstance(value, list) else [value]
+
+
 def args_key(tool: ToolRecord, args: dict[str, Any]) -> str:
     raw = json.dumps([tool.name, tool.spec_hash, sorted((k, v) for k, v in args.items())], ensure_ascii=False,
                      sort_keys=True, default=str)
@@ -174,7 +189,8 @@ class Executor:
 
     def _url(self, tool: ToolRecord, api: ApiRecord | None) -> str:
         url = tool.url
-        if api is not None and api.base_url:
+        if api is not None and api.base_url and not api.server_url.startswith(api.base_url.rstrip("/")):
+            # base_url replaces the documented server (a server written relative to it already lies under it)
             url = api.base_url.rstrip("/") + urlparse(url).path[len(urlparse(api.server_url).path):]
         override = find_override(self.overrides, url, api.id if api else None)
         if override is not None:
@@ -224,7 +240,13 @@ class Executor:
         if key and param:
             req["extensions"] = {SECRET_EXT: {where: {param: key}}}
         if tool.method != "GET" and body:
-            req["json"] = body
+            media = tool.body_media or "application/json"
+            if media == "application/x-www-form-urlencoded":
+                req["data"] = {k: _form_value(v) for k, v in body.items()}
+            elif media == "multipart/form-data":
+                req["files"] = [(k, (None, x)) for k, v in body.items() for x in _as_list(_form_value(v))]
+            else:
+                req["json"] = body
         return req
 
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:

@@ -38,7 +38,10 @@ class ParamRecord(BaseModel):
     type: str = "string"
     format: str | None = None
     pattern: str | None = None
-    enum: list[str] | None = None
+    #: The documented values, typed as documented (1 stays 1, true stays true). For an array parameter these are
+    #: the values of one element (read off `items`), as `item_type` is the type of one element.
+    enum: list[Any] | None = None
+    item_type: str | None = None
     required: bool = False
     example: Any = None
     default: Any = None
@@ -74,6 +77,9 @@ class ToolRecord(BaseModel):
     json_schema: dict[str, Any] = Field(default_factory=dict)
     format_param: str | None = None
     auth_param: str | None = None
+    #: How the body params travel: "application/json", "application/x-www-form-urlencoded" or
+    #: "multipart/form-data" (the document's request body or Swagger 2 `consumes`); None when there is no body.
+    body_media: str | None = None
     spec_hash: str = ""
     status: Literal["active", "retired"] = "active"
     updated_at: str = Field(default_factory=utcnow)

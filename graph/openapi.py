@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from typing import Any
 from urllib.parse import urlparse
@@ -20,7 +21,7 @@ import yaml
 from core.errors import InvalidInput
 from graph import envelopes
 from graph.models import ApiRecord, AuthConfig, FieldRecord, ParamRecord, RegistrationMeta, ToolRecord
-from graph.schema_convert import to_json_schema
+from graph.schema_convert import pointer_parts, to_json_schema
 
 METHODS = ("get", "post", "put", "patch", "delete")
 KEY_PARAM_NAMES = ("serviceKey", "ServiceKey", "confmKey", "authKey", "apiKey", "api_key", "crtfc_key")
@@ -33,6 +34,20 @@ PROVIDER_PREFIX = {
 }
 HOST_PREFIX = {"api.odcloud.kr": "nts", "business.juso.go.kr": "juso", "www.juso.go.kr": "juso"}
 MAX_NAME = 64
+#: Response members that describe the response, never hold its resource, by the conventions real APIs follow:
+#: JSON:API (`errors`, `meta`, `links`, `jsonapi`), HAL (`_links`), GraphQL over HTTP (`errors`, `extensions`),
+#: error envelopes (`error(s)`, `warning(s)`, `message(s)`) and paging blocks, plus the envelope headers.
+META_NAMES = envelopes.HEADER_NAMES | {
+    "errors", "warning", "warnings", "message", "messages", "notices", "_links", "links", "_meta", "metadata",
+    "jsonapi", "extensions", "pagination", "page_info", "paginginfo", "debug"}
+#: Members that hold the resource by convention, best first: `items` (Google APIs, Kubernetes, GitHub search),
+#: `data` (JSON:API, Stripe), `results` (Django REST), `content` (Spring Data pages), `value` (OData), `records`
+#: (Salesforce), `hits` (search engines), `features` (GeoJSON), and the row names of Korean envelopes.
+RESOURCE_NAMES = ("items", "data", "results", "result", "list", "rows", "records", "content", "value", "entries",
+                  "hits", "features", "elements", "item", "row", "record")
+_RESOURCE_RANK = {n: i for i, n in enumerate(RESOURCE_NAMES)}
+#: HAL (`application/hal+json`) puts the resource one level down, under `_embedded`.
+CONTAINER_NAMES = ("_embedded",)
 
 
 def _esc(token: str) -> str:
@@ -202,8 +217,7 @@ class _Ctx:
                 self.err(where, f"unsupported reference {ref!r} (only local '#/...' references)")
                 return {}
             target: Any = self.doc
-            for part in ref[2:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
+            for part in pointer_parts(ref):
                 if isinstance(target, dict) and part in target:
                     target = target[part]
                 elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
@@ -298,18 +312,63 @@ def _find_items(ctx: _Ctx, schema: dict[str, Any], where: str) -> tuple[str, str
         arr = array_item(top["data"], where)
         if arr is not None:
             return "odcloud", "data[]", arr
-    # plain JSON: a top-level array, or the first array of objects one level down, or the object itself
+    # plain JSON: a top-level array, or the resource's array one level down (HAL's `_embedded` first, then by
+    # resource name, never a metadata member), or one nested deeper, or a single resource object, or the object
     arr = array_item(schema, where)
     if arr is not None:
         return "plain", "[]", arr
-    for name, sub in top.items():
-        arr = array_item(sub, where)
-        if arr is not None and (arr.get("properties") or arr.get("type") == "object"):
-            return "plain", f"{name}[]", arr
-    nested = envelopes.schema_items(ctx.schema(schema, where), lambda s: ctx.schema(s, where))
-    if nested is not None:
+
+    def rows_in(members: dict[str, Any], prefix: str, look_inside: bool) -> tuple[int, str, dict[str, Any]] | None:
+        best: tuple[int, str, dict[str, Any]] | None = None
+        for name, sub in members.items():
+            low = str(name).lower()
+            if low in META_NAMES:
+                continue
+            got: tuple[int, str, dict[str, Any]] | None = None
+            if low in CONTAINER_NAMES and look_inside:
+                inner = rows_in(props(sub, where), f"{prefix}{name}.", False)
+                got = (-1, inner[1], inner[2]) if inner is not None else None
+            else:
+                arr = array_item(sub, where)
+                if arr is not None and (arr.get("properties") or arr.get("type") == "object"):
+                    got = (_RESOURCE_RANK.get(low, len(RESOURCE_NAMES)), f"{prefix}{name}[]", arr)
+            if got is not None and (best is None or got[0] < best[0]):
+                best = got
+        return best
+
+    found = rows_in(top, "", True)
+    if found is not None:
+        return "plain", found[1], found[2]
+
+    def without_meta(node: Any) -> dict[str, Any]:
+        s = ctx.schema(node, where)
+        members = s.get("properties")
+        if isinstance(members, dict) and any(str(k).lower() in META_NAMES for k in members):
+            return {**s, "properties": {k: v for k, v in members.items() if str(k).lower() not in META_NAMES}}
+        return s
+
+    nested = envelopes.schema_items(without_meta(schema), without_meta)
+    single = next(((str(name), ctx.schema(sub, where)) for name, sub in top.items()
+                   if str(name).lower() in _RESOURCE_RANK
+                   and _record([ctx.schema(v, where) for v in props(sub, where).values()])), None)
+    # {"data": {"id", "name", "tags": [...]}} is one resource (with a list inside), not rows of tags;
+    # {"result": {"resultCode", "item": {...}}} wraps its rows under a row name
+    if nested is not None and (single is None or _row_named(nested[0])):
         return "plain", nested[0], nested[1]
+    if single is not None:
+        return "plain", single[0], single[1]
     return "plain", "", ctx.schema(schema, where)
+
+
+def _record(members: list[dict[str, Any]]) -> bool:
+    """(Resolved) property schemas of a resource object rather than a wrapper: one at least is a scalar."""
+    return any(m and m.get("type") not in ("object", "array") and not m.get("properties") and "items" not in m
+               for m in members)
+
+
+def _row_named(items_path: str) -> bool:
+    last = items_path.rsplit(".", 1)[-1].removesuffix("[]").lower()
+    return last in _RESOURCE_RANK or last in envelopes.ROW_NAMES
 
 
 def _type_of(s: dict[str, Any]) -> tuple[str, bool]:
@@ -345,7 +404,8 @@ def _response_schema(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) 
     if not isinstance(responses, dict):
         ctx.err(where + "/responses", "responses must be an object")
         return {}
-    resp = None
+    resp: Any = None
+    code: Any = "200"
     for code in ("200", 200, "201", "2XX", "default"):
         if code in responses:
             resp = ctx.deref(responses[code], f"{where}/responses/{code}")
@@ -353,17 +413,67 @@ def _response_schema(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) 
     if not isinstance(resp, dict):
         return {}
     if swagger2:
-        return ctx.schema(resp.get("schema", {}), f"{where}/responses/200/schema")
+        return ctx.schema(resp.get("schema", {}), f"{where}/responses/{code}/schema")
     content = resp.get("content") or {}
     if not isinstance(content, dict):
         return {}
-    for media in ("application/json", "application/json;charset=UTF-8", "*/*", "application/xml", "text/xml"):
-        if media in content and isinstance(content[media], dict):
-            return ctx.schema(content[media].get("schema", {}), f"{where}/responses/200/content/{_esc(media)}/schema")
-    for media, obj in content.items():
-        if isinstance(obj, dict) and "schema" in obj:
-            return ctx.schema(obj["schema"], f"{where}/responses/200/content/{_esc(media)}/schema")
-    return {}
+    picked = min(((not _has_schema(obj), _response_rank(str(media)), i, str(media), obj)
+                  for i, (media, obj) in enumerate(content.items()) if isinstance(obj, dict)), default=None)
+    if picked is None or not _has_schema(picked[4]):
+        return {}
+    return ctx.schema(picked[4]["schema"], f"{where}/responses/{code}/content/{_esc(picked[3])}/schema")
+
+
+JSON_MEDIA, FORM_MEDIA, MULTIPART_MEDIA = "application/json", "application/x-www-form-urlencoded", "multipart/form-data"
+_BODY_ORDER = {JSON_MEDIA: 0, FORM_MEDIA: 1, MULTIPART_MEDIA: 2}
+
+
+def _media_kind(media: str) -> str | None:
+    """The encoding a media type names, parameters (`; charset=utf-8`) and case aside: every JSON type
+    (`application/json`, `text/json`, `application/problem+json`, `application/vnd.x+json`, and a wildcard, which
+    accepts JSON) is JSON; form and multipart bodies are themselves; anything else (XML, text) is None."""
+    main = media.split(";", 1)[0].strip().lower()
+    if main in (JSON_MEDIA, "text/json", "*/*", "application/*") or main.endswith("+json"):
+        return JSON_MEDIA
+    return main if main in (FORM_MEDIA, MULTIPART_MEDIA) else None
+
+
+def _response_rank(media: str) -> int:
+    main = media.split(";", 1)[0].strip().lower()
+    if main == JSON_MEDIA:
+        return 0
+    if "*" in main:
+        return 2
+    if _media_kind(main) == JSON_MEDIA:
+        return 1
+    return 3 if main.endswith(("/xml", "+xml")) else 4
+
+
+def _has_schema(obj: Any) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("schema"), dict) and bool(obj["schema"])
+
+
+def _consumes(op: dict[str, Any], doc: dict[str, Any]) -> set[str]:
+    """Swagger 2 `consumes` (the operation's, else the document's) as body encodings."""
+    raw = op.get("consumes") if isinstance(op.get("consumes"), list) else doc.get("consumes")
+    return {k for k in (_media_kind(m) for m in raw if isinstance(m, str)) if k} if isinstance(raw, list) else set()
+
+
+_SCALARS = ("string", "integer", "number", "boolean")
+
+
+def _enum(raw: Any) -> list[Any] | None:
+    """Documented enum values with their types (1 stays 1, true stays true). Dates that YAML reads as dates
+    become their text; members no parameter can take (objects, lists, NaN and infinities) are left out."""
+    if not isinstance(raw, list):
+        return None
+    out: list[Any] = []
+    for v in raw:
+        if v is None or isinstance(v, str | int) or (isinstance(v, float) and math.isfinite(v)):
+            out.append(v)
+        elif not isinstance(v, dict | list | float):
+            out.append(str(v))
+    return out
 
 
 def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | None:
@@ -378,69 +488,127 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
     if loc not in ("query", "path", "header", "cookie", "body", "formData"):
         ctx.err(where + "/in", f"unknown parameter location {loc!r}")
         return None
-    if loc in ("cookie", "formData", "body"):
+    if loc in ("cookie", "body"):
         return None  # Swagger 2 body parameters are handled as request bodies
     schema = p if swagger2 else ctx.schema(p.get("schema", {}), where + "/schema")
     t, _ = _type_of(schema)
-    enum = schema.get("enum")
+    # an array's enum and default are usually documented on its items (Swagger 2 `items`, `schema.items`)
+    items = ctx.schema(schema.get("items", {}), where + ("/items" if swagger2 else "/schema/items")) if t == "array" else {}
+    enum = _enum(schema.get("enum"))
+    if enum is None and items:
+        enum = _enum(items.get("enum"))
+    default = schema.get("default")
+    if default is None and items:
+        default = items.get("default")
     return ParamRecord(
-        name=name, location=loc, type=t if t in ("string", "integer", "number", "boolean", "array") else "string",
-        format=schema.get("format"), pattern=schema.get("pattern"),
-        enum=[str(e) for e in enum] if isinstance(enum, list) else None, required=bool(p.get("required")) or loc == "path",
-        example=p.get("example", schema.get("example")), default=schema.get("default"),
+        # Swagger 2 formData parameters are fields of a form body; `type: file` is a binary part of it
+        name=name, location="body" if loc == "formData" else loc,
+        type=t if t in (*_SCALARS, "array") else "string",
+        format=schema.get("format") or ("binary" if t == "file" else None), pattern=schema.get("pattern"),
+        enum=enum, item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
+        required=bool(p.get("required")) or loc == "path",
+        example=p.get("example", schema.get("example")), default=default,
         description=str(p.get("description") or schema.get("description") or ""),
     )
 
 
-def _body_params(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) -> list[ParamRecord]:
+def _body_params(ctx: _Ctx, op: dict[str, Any], shared: list[Any], where: str, swagger2: bool) -> tuple[
+    list[ParamRecord], str | None
+]:
+    """The properties of the request body's schema as body parameters, and the encoding they travel in. Of an
+    OpenAPI 3 body's media types, one with a schema is preferred, and JSON over form over multipart; a Swagger 2
+    `in: body` parameter (the path's or the operation's) is JSON."""
     schema: dict[str, Any] = {}
     media: Any = None
+    kind: str | None = None
+    chosen = ""
     if swagger2:
-        for i, raw in enumerate(op.get("parameters") or []):
-            p = ctx.deref(raw, f"{where}/parameters/{i}")
-            if isinstance(p, dict) and p.get("in") == "body":
-                schema = ctx.schema(p.get("schema", {}), f"{where}/parameters/{i}/schema")
+        for base, raws in ((where.rsplit("/", 1)[0], shared), (where, op.get("parameters") or [])):
+            for i, raw in enumerate(raws):
+                p = ctx.deref(raw, f"{base}/parameters/{i}")
+                if isinstance(p, dict) and p.get("in") == "body":
+                    schema = ctx.schema(p.get("schema", {}), f"{base}/parameters/{i}/schema")
+                    kind = JSON_MEDIA
     else:
         body = ctx.deref(op.get("requestBody", {}), where + "/requestBody")
         content = body.get("content", {}) if isinstance(body, dict) else {}
-        media = content.get("application/json") if isinstance(content, dict) else None
-        if isinstance(media, dict):
-            schema = ctx.schema(media.get("schema", {}), where + "/requestBody/content/application~1json/schema")
+        best: tuple[bool, int, bool, int] | None = None
+        for i, (m, obj) in enumerate(content.items() if isinstance(content, dict) else []):
+            k = _media_kind(str(m))
+            if k is None or not isinstance(obj, dict) or ("*" in str(m) and not _has_schema(obj)):
+                continue
+            rank = (not _has_schema(obj), _BODY_ORDER[k], str(m).strip().lower() != k, i)
+            if best is None or rank < best:
+                best, media, kind, chosen = rank, obj, k, str(m)
+        if media is not None:
+            schema = ctx.schema(media.get("schema", {}), f"{where}/requestBody/content/{_esc(chosen)}/schema")
     out = []
     required = set(schema.get("required") or [])
     whole = media.get("example") if not swagger2 and isinstance(media, dict) else schema.get("example")
     for name, sub in (schema.get("properties") or {}).items():
         s = ctx.schema(sub, where)
         t, _ = _type_of(s)
+        items = ctx.schema(s.get("items", {}), where) if t == "array" else {}
         example = whole.get(name) if isinstance(whole, dict) and name in whole else s.get("example")
-        if example is None and t == "array" and isinstance(s.get("items"), dict) and "example" in s["items"]:
-            example = [s["items"]["example"]]
+        if example is None and "example" in items:
+            example = [items["example"]]
+        enum = _enum(s.get("enum"))
+        if enum is None and items:
+            enum = _enum(items.get("enum"))
         out.append(ParamRecord(name=str(name), location="body", type=t, format=s.get("format"),
-                               pattern=s.get("pattern"), enum=[str(e) for e in s["enum"]] if isinstance(s.get("enum"), list) else None,
+                               pattern=s.get("pattern"), enum=enum,
+                               item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
                                required=name in required, example=example,
+                               default=s.get("default", items.get("default")),
                                description=str(s.get("description") or "")))
-    return out
+    return out, kind
+
+
+def _form_media(consumes: set[str], form: list[ParamRecord]) -> str:
+    """Swagger 2 formData travels urlencoded unless `consumes` names only multipart or a part is a file."""
+    if any(p.format == "binary" for p in form) or (MULTIPART_MEDIA in consumes and FORM_MEDIA not in consumes):
+        return MULTIPART_MEDIA
+    return FORM_MEDIA
+
+
+def _under_base(base_url: str, path: Any) -> str:
+    """base_url in place of a server's scheme and host. The server's path stays under it, unless base_url
+    already ends with that path (the whole server URL was given): neither host nor path is ever doubled."""
+    base = base_url.rstrip("/")
+    tail = path.strip("/") if isinstance(path, str) else ""
+    if not tail or urlparse(base).path.rstrip("/").endswith("/" + tail):
+        return base
+    return f"{base}/{tail}"
 
 
 def _server_url(ctx: _Ctx, doc: dict[str, Any], swagger2: bool, meta: RegistrationMeta) -> str:
     if swagger2:
-        host = doc.get("host")
-        if not isinstance(host, str) or not host:
+        host, base_path = doc.get("host"), doc.get("basePath")
+        if isinstance(host, str) and "//" in host:  # `host: https://apis.example.kr/` (a URL where a host belongs)
+            parsed = urlparse(host if "://" in host else "https:" + host[host.index("//"):])
+            parts = (parsed.path.strip("/"), base_path.strip("/") if isinstance(base_path, str) else "")
+            host, base_path = parsed.netloc, "/".join(p for p in parts if p)
+        if not isinstance(host, str) or not host.strip("/"):
             if meta.base_url:
-                return meta.base_url.rstrip("/")
+                return _under_base(meta.base_url, base_path)  # basePath is relative to the host base_url names
             ctx.err("/host", "Swagger 2.0 documents need a host (or give base_url)")
             return ""
         schemes = doc.get("schemes") or ["https"]
         scheme = "https" if "https" in schemes else str(schemes[0])
-        return f"{scheme}://{host}{doc.get('basePath') or ''}".rstrip("/")
+        tail = base_path.strip("/") if isinstance(base_path, str) else ""
+        return f"{scheme}://{host.strip('/')}" + (f"/{tail}" if tail else "")
     servers = doc.get("servers")
     if isinstance(servers, list) and servers and isinstance(servers[0], dict) and isinstance(servers[0].get("url"), str):
         url: str = servers[0]["url"]
         for name, var in (servers[0].get("variables") or {}).items():
             if isinstance(var, dict) and "default" in var:
                 url = url.replace("{" + name + "}", str(var["default"]))
-        if url.startswith("/") and meta.base_url:
-            return meta.base_url.rstrip("/") + url.rstrip("/")
+        if url.startswith("//"):  # protocol-relative: base_url's scheme and host, else https
+            if meta.base_url:
+                return _under_base(meta.base_url, urlparse("https:" + url).path)
+            url = "https:" + url
+        elif url.startswith("/") and meta.base_url:
+            return _under_base(meta.base_url, url)
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             if meta.base_url:
@@ -465,18 +633,68 @@ def _prefix(server_url: str, title: str) -> str:
     if parsed.hostname in HOST_PREFIX:
         return HOST_PREFIX[parsed.hostname]
     slug = snake(re.sub(r"[^0-9A-Za-z ]+", " ", title))[:20].strip("_")
-    return slug if slug and slug != "op" else _path_prefix(parsed)
+    # "교차로 정보 API", "공공데이터 OpenAPI v2": the only ASCII in a Korean title is generic, so it names nothing
+    return slug if slug and not all(_GENERIC.fullmatch(w) for w in slug.split("_")) else _path_prefix(parsed)
+
+
+#: Words and segments that name no API: versions, numbers, data.go.kr provider codes (`1360000`, `B553766`).
+_GENERIC = re.compile(r"op|api|apis|open|openapi|rest|restapi|service|services|svc|www|v\d+|\d+", re.I)
+_CODE_SEGMENT = re.compile(r"[A-Za-z]{0,3}\d{4,}|v\d+([._]\d+)*|\d+([._]\d+)*|api|apis|openapi|rest|services?", re.I)
+
+
+def _words_cut(word: str, limit: int = 20) -> str:
+    """At most `limit` characters, cut at a word boundary (a readable prefix, not `crsrd_map_info_servi`)."""
+    if len(word) <= limit:
+        return word
+    out = ""
+    for w in word.split("_"):
+        if len(out) + len(w) + bool(out) > limit:
+            break
+        out = f"{out}_{w}" if out else w
+    return out or word[:limit]
 
 
 def _path_prefix(parsed: Any) -> str:
     """A stable readable prefix when the title gives none (Korean titles): the first path segment that names
-    something (not a number, version or 'api'), else the host's first label."""
+    something (not a provider code, number, version or 'api'), without a generic tail (`CrsrdMapInfoService_2.0`
+    gives `crsrd_map_info`), else the host's first label that names something."""
     for seg in parsed.path.strip("/").split("/"):
-        word = snake(seg)
-        if word and word != "op" and not re.fullmatch(r"(v\d+(_\d+)*|\d+|api|apis|openapi|rest|service)", word):
-            return word[:20].strip("_")
-    label = snake((parsed.hostname or "").split(".")[0])
-    return label[:20].strip("_") if label and label not in ("op", "api", "apis", "www") else "api"
+        if _CODE_SEGMENT.fullmatch(seg):
+            continue
+        words = snake(seg).split("_")
+        while len(words) > 1 and _GENERIC.fullmatch(words[-1]):
+            words.pop()
+        word = "_".join(words)
+        if word and not _GENERIC.fullmatch(word):
+            return _words_cut(word)
+    for label in (parsed.hostname or "").split(".")[:-1]:
+        word = snake(label)
+        if word and not _GENERIC.fullmatch(word):
+            return _words_cut(word)
+    return "api"
+
+
+#: First words that make a path segment an operation name already (data.go.kr: `/getCrsrdMapInfo`).
+_VERBS = frozenset({
+    "get", "list", "search", "find", "fetch", "retrieve", "read", "query", "inquire", "inqire", "lookup", "select",
+    "count", "check", "validate", "verify", "create", "add", "insert", "post", "put", "register", "regist", "save",
+    "upload", "send", "issue", "request", "apply", "update", "set", "modify", "patch", "edit", "delete", "remove",
+    "del", "cancel", "download", "calc", "convert"})
+
+
+def _path_words(method: str, path: str) -> str:
+    """An operation's name when its operationId gives none, from the operation alone (so that adding an
+    operation renames no other): a segment that is already a verb phrase stays as it is (`GET /getCrsrdMapInfo`
+    -> `get_crsrd_map_info`); a REST path reads as method, resources and trailing path parameters
+    (`DELETE /users/{id}` -> `delete_users_by_id`). Provider codes, versions and `.do` endings are left out."""
+    segments = [seg for seg in path.strip("/").split("/") if seg]
+    trailing: list[str] = []
+    while segments and "{" in segments[-1]:
+        trailing.insert(0, snake(segments.pop()))
+    static = [re.sub(r"\.(do|json|xml|jsp|php|aspx?)$", "", seg, flags=re.I) for seg in segments if "{" not in seg]
+    words = [w for w in (snake(seg) for seg in static if seg and not _CODE_SEGMENT.fullmatch(seg)) if w != "op"]
+    name = words[-1] if words and words[-1].split("_", 1)[0] in _VERBS else "_".join([method, *words])
+    return f"{name}_by_{'_'.join(trailing)}" if trailing else name
 
 
 def api_id_for(doc: dict[str, Any], server_url: str) -> str:
@@ -569,16 +787,20 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
                 p = _param(ctx, raw, f"{op_where}/parameters/{i}", swagger2)
                 if p:
                     merged[p.key()] = p
-            params = [*merged.values(), *_body_params(ctx, op, op_where, swagger2)]
+            body, body_media = _body_params(ctx, op, shared, op_where, swagger2)
+            form = [p for p in merged.values() if p.location == "body"]  # formData parameters
+            if form and not body:
+                body_media = _form_media(_consumes(op, doc), form)
+            params = [*merged.values(), *body]
             key_param = auth_param or next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
             params = [p for p in params if p.name != key_param]
-            fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum
-                        and any(e.lower() == "json" for e in p.enum)), None)
-            fmt_value = next(e for e in fmt.enum if e.lower() == "json") if fmt and fmt.enum else None
+            fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
+            fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
             envelope, items_path, item_schema = _find_items(ctx, _response_schema(ctx, op, op_where, swagger2), op_where)
             fields = _fields(ctx, item_schema, items_path, op_where)
-            op_name = op.get("operationId") if isinstance(op.get("operationId"), str) else path.strip("/").split("/")[-1]
-            name = f"{prefix}_{snake(op_name or method)}"[:MAX_NAME].rstrip("_")
+            op_id = snake(op["operationId"]) if isinstance(op.get("operationId"), str) else "op"
+            words = op_id if op_id != "op" else _path_words(method, path)
+            name = f"{prefix}_{words}"[:MAX_NAME].rstrip("_")
             base, n = name, 2
             while name in used:
                 suffix = f"_{n}"
@@ -591,12 +813,13 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
             tool = ToolRecord(
                 name=name, api_id="", op_key=f"{method.upper()} {path}", method=method.upper(),
                 url=server_url + path, summary=summary, description=description,
-                description_en=" ".join(snake(op_name or method).split("_")).capitalize(),
+                description_en=" ".join(words.split("_")).capitalize(),
                 intent=str(op.get("x-kopa-intent") or ""), envelope=envelope, items_path=items_path,
                 params=params, fields=fields, json_schema=model_schema(summary or description, visible),
                 format_param=f"{fmt.name}={fmt_value}" if fmt else None, auth_param=key_param,
+                body_media=body_media,
             )
-            tool.spec_hash = _hash(tool.model_dump(include={"method", "url", "params", "fields", "envelope"}))
+            tool.spec_hash = spec_hash(tool)
             tools.append(tool)
     if not tools and not ctx.errors:
         ctx.err("/paths", "the document declares no operations")
@@ -614,16 +837,20 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
 
 
 def model_schema(description: str, params: list[ParamRecord]) -> dict[str, Any]:
-    """The JSON Schema of a tool's arguments, as shown to a model (no keys, no format switches)."""
+    """The JSON Schema of a tool's arguments, as shown to a model (no keys, no format switches). Enums keep
+    their types, cast to the declared one, and an array's enum describes its items."""
     props: dict[str, Any] = {}
     for p in params:
-        s: dict[str, Any] = {"type": p.type if p.type in ("string", "integer", "number", "boolean", "array") else "string"}
+        s: dict[str, Any] = {"type": p.type if p.type in (*_SCALARS, "array") else "string"}
+        one = s
         if p.type == "array":
-            s["items"] = {"type": "string"}
+            one = s["items"] = {"type": p.item_type if p.item_type in _SCALARS else "string"}
         if p.description:
             s["description"] = p.description
         if p.enum:
-            s["enum"] = p.enum
+            values = _enum_as(p.enum, one["type"])
+            if values:
+                one["enum"] = values
         if p.pattern:
             s["pattern"] = p.pattern
         if p.format:
@@ -636,8 +863,71 @@ def model_schema(description: str, params: list[ParamRecord]) -> dict[str, Any]:
     return to_json_schema(schema, {})  # type: ignore[no-any-return]
 
 
+def _enum_as(values: list[Any], t: str) -> list[Any]:
+    """Enum values of type `t`, so that the schema accepts its own enum: documents say `type: string` with
+    `enum: [1, 2]`, or `type: integer` with `enum: ["1", "2"]`. A value that cannot take the type is left out."""
+    out: list[Any] = []
+    seen: set[tuple[type, Any]] = set()
+    for v in values:
+        c = _as_type(v, t)
+        if c is not None and (type(c), c) not in seen:
+            seen.add((type(c), c))
+            out.append(c)
+    return out
+
+
+def _as_type(v: Any, t: str) -> Any:
+    if v is None or isinstance(v, dict | list):
+        return None
+    if t == "string":
+        return v if isinstance(v, str) else json.dumps(v) if isinstance(v, bool) else str(v)
+    if t == "boolean":
+        if isinstance(v, str):
+            return {"true": True, "false": False}.get(v.strip().lower())
+        return v if isinstance(v, bool) else None
+    if isinstance(v, bool):
+        return None  # JSON Schema keeps booleans apart from numbers
+    if isinstance(v, str):
+        text = v.strip()
+        if re.fullmatch(r"[+-]?\d{1,40}", text):
+            return int(text)
+        try:
+            v = float(text)
+        except ValueError:
+            return None
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None
+        if v.is_integer():
+            return int(v)
+        return v if t == "number" else None
+    return v if isinstance(v, int) else None
+
+
+def _json_value(enum: list[Any]) -> str | None:
+    """The member of a format switch's enum that asks for JSON ("json", "JSON"); members need not be text."""
+    return next((e for e in enum if isinstance(e, str) and e.strip().lower() == "json"), None)
+
+
+def _implied_out(param: dict[str, Any]) -> dict[str, Any]:
+    if param.get("item_type") in (None, "string"):  # what an array's items were taken to be before item_type
+        param.pop("item_type", None)
+    return param
+
+
+def spec_hash(tool: ToolRecord) -> str:
+    """What a call depends on: method, URL, parameters, fields, envelope, body encoding. Fields added since
+    count only where they say more than the record implied before them (items were strings, a body was JSON),
+    so an unchanged document keeps its hash and re-registering it reports no change."""
+    d = tool.model_dump(include={"method", "url", "params", "fields", "envelope"})
+    d["params"] = [_implied_out(p) for p in d["params"]]
+    if tool.body_media not in (None, JSON_MEDIA):
+        d["body_media"] = tool.body_media
+    return _hash(d)
+
+
 def param_hash(p: ParamRecord) -> str:
-    return _hash(p.model_dump(exclude={"example", "description"}))
+    return _hash(_implied_out(p.model_dump(exclude={"example", "description"})))
 
 
 def field_hash(f: FieldRecord) -> str:

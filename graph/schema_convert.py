@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 _DROP = {"example", "examples", "xml", "externalDocs", "discriminator", "readOnly", "writeOnly", "deprecated"}
+
+
+def pointer_parts(ref: str) -> list[str]:
+    """The reference tokens of a local `$ref` ("#/..."). A `$ref` is a URI fragment, so it is percent-decoded
+    first (`My%20Schema`, `%7Bid%7D`) and only then split and unescaped (`~1` is "/", `~0` is "~"; RFC 6901 §6)."""
+    body = unquote(ref[2:]) if "%" in ref else ref[2:]
+    return [part.replace("~1", "/").replace("~0", "~") for part in body.split("/")]
 
 
 def resolve_ref(doc: dict[str, Any], ref: str) -> Any:
     if not ref.startswith("#/"):
         raise KeyError(f"only local references are supported: {ref}")
     node: Any = doc
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
-        node = node[part]
+    for part in pointer_parts(ref):
+        node = node[int(part)] if isinstance(node, list) and part.isdigit() else node[part]
     return node
 
 

@@ -344,7 +344,8 @@ class VerifiedGraph:
                           for v in (_pool_value(x) for x in values) if v is not None}
                 clean = list(unique.values())
                 if p.enum:
-                    clean = [v for v in clean if str(v) in p.enum] + [v for v in p.enum if v not in clean]
+                    members = {str(e) for e in p.enum}  # typed enums (1, true) against values read as text
+                    clean = [v for v in clean if str(v) in members] + [v for v in p.enum if v not in clean]
                 if clean:
                     self.pools[(tool.name, p.name)] = clean[:300]
         return calls

@@ -4,11 +4,13 @@ rejected safely and recorded as refutation reasons; the run goes on."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -34,8 +36,10 @@ class Handler(BaseHTTPRequestHandler):
             body, ctype = BOMB, "application/xml"
         elif path == "/badenc":
             body, ctype = b'{"rows": [{"v": "\xff\xfe\xfa"}]}', "application/json"
-        else:
-            body, ctype = b'{"rows": [{"v": "fine"}]}', "application/json"
+        else:  # honours its code: only the codes /src lists have a row
+            code = parse_qs(urlsplit(self.path).query).get("code", [""])[0]
+            rows = [{"v": f"fine {code}"}] if code in ("A1", "A2", "A3", "A4") else []
+            body, ctype = json.dumps({"rows": rows}).encode(), "application/json"
         self.send_response(200)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))

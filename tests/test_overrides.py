@@ -10,9 +10,9 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from execution.limits import MemoryEconomy
 from graph.embedded_store import EmbeddedStore
 from graph.models import ApiRecord, AuthConfig, RegistrationMeta, ToolRecord
 from graph.registry import register
+from tests.support.helpers import http_server, reply
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "apis.data.go.kr"
@@ -39,34 +40,26 @@ def _doc(service: str, op: str) -> dict[str, Any]:
                     "type": "array", "items": {"type": "object", "properties": {"who": {"type": "string"}}}}}}}}}}}}
 
 
-def _server(name: str) -> tuple[ThreadingHTTPServer, str, list[str]]:
-    seen: list[str] = []
-
+def _handler(name: str, seen: list[str]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             seen.append(self.path)
-            body = json.dumps([{"who": name}]).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            reply(self, json.dumps([{"who": name}]).encode())
 
         def log_message(self, *_: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}", seen
+    return Handler
 
 
 @pytest.fixture
 def servers() -> Iterator[dict[str, tuple[str, list[str]]]]:
-    made = {n: _server(n) for n in ("gateway", "procurement", "corp")}
-    yield {n: (url, seen) for n, (_, url, seen) in made.items()}
-    for server, _, _ in made.values():
-        server.shutdown()
-        server.server_close()
+    with ExitStack() as stack:
+        out: dict[str, tuple[str, list[str]]] = {}
+        for n in ("gateway", "procurement", "corp"):
+            seen: list[str] = []
+            out[n] = (stack.enter_context(http_server(_handler(n, seen))), seen)
+        yield out
 
 
 def _call(settings: Settings, api: ApiRecord, tool: ToolRecord) -> Any:

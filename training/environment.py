@@ -188,8 +188,9 @@ def make_tool(spec: dict[str, Any]) -> Callable[..., str]:
         default = inspect.Parameter.empty if p in required else None
         sig.append(inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint))
         desc = _docline(schema.get("description") or p)
-        if schema.get("enum"):
-            desc += f" (choices: {json.dumps(schema['enum'], ensure_ascii=False)})"
+        choices = schema.get("enum") or (schema.get("items") or {}).get("enum")  # an array's are its items'
+        if choices:
+            desc += f" (choices: {json.dumps(choices, ensure_ascii=False)})"
         lines.append(f"    {p}: {desc}")
     if not order:
         lines = lines[:1]

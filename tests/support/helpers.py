@@ -139,3 +139,27 @@ def verified_store(path: Path, settings: Settings, transport: Any = None) -> Emb
     store = register_catalog(EmbeddedStore(path), settings)
     asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
     return store
+
+
+def reply(handler: Any, body: bytes, content_type: str = "application/json", status: int = 200) -> None:
+    """Answer from a BaseHTTPRequestHandler: status, Content-Type and Content-Length, then the body."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@contextmanager
+def http_server(handler: type[Any]):  # type: ignore[no-untyped-def]
+    """A threading HTTP server on a free loopback port for `handler`; yields its base URL."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
