@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,6 +19,14 @@ SEND_RETRY = {"max_retries": 2, "interval_start": 0.1, "interval_step": 0.3, "in
 
 
 @guarded
+def unreachable_line(u: dict[str, Any]) -> str:
+    """One tool the run could not call: what blocks it, why, what was tried and what would unblock it."""
+    blocked = f"needs {', '.join(u['blocked_by'])}; " if u.get("blocked_by") else ""
+    tried = f" (tried: {'; '.join(u['tried'])})" if u.get("tried") else ""
+    unblock = f"; unblock: {u['unblock']}" if u.get("unblock") else ""
+    return f"{u['tool']}: {blocked}{u.get('reason') or 'no reason recorded'}{tried}{unblock}"
+
+
 def verify_cmd(
     api: Annotated[list[str] | None, typer.Option(help="Only these API ids (repeatable).")] = None,
     budget: Annotated[int | None, typer.Option(help="Stop cleanly after this many upstream calls.")] = None,
@@ -68,9 +76,10 @@ def verify_cmd(
         run = verify_inprocess(store, settings, run, transport)
     p = run_progress(store, store.get_run(run.id) or run)
     typer.echo(json.dumps({k: p[k] for k in ("id", "status", "message", "candidates", "verified", "refuted",
-                                             "inconclusive", "calls_spent", "cache_hits", "calls_per_verified_link")},
-                          ensure_ascii=False))
+                                             "inconclusive", "candidate", "calls_spent", "cache_hits",
+                                             "calls_per_verified_link")}, ensure_ascii=False))
     if p["unreachable"]:
-        typer.echo(f"unreachable tools: {', '.join(u['tool'] + ' (' + ', '.join(u['blocked_by']) + ')' for u in p['unreachable'])}",
-                   err=True)
+        typer.echo(f"unreachable tools ({len(p['unreachable'])}); their links stay candidate:", err=True)
+        for u in p["unreachable"]:
+            typer.echo(f"  {unreachable_line(u)}", err=True)
     store.close()

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import redis
 
@@ -24,7 +23,7 @@ from graph.neo4j_store import Neo4jStore
 from sandbox.catalog import REAL_HOSTS
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
-from tests.support.helpers import free_port, register_catalog, verified_store
+from tests.support.helpers import free_port, register_catalog, verified_store, wait_healthy
 from verification.runs import new_run
 from workers.celery_app import make_celery
 
@@ -255,13 +254,7 @@ def test_celery_takes_every_round_the_in_process_run_takes(settings: Settings, t
     env.pop("KOPA_VERIFY__NOW")
     worker = start_worker(env, "rounds")
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(url + "/corpinfo/v2/search", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        assert wait_healthy(url, app), "the unseen family did not start"
         store.init_schema()
         store.reset()
         reg = settings.model_copy(update={"upstream_overrides": env["KOPA_UPSTREAM_OVERRIDES"],

@@ -52,6 +52,10 @@ def create_app(key: str = KEY) -> FastAPI:
     app = FastAPI(title="unseen family", openapi_url=None, docs_url=None, redoc_url=None)
     w = get_world()
 
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
     @app.get("/corpinfo/v2/search")
     def corp_search(request: Request) -> Response:
         q = dict(request.query_params)
