@@ -2,25 +2,50 @@
 transform it needs and a plausibility score. Pure functions; execution decides later.
 
 Scaling: fields are only compared with parameters that share a blocking key (normalised name, a concept tag, a
-coordinate axis, a name token). Keys shared by too many parameters are dropped from blocking (they stay in
-scoring), so the work grows with the size of the blocks, not with tools squared.
+coordinate axis, a name token, a description phrase). Name-token keys shared by too many parameters are dropped
+from blocking (they stay in scoring).
+
+Blocks are capped before any pair is scored, so derivation is bounded by the number of parameters, not by the size
+of the largest block. In a large vendor document every record has `id`, `name`, `status`, `createdAt`...: such a
+name links every operation to every other one (millions of pairs inside one document, nearly all nonsense), and the
+size of its block is itself the evidence that the name is generic. A key shared by at most FULL_BLOCK fields and
+FULL_BLOCK parameters is compared in full, as before. Past that:
+
+* a name key (the normalised name, its tokens) only pairs a parameter with fields of the same resource of the
+  same API: a generic name means something only inside its record, so the plausible links are the CRUD ones (the
+  `id` a list or create of /things returns into the `{id}` of /things/{id}, a record's `status` into its own
+  update), at most NAME_SHORTLIST of them, entry points (a list, a search: reads callable without a value from
+  elsewhere) before the rest and nearest in the document first;
+* a meaning key (a concept tag, a coordinate axis, a description's phrase or specific word) may cross documents
+  (a 법정동코드 of one provider feeds a region filter of another), but only SHORTLIST fields of the same resource
+  and SHORTLIST spread over the other APIs (one field of each API before a second of any), weighted down IDF-like
+  by the block's size; a cross-document link through a generic name needs such a shared meaning to be proposed.
+
+Below the cap as above it, a name that ends in `id` (id, userId, user_id) is a key its provider mints for its own
+records: it links across documents only with a shared meaning, never by the name alone.
+
+Each parameter then keeps its PER_PARAM best sources, so the candidates are O(parameters x PER_PARAM) and the
+comparisons O(parameters x keys x SHORTLIST).
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
+import itertools
 import json
 import re
-from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from graph import meaning as M
 from graph import transforms as T
 from graph.concepts import CODE_PARTS, Signals, crs_from_values, signals, value_shape
-from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord
+from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord, utcnow
 
 #: Parameters that steer paging or presentation, never data links.
 NON_LINKABLE = {"pageNo", "numOfRows", "currentPage", "countPerPage", "MobileOS", "MobileApp", "arrange", "ver",
@@ -32,6 +57,28 @@ WEAK_CONCEPTS = {"date", "year_month"}
 MAX_TOKEN_BLOCK = 150
 MAX_BLOCK = 2000
 MIN_SCORE = 0.4
+#: A key shared by more fields or parameters than this is generic in the registry: its block is capped. The
+#: largest block of the sandbox catalog has 36 fields, that of the unseen family 5.
+FULL_BLOCK = 64
+#: Fields one parameter is compared with through one capped key: of its own resource through a name (the list,
+#: the create and the get of /things all return the same `id`; three of them say all there is to say), of its own
+#: resource and again as many across APIs through a meaning.
+NAME_SHORTLIST = 3
+SHORTLIST = 8
+#: Weight, inside a capped block, of a source that is no entry point next to one that is. An entry point reads
+#: without a value from elsewhere (GET of the list of /things, a search): that is where values come from. GET
+#: /things/{id} needs an id first; POST /things creates a record to return one.
+ENTRY_WEIGHT = 0.9
+#: Candidates kept per target parameter, best first (the busiest parameter of the sandbox catalog has 36 before
+#: its tools are sampled, 25 after).
+PER_PARAM = 40
+#: Keys that carry a meaning beyond the record they appear in: a concept, a coordinate axis, a description's
+#: leading phrase, a specific word of it.
+MEANING_KEYS = ("c:", "xy:", "d:", "w:")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_VERB = re.compile(r"^(get|list|search|find|retrieve|fetch|read|create|add|insert|update|patch|replace|put|post|"
+                   r"delete|remove|set)(?=[A-Z_\-])")
+_SUFFIX = re.compile(r"(?<=[a-z0-9])(List|Info|Infos|Detail|Details|Search|All|Count)$")
 
 
 @dataclass
@@ -178,6 +225,12 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
         concept = max(concept, 0.8)
     elif not shared and fs.concepts & CODE_FAMILY and ps.concepts & CODE_FAMILY:
         concept *= 0.6
+    samples = [r.get(f.field.name) for r in rows if r.get(f.field.name) not in (None, "")]
+    if fs.crs is None and samples and ps.crs:
+        guessed = crs_from_values([str(s) for s in samples[:6]])
+        if guessed:  # for this pair only: field signals are shared between the parameters a field is compared with
+            fs = replace(fs, crs=guessed, axis=fs.axis or ps.axis)
+            f = replace(f, sig=fs)
     coord = 0.8 if fs.crs and ps.crs and fs.axis and fs.axis == ps.axis else 0.0
     # meaning: the same leading phrase in both descriptions (or an odcloud column), or shared specific Korean
     # words when the observed codes, stripped of their constant prefix, take the parameter's documented shape
@@ -189,13 +242,8 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
     base = max(name, concept, coord, sense)
     if base <= 0:
         return None
-    samples = [r.get(f.field.name) for r in rows if r.get(f.field.name) not in (None, "")]
     lengths = [len(str(s)) for s in samples if str(s).isdigit()]
     sample_len = max(set(lengths), key=lengths.count) if lengths else None
-    if fs.crs is None and samples and ps.crs:
-        guessed = crs_from_values([str(s) for s in samples[:6]])
-        if guessed:
-            fs.crs, fs.axis = guessed, fs.axis or ps.axis
     best: tuple[float, T.Transform] | None = None
     options = _transforms(f, p, sample_len)
     if strip is not None:
@@ -228,67 +276,246 @@ def _drills(p: ParamRef) -> bool:
         not any(q.required for q in p.tool.params) and M.needs_filter(p.tool.summary, p.tool.description))
 
 
+def _segments(tool: ToolRecord) -> list[str]:
+    path = tool.op_key.split(" ", 1)[1] if " " in tool.op_key else urlsplit(tool.url).path
+    return [s for s in path.split("/") if s]
+
+
+def _resource_word(segment: str) -> str:
+    """The resource a literal path segment names: verbs and list/detail suffixes of RPC-style names dropped,
+    lower case, singular ("/users" and "/getUserList" both name "user")."""
+    word = _VERB.sub("", segment, count=1) or segment
+    word = _SUFFIX.sub("", word, count=1) or word
+    word = re.sub(r"[^0-9a-z가-힣]", "", word.lower())
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def tool_resource(tool: ToolRecord) -> str:
+    """The resource whose records a tool returns: its last literal path segment (GET /users/{id}/posts → post)."""
+    literal = [s for s in _segments(tool) if not s.startswith("{")]
+    return _resource_word(literal[-1]) if literal else ""
+
+
+def param_resource(tool: ToolRecord, param: ParamRecord) -> str:
+    """The resource a parameter selects: a path parameter the literal segment before it (/users/{id}/posts:
+    `id` selects a user), any other parameter its tool's resource (a filter or a body field of that record)."""
+    if param.location == "path":
+        before = ""
+        for seg in _segments(tool):
+            if seg == "{" + param.name + "}":
+                return _resource_word(before) if before else ""
+            if not seg.startswith("{"):
+                before = seg
+    return tool_resource(tool)
+
+
+def names_identifier(name: str) -> bool:
+    """A name whose last word is `id` (id, userId, user_id, userID, uuid): a key the provider mints for its own
+    records. Another provider's parameter of the same name wants that provider's key, so such a name alone is no
+    evidence across documents; a shared concept or description still is."""
+    parts = _WORDS.findall(name)
+    return bool(parts) and parts[-1].lower() in ("id", "ids", "uuid", "guid")
+
+
+def _specificity(size: int) -> float:
+    """IDF-like weight of evidence shared with `size` fields: 1 up to FULL_BLOCK, then falling slowly."""
+    return 1.0 if size <= FULL_BLOCK else max(0.5, (FULL_BLOCK / size) ** 0.25)
+
+
+class _Block:
+    """The fields of one capped blocking key, with the views it is read through: per (API, resource) in document
+    order, and spread over APIs (one field of every API before a second of any)."""
+
+    def __init__(self, members: list[int], api: list[str], resource: list[str], position: list[int]) -> None:
+        self.members = members
+        self.groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        by_api: dict[str, list[int]] = defaultdict(list)
+        for i in members:
+            self.groups[(api[i], resource[i])].append(i)
+            by_api[api[i]].append(i)
+        self.positions = {g: [position[i] for i in group] for g, group in self.groups.items()}
+        queues = list(by_api.values())
+        self.spread: list[int] = []
+        for depth in range(2 * SHORTLIST):
+            self.spread.extend(q[depth] for q in queues if depth < len(q))
+
+    def nearest(self, group: tuple[str, str], at: int, n: int, skip: Callable[[int], bool],
+                entry: list[bool]) -> list[int]:
+        """Up to n fields of a group: of the 4n whose tools lie nearest to document position `at`, those of entry
+        points (reads callable without a value from elsewhere: a list, a search) first, then the nearest."""
+        members, positions = self.groups.get(group, []), self.positions.get(group, [])
+        hi = bisect.bisect_left(positions, at)
+        lo = hi - 1
+        out: list[int] = []
+        while len(out) < 4 * n and (lo >= 0 or hi < len(members)):
+            if hi < len(members) and (lo < 0 or positions[hi] - at <= at - positions[lo]):
+                i, hi = members[hi], hi + 1
+            else:
+                i, lo = members[lo], lo - 1
+            if not skip(i):
+                out.append(i)
+        return sorted(out, key=lambda i: not entry[i])[:n]  # stable: nearest first among equals
+
+    def across(self, n: int, skip: Callable[[int], bool], taken: set[int]) -> list[int]:
+        """Up to n more fields, spread over the APIs of the block."""
+        return list(itertools.islice((i for i in self.spread if i not in taken and not skip(i)), n))
+
+
 def derive_candidates(
     tools: list[ToolRecord],
     samples: Mapping[str, list[dict[str, str]]] | None = None,
     *,
     min_score: float = MIN_SCORE,
     stats: dict[str, int] | None = None,
+    full_block: int | None = None,
+    per_param: int | None = None,
 ) -> list[LinkRecord]:
-    """Propose links between tools. `samples` maps a tool name to rows actually observed in its responses."""
+    """Propose links between tools. `samples` maps a tool name to rows actually observed in its responses.
+
+    Work is bounded before any pair is scored: each parameter is compared with every field of a blocking key
+    only while the key is shared by at most `full_block` fields and parameters; past that, with a shortlist
+    (see the module docstring). Each parameter keeps its `per_param` best sources."""
     samples = samples or {}
+    full = FULL_BLOCK if full_block is None else full_block
+    keep = PER_PARAM if per_param is None else per_param
+    # documents repeat the same schemas in every operation: read each (name, description, type) once; the
+    # signals are shared, never changed (assess copies them when values add a coordinate system)
+    memo: dict[tuple[Any, ...], Any] = {}
+
+    def once(key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
+
+    def param_sig(prm: ParamRecord) -> Signals:
+        key = ("p", prm.name, prm.description, prm.type, prm.pattern, None if prm.enum is None else tuple(prm.enum))
+        # typed enums (1, true) are compared with sampled values as text, as those values are read
+        sig: Signals = once(key, lambda: signals(prm.name, prm.description, prm.type, pattern=prm.pattern,
+                                                 enum=None if prm.enum is None else [str(e) for e in prm.enum]))
+        return sig
+
+    def field_sig(fld: FieldRecord) -> Signals:
+        sig: Signals = once(("f", fld.name, fld.description, fld.type),
+                            lambda: signals(fld.name, fld.description, fld.type))
+        return sig
+
+    def meaning(name: str, description: str) -> tuple[frozenset[str], frozenset[str]]:
+        got: tuple[frozenset[str], frozenset[str]] = once(("m", name, description), lambda: (
+            frozenset(M.phrases(name, description)), frozenset(M.korean_words(description))))
+        return got
+
     params: list[ParamRef] = []
-    for t in tools:
+    p_api: list[str] = []
+    p_res: list[str] = []
+    p_pos: list[int] = []
+    fields: list[FieldRef] = []
+    f_api: list[str] = []
+    f_res: list[str] = []
+    f_pos: list[int] = []
+    f_entry: list[bool] = []
+    f_ident: list[bool] = []
+    p_index: dict[str, list[int]] = defaultdict(list)
+    f_index: dict[str, list[int]] = defaultdict(list)
+    for pos, t in enumerate(tools):
+        resource = tool_resource(t)
+        entry = t.method in ("GET", "HEAD") and not any(q.required for q in t.params if q.name not in NON_LINKABLE)
         for prm in t.params:
             if prm.name in NON_LINKABLE or (t.format_param and prm.name == t.format_param.split("=")[0]):
                 continue
-            params.append(ParamRef(t, prm, signals(prm.name, prm.description, prm.type, pattern=prm.pattern,
-                                                   enum=prm.enum),
-                                   frozenset(M.phrases(prm.name, prm.description)),
-                                   frozenset(M.korean_words(prm.description)),
-                                   M.example_of(prm.example, prm.description)))
-    index: dict[str, list[int]] = defaultdict(list)
-    for i, pr in enumerate(params):
-        for key in _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}:
-            index[key].append(i)
-    comparisons = 0
-    out: list[LinkRecord] = []
-    for t in tools:
+            pr = ParamRef(t, prm, param_sig(prm), *meaning(prm.name, prm.description),
+                          M.example_of(prm.example, prm.description))
+            for key in _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}:
+                p_index[key].append(len(params))
+            params.append(pr)
+            p_api.append(t.api_id)
+            p_res.append(param_resource(t, prm))
+            p_pos.append(pos)
         rows = samples.get(t.name, [])
         for fld in t.fields:
             values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
-            fr = FieldRef(t, fld, signals(fld.name, fld.description, fld.type),
-                          frozenset(M.phrases(fld.name, fld.description)), frozenset(M.korean_words(fld.description)),
-                          M.common_prefix(values))
-            seen: set[int] = set()
+            fr = FieldRef(t, fld, field_sig(fld), *meaning(fld.name, fld.description), M.common_prefix(values))
             keys = _field_keys(fr.sig) | {f"d:{ph}" for ph in fr.phrases}
             if fr.prefix:
                 keys |= {f"w:{w}" for w in fr.words}
             for key in keys:
-                block = index.get(key, [])
-                if (key[:2] in ("t:", "w:") and len(block) > MAX_TOKEN_BLOCK) or (len(block) > MAX_BLOCK and not key.startswith("n:")):
-                    continue
-                seen.update(block)
-            for i in seen:
-                pr = params[i]
-                if pr.tool.name == t.name and not _drills(pr):
-                    continue
-                comparisons += 1
-                verdict = assess(fr, pr, rows)
-                if verdict is None or verdict[0] < min_score:
-                    continue
-                score, transform = verdict
-                out.append(LinkRecord(
-                    id=link_id(t.name, fld.name, pr.tool.name, pr.param.key(), transform),
-                    source_tool=t.name, source_field=fld.name, target_tool=pr.tool.name,
-                    target_param=pr.param.key(), transform=transform, score=score,
-                ))
+                f_index[key].append(len(fields))
+            fields.append(fr)
+            f_api.append(t.api_id)
+            f_res.append(resource)
+            f_entry.append(entry)
+            f_ident.append(names_identifier(fld.name))
+            f_pos.append(pos)
+
+    now = utcnow()
+    blocks: dict[str, _Block] = {}
+    taken: Counter[str] = Counter()
+    capped: set[str] = set()
+    comparisons = 0
+    out: list[LinkRecord] = []
+    for pi, pr in enumerate(params):
+        chosen: dict[int, float] = {}  # field -> weight of its best evidence
+        ident = names_identifier(pr.param.name)
+
+        own = pr.tool.name if not _drills(pr) else None  # a tool feeds its own filter only where it drills down
+
+        def skip(fi: int, own: str | None = own) -> bool:
+            return fields[fi].tool.name == own
+
+        for key in _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}:
+            members = f_index.get(key)
+            n_params = len(p_index[key])
+            if not members or (key[:2] in ("t:", "w:") and n_params > MAX_TOKEN_BLOCK) or (
+                    n_params > MAX_BLOCK and not key.startswith("n:")):
+                continue
+            crosses = key.startswith(MEANING_KEYS)
+            if len(members) <= full and (crosses or n_params <= full):
+                # a provider's own identifier does not cross to another provider through its name alone
+                local = not crosses and (ident or any(f_ident[fi] for fi in members))
+                picks = [(fi, 1.0) for fi in members
+                         if not skip(fi) and not (local and (ident or f_ident[fi]) and f_api[fi] != p_api[pi])]
+            else:
+                capped.add(key)
+                block = blocks.get(key)
+                if block is None:
+                    block = blocks[key] = _Block(members, f_api, f_res, f_pos)
+                group = (p_api[pi], p_res[pi])
+                near = block.nearest(group, p_pos[pi], SHORTLIST if crosses else NAME_SHORTLIST, skip, f_entry)
+                weight = _specificity(len(block.groups.get(group, ())))
+                picks = [(fi, weight * (1.0 if f_entry[fi] else ENTRY_WEIGHT)) for fi in near]
+                if crosses:  # a shared meaning may cross documents; a shared generic name may not
+                    weight = _specificity(len(members))
+                    picks += [(fi, weight) for fi in block.across(SHORTLIST, skip, set(near))]
+            taken[key] += len(picks)
+            for fi, weight in picks:
+                if weight > chosen.get(fi, 0.0):
+                    chosen[fi] = weight
+        found: list[tuple[float, str, FieldRef, T.Transform]] = []
+        for fi, weight in chosen.items():
+            fr = fields[fi]
+            comparisons += 1
+            verdict = assess(fr, pr, samples.get(fr.tool.name, []))
+            if verdict is None:
+                continue
+            score = round(verdict[0] * weight, 4)
+            if score < min_score:
+                continue
+            found.append((score, link_id(fr.tool.name, fr.field.name, pr.tool.name, pr.param.key(), verdict[1]),
+                          fr, verdict[1]))
+        found.sort(key=lambda c: (-c[0], c[1]))
+        for score, lid, fr, transform in found[:keep]:
+            out.append(LinkRecord(
+                id=lid, source_tool=fr.tool.name, source_field=fr.field.name, target_tool=pr.tool.name,
+                target_param=pr.param.key(), transform=transform, score=score, updated_at=now))
     out.extend(_date_links(tools, samples, out, min_score))
     if stats is not None:
-        stats["fields"] = sum(len(t.fields) for t in tools)
+        biggest = max(((len(f_index[k]) * len(p_index[k]), k) for k in taken), default=(0, ""))
+        stats["fields"] = len(fields)
         stats["params"] = len(params)
         stats["comparisons"] = comparisons
         stats["candidates"] = len(out)
+        stats["capped_blocks"] = len(capped)
+        stats["largest_block"] = biggest[0]
+        stats["largest_block_assessed"] = taken[biggest[1]] if biggest[1] else 0
     out.sort(key=lambda lk: (-lk.score, lk.id))
     return out
 
@@ -304,27 +531,40 @@ def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, st
     format transform. Dates alone are no evidence (any date fits any date parameter), so a date link is proposed
     only beside an entity link from the same source; the pair is then called jointly."""
     by_name = {t.name: t for t in tools}
+    first: dict[tuple[str, str], ParamRecord] = {}
+    for t in tools:
+        for p in t.params:
+            first.setdefault((t.name, p.key()), p)
+    required = {k: p.name for k, p in first.items() if p.required}
     feeds: dict[tuple[str, str], set[str]] = defaultdict(set)
     for lk in found:
-        target = by_name.get(lk.target_tool)
-        param = next((p for p in target.params if p.key() == lk.target_param), None) if target else None
-        if param is not None and param.required:
-            feeds[(lk.source_tool, lk.target_tool)].add(param.name)
+        name = required.get((lk.target_tool, lk.target_param))
+        if name is not None:
+            feeds[(lk.source_tool, lk.target_tool)].add(name)
+    dates_of: dict[str, list[tuple[FieldRecord, str]]] = {}
+    params_of: dict[str, list[tuple[ParamRecord, str]]] = {}
     out: list[LinkRecord] = []
     for (source_name, target_name), fed in sorted(feeds.items()):
         source, target = by_name[source_name], by_name[target_name]
-        rows = samples.get(source_name, [])
-        dates = []
-        for fld in source.fields:
-            values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
-            fmt = M.date_format(fld.description, None, None, values) if M.is_date(fld.name, fld.description) else None
-            if fmt:
-                dates.append((fld, fmt))
-        for prm in target.params:
-            if not prm.required or prm.name in fed or not M.is_date(prm.name, prm.description, prm.format):
-                continue
-            dst = M.date_format(prm.description, prm.format, prm.pattern, [])
-            if dst is None:
+        if source_name not in dates_of:
+            rows = samples.get(source_name, [])
+            dates_of[source_name] = []
+            for fld in source.fields:
+                values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
+                fmt = M.date_format(fld.description, None, None, values) if M.is_date(fld.name, fld.description) else None
+                if fmt:
+                    dates_of[source_name].append((fld, fmt))
+        if target_name not in params_of:
+            params_of[target_name] = []
+            for prm in target.params:
+                if not prm.required or not M.is_date(prm.name, prm.description, prm.format):
+                    continue
+                dst = M.date_format(prm.description, prm.format, prm.pattern, [])
+                if dst is not None:
+                    params_of[target_name].append((prm, dst))
+        dates = dates_of[source_name]
+        for prm, dst in params_of[target_name]:
+            if prm.name in fed:
                 continue
             for fld, src in dates[:MAX_DATE_LINKS]:
                 transform: T.Transform = dict(T.IDENTITY) if src == dst else {"kind": "date", "src": src, "dst": dst}
