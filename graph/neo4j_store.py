@@ -1,14 +1,23 @@
 """The Neo4j 5 store: one driver per process, every query from graph.queries, UNWIND batching, one
-transaction per unit of work."""
+transaction per unit of work (except the registration of a very large document, written tool chunk by tool chunk:
+see Neo4jStore.apply_registration)."""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase
-from neo4j.exceptions import ConnectionPoolError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    ConnectionPoolError,
+    ConstraintError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 
 from core.errors import StoreUnavailable
 from core.settings import Neo4jSettings
@@ -26,6 +35,12 @@ from graph.models import (
 from graph.openapi import field_hash, param_hash
 
 BATCH = 2000
+#: Registration: up to SINGLE_TX_ROWS tools + params + fields are written in one transaction; larger ones in
+#: transactions of about CHUNK_ROWS rows (whole tools), WRITERS at a time (see Neo4jStore.apply_registration).
+SINGLE_TX_ROWS = 10_000
+CHUNK_ROWS = 2_000
+WRITERS = 2
+CHUNK_ATTEMPTS = 3
 #: Driver timeouts (seconds): an unreachable Neo4j answers StoreUnavailable (HTTP 503) within a few seconds
 #: instead of hanging a request for the driver defaults (30 s connect, 60 s acquisition, 30 s retries).
 CONNECT_TIMEOUT_S = 2.0
@@ -42,6 +57,14 @@ def _page(offset: int, limit: int) -> tuple[int, int]:
     offset = max(0, min(int(offset), MAX_INDEX - limit))
     return offset, limit
 _TOOL_JSON = ("json_schema",)
+#: Param and Field properties that hold any JSON value (typed enum values, examples, defaults): stored as JSON text.
+_PARAM_JSON = ("example", "default", "enum")
+_FIELD_JSON = ("example",)
+#: Params and fields travel as value lists in these column orders (maps would repeat every key in every row);
+#: queries.tool_write_queries turns them back into properties, adding id, tool, key and removed.
+PARAM_COLUMNS = (*ParamRecord.model_fields, "hash")
+FIELD_COLUMNS = (*FieldRecord.model_fields, "hash")
+CREATE_TOOLS, UPSERT_TOOLS = Q.tool_write_queries(PARAM_COLUMNS, FIELD_COLUMNS)
 _LINK_JSON = ("transform", "evidence", "history")
 
 
@@ -57,26 +80,41 @@ def _api_from(props: dict[str, Any]) -> ApiRecord:
     return ApiRecord.model_validate(props)
 
 
-def _tool_rows(tools: list[ToolRecord]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    trows, prows, frows = [], [], []
-    for t in tools:
-        props = t.model_dump(exclude={"params", "fields"})
-        for k in _TOOL_JSON:
-            props[k] = json.dumps(props[k], ensure_ascii=False)
-        props = {k: v for k, v in props.items() if v is not None}
-        pids = [f"{t.name}|{p.key()}" for p in t.params]
-        fids = [f"{t.name}|{f.name}" for f in t.fields]
-        trows.append({"name": t.name, "api_id": t.api_id, "props": props, "param_ids": pids, "field_ids": fids})
-        for p, pid in zip(t.params, pids, strict=True):
-            row = p.model_dump()
-            row.update({"id": pid, "tool": t.name, "key": p.key(), "hash": param_hash(p),
-                        "example": json.dumps(p.example, ensure_ascii=False), "default": json.dumps(p.default, ensure_ascii=False)})
-            prows.append({k: v for k, v in row.items() if v is not None})
-        for f, fid in zip(t.fields, fids, strict=True):
-            row = f.model_dump()
-            row.update({"id": fid, "tool": t.name, "hash": field_hash(f), "example": json.dumps(f.example, ensure_ascii=False)})
-            frows.append({k: v for k, v in row.items() if v is not None})
-    return trows, prows, frows
+def _json_or_none(value: Any) -> str | None:
+    """A property holding any JSON value (Neo4j keeps only primitives and homogeneous lists of them); None stays
+    None, so the property is not written at all and reads back as None."""
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _tool_row(t: ToolRecord) -> dict[str, Any]:
+    """One tool as a row of the tool write queries: its property map (None values left out; the queries add
+    param_order and field_order), and its params and fields as value lists in PARAM_COLUMNS / FIELD_COLUMNS order."""
+    props = t.model_dump(exclude={"params", "fields"})
+    for k in _TOOL_JSON:
+        props[k] = json.dumps(props[k], ensure_ascii=False)
+    props = {k: v for k, v in props.items() if v is not None}
+    params = []
+    for p in t.params:
+        row = dict(vars(p))  # the field values as they are (all primitives; the JSON ones are encoded next)
+        for k in _PARAM_JSON:
+            row[k] = _json_or_none(row[k])
+        row["hash"] = param_hash(p)
+        params.append([row[c] for c in PARAM_COLUMNS])
+    fields = []
+    for f in t.fields:
+        row = dict(vars(f))
+        for k in _FIELD_JSON:
+            row[k] = _json_or_none(row[k])
+        row["hash"] = field_hash(f)
+        fields.append([row[c] for c in FIELD_COLUMNS])
+    return {"name": t.name, "props": props, "params": params, "fields": fields}
+
+
+def _json_prop(value: Any, empty: str = "null") -> Any:
+    """Decode a JSON property; a value that is not a string (a list written before enums were JSON) stays as it is."""
+    if value is None or value == "":
+        return json.loads(empty)
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def _tool_from(tool: dict[str, Any], params: list[dict[str, Any]], fields: list[dict[str, Any]]) -> ToolRecord:
@@ -86,12 +124,14 @@ def _tool_from(tool: dict[str, Any], params: list[dict[str, Any]], fields: list[
     plist = []
     for p in params:
         p = {k: v for k, v in p.items() if k not in ("id", "tool", "key", "hash", "removed")}
-        p["example"], p["default"] = json.loads(p.get("example") or "null"), json.loads(p.get("default") or "null")
+        for k in _PARAM_JSON:
+            p[k] = _json_prop(p.get(k))
         plist.append(ParamRecord.model_validate(p))
     flist = []
     for f in fields:
         f = {k: v for k, v in f.items() if k not in ("id", "tool", "hash", "removed")}
-        f["example"] = json.loads(f.get("example") or "null")
+        for k in _FIELD_JSON:
+            f[k] = _json_prop(f.get(k))
         flist.append(FieldRecord.model_validate(f))
     order = {n: i for i, n in enumerate(tool.get("param_order") or [])}
     tool.pop("param_order", None)
@@ -113,6 +153,56 @@ def _link_from(props: dict[str, Any]) -> LinkRecord:
     for k in _LINK_JSON:
         props[k] = json.loads(props.get(k) or ("[]" if k == "history" else "{}"))
     return LinkRecord.model_validate(props)
+
+
+def _rows_of(t: ToolRecord) -> int:
+    return 1 + len(t.params) + len(t.fields)
+
+
+def _chunks(tools: list[ToolRecord]) -> list[list[ToolRecord]]:
+    """Consecutive tools in chunks of about CHUNK_ROWS rows (a tool with its params and fields is never split)."""
+    out: list[list[ToolRecord]] = []
+    size = CHUNK_ROWS
+    for t in tools:
+        if size >= CHUNK_ROWS:
+            out.append([])
+            size = 0
+        out[-1].append(t)
+        size += _rows_of(t)
+    return out
+
+
+def _flag_row(tool: str, flag: tuple[list[str], list[str]]) -> dict[str, Any]:
+    return {"tool": tool, "params": list(flag[0]), "fields": list(flag[1])}
+
+
+def _chunk_flags(chunk: list[ToolRecord], flags: dict[str, tuple[list[str], list[str]]]) -> list[dict[str, Any]]:
+    return [_flag_row(t.name, flags[t.name]) for t in chunk if t.name in flags]
+
+
+def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[dict[str, Any]]) -> set[str]:
+    """Mark the links on the given params and fields for re-verification; their ids."""
+    ids: set[str] = set()
+    for i in range(0, len(flag_rows), BATCH):
+        rec = tx.run(Q.FLAG_LINKS, flags=flag_rows[i:i + BATCH]).single()
+        ids.update(rec["ids"] if rec else ())
+    return ids
+
+
+def _write_tools(tx: neo4j.ManagedTransaction, rows: list[dict[str, Any]], flag_rows: list[dict[str, Any]],
+                 create: bool) -> set[str]:
+    """Write tool rows (_tool_row): those no Tool node has the name of yet with CREATE_TOOLS (when `create`), the
+    others with UPSERT_TOOLS; then flag the links of flag_rows. Returns the ids of the flagged links."""
+    existing: set[str] = set()
+    if create:
+        existing = {r["name"] for r in tx.run(Q.EXISTING_TOOLS, names=[r["name"] for r in rows])}
+    new = [r for r in rows if create and r["name"] not in existing]
+    old = [r for r in rows if not create or r["name"] in existing]
+    if new:
+        tx.run(CREATE_TOOLS, tools=new).consume()
+    if old:
+        tx.run(UPSERT_TOOLS, tools=old).consume()
+    return _flag(tx, flag_rows)
 
 
 class Neo4jStore:
@@ -174,28 +264,72 @@ class Neo4jStore:
     # ------------------------------------------------------------------ APIs and tools
     def apply_registration(self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str],
                            flags: dict[str, tuple[list[str], list[str]]]) -> int:
-        trows, prows, frows = _tool_rows(upsert)
-        for row, tool in zip(trows, upsert, strict=True):
-            row["props"]["param_order"] = [p.key() for p in tool.params]
-            row["props"]["field_order"] = [f.name for f in tool.fields]
-        flag_rows = [{"tool": t, "params": p, "fields": f} for t, (p, f) in flags.items()]
+        """One transaction up to SINGLE_TX_ROWS tools, params and fields (every document of the catalog). A larger
+        one does not fit one transaction (a 20 MB document is ~120,000 nodes, and in one transaction it ran the
+        1 GB Neo4j heap out of memory at commit); its tools go in chunks of about CHUNK_ROWS rows, each chunk one
+        transaction with its tools, their params and fields and the flags of their links, WRITERS at a time; the
+        API is written first, retirements last. Readers may see such a registration half done, and one that
+        fails half way leaves every tool either as it was or as the document says: registering the document
+        again completes it (what is written already then diffs as unchanged)."""
+        chunks = _chunks(upsert)
+        rows = sum(_rows_of(t) for t in upsert)
+        retire_flags = [_flag_row(n, flags[n]) for n in retire if n in flags]
+        upserted = {t.name for t in upsert}
+        stray = [_flag_row(n, f) for n, f in flags.items() if n not in upserted and n not in retire]
+        api_props = _api_props(api)
 
-        def work(tx: neo4j.ManagedTransaction) -> int:
-            tx.run(Q.UPSERT_API, api=_api_props(api)).consume()
-            for i in range(0, len(trows), BATCH):
-                tx.run(Q.UPSERT_TOOLS, tools=trows[i:i + BATCH]).consume()
-            for i in range(0, len(prows), BATCH * 5):
-                tx.run(Q.UPSERT_PARAMS, params=prows[i:i + BATCH * 5]).consume()
-            for i in range(0, len(frows), BATCH * 5):
-                tx.run(Q.UPSERT_FIELDS, fields=frows[i:i + BATCH * 5]).consume()
+        def finish(tx: neo4j.ManagedTransaction) -> set[str]:
             if retire:
                 tx.run(Q.RETIRE_TOOLS, names=retire, now=utcnow()).consume()
-            if flag_rows:
-                rec = tx.run(Q.FLAG_LINKS, flags=flag_rows).single()
-                return int(rec["flagged"]) if rec else 0
-            return 0
+            return _flag(tx, retire_flags + stray)
 
-        return int(self._write(work))
+        if rows <= SINGLE_TX_ROWS:
+            built = [[_tool_row(t) for t in chunk] for chunk in chunks]
+
+            def work(tx: neo4j.ManagedTransaction, create: bool) -> int:
+                tx.run(Q.UPSERT_API, api=api_props).consume()
+                ids: set[str] = set()
+                for chunk, chunk_rows in zip(chunks, built, strict=True):
+                    ids |= _write_tools(tx, chunk_rows, _chunk_flags(chunk, flags), create)
+                return len(ids | finish(tx))
+
+            try:
+                return int(self._write(lambda tx: work(tx, True)))
+            except ConstraintError:  # a concurrent registration created one of the new tools first
+                return int(self._write(lambda tx: work(tx, False)))
+
+        self._write(lambda tx: tx.run(Q.UPSERT_API, api=api_props).consume())
+        ids: set[str] = set()
+        with ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="kopa-register") as pool:
+            futures = [pool.submit(self._write_chunk, chunk, _chunk_flags(chunk, flags)) for chunk in chunks]
+            try:
+                for fut in as_completed(futures):
+                    ids |= fut.result()
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
+        ids |= self._write(finish)
+        return len(ids)
+
+    def _write_chunk(self, chunk: list[ToolRecord], flag_rows: list[dict[str, Any]]) -> set[str]:
+        """One chunk of a large registration in its own transaction (see apply_registration). Chunks written at
+        the same time can deadlock on the links they flag (Neo4j then fails one of them with a transient error):
+        a chunk is tried again up to CHUNK_ATTEMPTS times, beyond the driver's own retries."""
+        rows = [_tool_row(t) for t in chunk]
+        create = True
+        for attempt in range(1, CHUNK_ATTEMPTS + 1):
+            try:
+                ids: set[str] = self._write(lambda tx, c=create: _write_tools(tx, rows, flag_rows, c))
+                return ids
+            except ConstraintError:  # a concurrent registration created one of these tools first
+                if not create:
+                    raise
+                create = False
+            except TransientError:
+                if attempt == CHUNK_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
 
     def list_apis(self, offset: int = 0, limit: int = 50) -> tuple[list[ApiRecord], int]:
         offset, limit = _page(offset, limit)

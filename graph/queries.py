@@ -39,39 +39,95 @@ PING = "RETURN 1 AS ok"
 
 UPSERT_API = """
 MERGE (a:Api {id: $api.id})
-ON CREATE SET a.created_at = $api.created_at
-SET a += $api
+WITH a, a.created_at AS created
+SET a = $api
+SET a.created_at = coalesce(created, $api.created_at)
 """
+"""The API node becomes exactly $api (a property the record no longer has goes, as in the embedded store); the
+first registration's created_at stays."""
 
-UPSERT_TOOLS = """
+# Registration writes whole tools: each row of $tools is one tool, {name, props, params, fields}, where props is
+# the Tool's property map and params/fields are lists of value lists (columns named by the caller, see
+# tool_write_queries), which cost far less to send than maps; the ids, keys and owner of Params and Fields and the
+# Tool's param_order/field_order are derived here. A chunk of tools is one statement (and, in a large
+# registration, one transaction).
+
+
+def _props(var: str, columns: tuple[str, ...], derived: dict[str, str]) -> str:
+    for c in (*columns, *derived):
+        if not c.isidentifier():
+            raise ValueError(f"not a property name: {c!r}")
+    items = [f"`{c}`: {var}[{i}]" for i, c in enumerate(columns) if c not in derived]
+    items += [f"`{c}`: {expr}" for c, expr in derived.items()]
+    return "{" + ", ".join(items) + "}"
+
+
+def tool_write_queries(param_columns: tuple[str, ...], field_columns: tuple[str, ...]) -> tuple[str, str]:
+    """(CREATE_TOOLS, UPSERT_TOOLS) for params and fields sent as value lists in these column orders (the
+    columns must include `name`, and `location` for params). A null value leaves its property unset.
+
+    CREATE_TOOLS is for tools whose names no Tool node has (checked in the same transaction): plain CREATEs; the
+    uniqueness constraints still guard them, so a concurrent registration that created one first makes it fail
+    and the caller writes the chunk again with UPSERT_TOOLS.
+    UPSERT_TOOLS is for tools that exist: every Tool property replaced (one the record dropped goes), params and
+    fields merged on their ids so the LINKs on them stay, and those the document no longer has kept, marked
+    removed."""
+    pn, pl, fn = param_columns.index("name"), param_columns.index("location"), field_columns.index("name")
+    param_key = f"p[{pl}] + ':' + p[{pn}]"
+    param_id = f"t.name + '|' + {param_key}"
+    param = _props("p", param_columns, {"id": param_id, "tool": "t.name", "key": param_key, "removed": "false"})
+    field_id = f"t.name + '|' + f[{fn}]"
+    field = _props("f", field_columns, {"id": field_id, "tool": "t.name", "removed": "false"})
+    order = f"tool.param_order = [p IN t.params | {param_key}], tool.field_order = [f IN t.fields | f[{fn}]]"
+    create = f"""
 UNWIND $tools AS t
-MATCH (a:Api {id: t.api_id})
-MERGE (tool:Tool {name: t.name})
-SET tool += t.props
+MATCH (a:Api {{id: t.props.api_id}})
+CREATE (a)-[:HAS_TOOL]->(tool:Tool)
+SET tool = t.props, {order}
+WITH tool, t
+CALL (tool, t) {{
+  UNWIND t.params AS p
+  CREATE (tool)-[:HAS_PARAM]->(:Param {param})
+}}
+CALL (tool, t) {{
+  UNWIND t.fields AS f
+  CREATE (tool)-[:PRODUCES]->(:Field {field})
+}}
+"""
+    upsert = f"""
+UNWIND $tools AS t
+MATCH (a:Api {{id: t.props.api_id}})
+MERGE (tool:Tool {{name: t.name}})
+SET tool = t.props, {order}
 MERGE (a)-[:HAS_TOOL]->(tool)
 WITH tool, t
-OPTIONAL MATCH (tool)-[:HAS_PARAM]->(old:Param) WHERE NOT old.id IN t.param_ids
-SET old.removed = true
-WITH DISTINCT tool, t
-OPTIONAL MATCH (tool)-[:PRODUCES]->(oldf:Field) WHERE NOT oldf.id IN t.field_ids
-SET oldf.removed = true
+CALL (tool, t) {{
+  WITH [p IN t.params | {param_id}] AS ids
+  MATCH (tool)-[:HAS_PARAM]->(old:Param) WHERE NOT old.id IN ids
+  SET old.removed = true
+}}
+CALL (tool, t) {{
+  WITH [f IN t.fields | {field_id}] AS ids
+  MATCH (tool)-[:PRODUCES]->(old:Field) WHERE NOT old.id IN ids
+  SET old.removed = true
+}}
+CALL (tool, t) {{
+  UNWIND t.params AS p
+  MERGE (n:Param {{id: {param_id}}})
+  SET n = {param}
+  MERGE (tool)-[:HAS_PARAM]->(n)
+}}
+CALL (tool, t) {{
+  UNWIND t.fields AS f
+  MERGE (n:Field {{id: {field_id}}})
+  SET n = {field}
+  MERGE (tool)-[:PRODUCES]->(n)
+}}
 """
+    return create, upsert
 
-UPSERT_PARAMS = """
-UNWIND $params AS p
-MATCH (tool:Tool {name: p.tool})
-MERGE (n:Param {id: p.id})
-SET n += p, n.removed = false
-MERGE (tool)-[:HAS_PARAM]->(n)
-"""
 
-UPSERT_FIELDS = """
-UNWIND $fields AS f
-MATCH (tool:Tool {name: f.tool})
-MERGE (n:Field {id: f.id})
-SET n += f, n.removed = false
-MERGE (tool)-[:PRODUCES]->(n)
-"""
+EXISTING_TOOLS = "UNWIND $names AS name MATCH (t:Tool {name: name}) RETURN t.name AS name"
 
 RETIRE_TOOLS = """
 UNWIND $names AS name
@@ -85,14 +141,19 @@ DELETE feeds
 FLAG_LINKS = """
 UNWIND $flags AS flag
 MATCH (t:Tool {name: flag.tool})
-OPTIONAL MATCH (t)-[:HAS_PARAM]->(p:Param)<-[l1:LINK]-() WHERE p.key IN flag.params
-OPTIONAL MATCH (t)-[:PRODUCES]->(f:Field)-[l2:LINK]->() WHERE f.name IN flag.fields
-WITH collect(DISTINCT l1) + collect(DISTINCT l2) AS links
-UNWIND links AS l
-WITH DISTINCT l WHERE l IS NOT NULL
+CALL (t, flag) {
+  MATCH (t)-[:HAS_PARAM]->(p:Param)<-[l:LINK]-() WHERE p.key IN flag.params
+  RETURN l
+  UNION
+  MATCH (t)-[:PRODUCES]->(f:Field)-[l:LINK]->() WHERE f.name IN flag.fields
+  RETURN l
+}
+WITH DISTINCT l
 SET l.needs_reverify = true
-RETURN count(l) AS flagged
+RETURN collect(l.id) AS ids
 """
+"""Links on the changed params and fields of $flags [{tool, params: [keys], fields: [names]}]: marked for
+re-verification; returns their ids (a registration written in several transactions counts each link once)."""
 
 LIST_APIS = """
 MATCH (a:Api)

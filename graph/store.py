@@ -20,8 +20,10 @@ class GraphStore(Protocol):
     # APIs and tools
     def apply_registration(self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str],
                            flags: dict[str, tuple[list[str], list[str]]]) -> int:
-        """Atomically write an API, upsert tools, retire tools, and flag links touching the given
-        (tool -> (param keys, field names)); returns the number of links flagged."""
+        """Write an API, upsert tools, retire tools, and flag links touching the given (tool -> (param keys, field
+        names)); returns the number of links flagged. One transaction for ordinary documents; a very large one
+        (Neo4j, over 10,000 rows) is written tool by tool in chunks, each tool either old or new after a failure,
+        and registering the same document again completes it."""
         ...
     # Paged reads take any non-negative offset/limit: values past what a backend can index give an empty page
     # (with the right total), never an error.
