@@ -16,6 +16,8 @@ import json
 import logging
 import os
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 from urllib.parse import quote, urlparse
@@ -249,6 +251,20 @@ class Executor:
                 req["json"] = body
         return req
 
+    @asynccontextmanager
+    async def _admitted(self, api_id: str, rate: float | None) -> AsyncIterator[None]:
+        """A connection slot for one call of `api_id`, paced by the shared bucket. One waiter per API in this
+        process asks for a token (no thundering herd) before any slot, so a slow API never holds slots that other
+        APIs could use; it keeps the API's turn until it has its slot, so tokens never pile up waiting for slots
+        and leave together (a burst over the provider's limit)."""
+        async with self._api_locks.setdefault(api_id, asyncio.Lock()):
+            await self.economy.acquire(api_id, rate)
+            await self._sem.acquire()
+        try:
+            yield
+        finally:
+            self._sem.release()
+
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
         """One judged call. Identical calls already in flight in this process share one upstream request."""
         ckey = args_key(tool, args)
@@ -292,11 +308,7 @@ class Executor:
         if api and api.daily_quota and not self.economy.take_quota(quota_key, api.daily_quota):
             self.mark_exhausted(tool.api_id)
             return CallResult("transient", reason="daily quota of this API exhausted", quota=True)
-        # One waiter per API in this process asks the shared bucket for a token (no thundering herd), and the
-        # token is taken before a connection slot, so a slow API never holds slots that other APIs could use.
-        async with self._api_locks.setdefault(tool.api_id, asyncio.Lock()):
-            await self.economy.acquire(tool.api_id, rate * PACING if rate else None)
-        async with self._sem:
+        async with self._admitted(tool.api_id, rate * PACING if rate else None):
             self.economy.count_call(self.run_id, tool.api_id)
             started = time.perf_counter()
             try:
