@@ -23,4 +23,4 @@ echo "[test] ruff" >&2
 echo "[test] mypy (strict)" >&2
 .venv/bin/mypy .
 echo "[test] pytest" >&2
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider --durations=15 "$@"
