@@ -275,28 +275,21 @@ def find_override(overrides: list[UpstreamOverride], url: str, api_id: str | Non
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
+    """"a=1,b=2" as (key, value) pairs in order (repeats kept), ignoring blanks."""
     out = []
     for part in text.split(","):
         if not part.strip():
             continue
         key, sep, value = part.partition("=")  # keys hold no "=" (a base-URL key has no query)
         if not sep or not key.strip():
-            raise ValueError(f"expected KEY=URL, got {part.strip()!r}")
+            raise ValueError(f"expected KEY=VALUE, got {part.strip()!r}")
         out.append((key.strip(), value.strip()))
     return out
 
 
 def parse_pairs(text: str) -> dict[str, str]:
     """Parse "a=1,b=2" into a dict, ignoring blanks."""
-    out: dict[str, str] = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        if not sep:
-            raise ValueError(f"expected NAME=VALUE, got {part!r}")
-        out[key.strip()] = value.strip()
-    return out
+    return dict(_pairs(text))
 
 
 @lru_cache(maxsize=1)

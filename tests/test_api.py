@@ -18,7 +18,7 @@ from pydantic import SecretStr
 
 from api.app import create_app
 from api.security import mint_token
-from core.settings import Neo4jSettings, Settings
+from core.settings import Settings
 from graph.store import GraphStore
 from sandbox.catalog import shipped_documents, shipped_swagger2
 
@@ -26,21 +26,12 @@ DOCS = shipped_documents()
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture(params=["embedded", "neo4j"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    if request.param == "embedded":
-        from graph.embedded_store import EmbeddedStore
-
-        store: GraphStore = EmbeddedStore(tmp_path / "api.sqlite3")
-    else:
-        from graph.neo4j_store import Neo4jStore
-
-        store = Neo4jStore(Neo4jSettings(uri=request.getfixturevalue("neo4j_uri")))
-        store.init_schema()
-        store.reset()
-    yield store
-    store.reset()
-    store.close()
+@pytest.fixture
+def backend(any_store: GraphStore) -> Iterator[GraphStore]:
+    """Each store in turn, emptied before and after."""
+    any_store.reset()
+    yield any_store
+    any_store.reset()
 
 
 @pytest.fixture

@@ -122,7 +122,7 @@ def test_precedence_is_api_id_then_longest_base_url_then_host() -> None:
     (f"{HOST}=127.0.0.1:8080", "absolute http(s) URL"),
     (f"{HOST}=ftp://127.0.0.1/", "absolute http(s) URL"),
     (f"{HOST}=http://a.local,{HOST.upper()}=http://b.local", "named twice"),
-    (f"{HOST}", "expected KEY=URL"),
+    (f"{HOST}", "expected KEY=VALUE"),
     ("ftp://apis.data.go.kr/x=http://a.local", "base URL must be http(s)"),
 ])
 def test_malformed_overrides_are_refused_with_the_reason(entry: str, says: str) -> None:

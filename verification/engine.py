@@ -84,16 +84,10 @@ def _row_set(rows: list[dict[str, Any]]) -> set[str]:
     return {repr(sorted((k, str(v)) for k, v in r.items())) for r in rows}
 
 
-def _other_value(param: Any, value: Any) -> str | None:
-    """A value of the same shape as `value` that should select something else: another member of an enumeration,
-    every digit shifted by one, or the text reversed."""
-    others = _other_values(param, value)
-    return others[0] if others else None
-
-
 def _other_values(param: Any, value: Any) -> list[str]:
-    """Up to two such values: the enumeration's other members from its end (the first member is often the
-    catch-all, 전국 or 전체), or the digits shifted by one and by five, or the text reversed."""
+    """Up to two values of the same shape as `value` that should select something else: the enumeration's other
+    members from its end (the first member is often the catch-all, 전국 or 전체), a date a day before and after,
+    the digits shifted by one and by five, or the text reversed."""
     text = str(value if value is not None else "")
     if param is not None and param.enum:
         return [str(e) for e in reversed(param.enum) if str(e) != text][:2]
@@ -386,7 +380,7 @@ class Engine:
         if outcome == "same":
             # the same answer without the filter: the provider ignores it, or our value is consistent with the
             # rest of the call (a 시도 code of the very point searched around). A value of the same shape tells.
-            other = _other_value(param, first.inputs.get(pname))
+            other = next(iter(_other_values(param, first.inputs.get(pname))), None)
             if other is not None:
                 alt = await self.call(target, {**first.inputs, pname: other})
                 if alt.definitive and not (alt.ok and _same(alt, first.result)):

@@ -9,8 +9,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -153,9 +155,6 @@ def reply(handler: Any, body: bytes, content_type: str = "application/json", sta
 @contextmanager
 def http_server(handler: type[Any]):  # type: ignore[no-untyped-def]
     """A threading HTTP server on a free loopback port for `handler`; yields its base URL."""
-    import threading
-    from http.server import ThreadingHTTPServer
-
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
