@@ -12,7 +12,9 @@ data:
   benchmark: null            # a JSONL of benchmark tasks, for the overlap count in the manifest
   graph: null                # embedded graph file (kopa demo's graph.sqlite3): refuted links, live tools;
                              # null: the configured store when it is Neo4j, else none
-lora: {enabled: true, r: 16, alpha: 32, dropout: 0.05, target_modules: [q_proj, k_proj, v_proj, o_proj]}
+lora: {enabled: true, r: 16, alpha: 32, dropout: 0.05, target_modules: auto}
+                             # auto: every linear layer of the model but the output head (read from its modules,
+                             # so hybrid families such as Qwen3.5's linear-attention layers are covered), or a list
 train:                       # common TrainingArguments
   learning_rate: 1.0e-5
   max_steps: 200
@@ -25,6 +27,12 @@ train:                       # common TrainingArguments
   bf16: null                 # null: on when a GPU supports it
   seed: 0
 sft: {max_length: 4096}
+chat:
+  enable_thinking: null      # thinking templates (Qwen3/3.5): false renders the generation prompt with an empty
+                             # think block, as SFT rows carry none; serve with the same setting (docs/experiment.md)
+eval:                        # evaluation on the held-out split (by tool sequence) while training
+  every_steps: 0             # 0: only before and after training
+  records: 8                 # held-out records probed each time (greedy): well-formed call rate, first tool right
 grpo:
   num_generations: 4         # group size (batch × grad-accum must be a multiple)
   max_completion_length: 512 # all turns, tool results included
@@ -80,7 +88,7 @@ class LoraConfig(_Section):
     r: int = Field(16, ge=1)
     alpha: int = Field(32, ge=1)
     dropout: float = Field(0.05, ge=0.0, lt=1.0)
-    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    target_modules: Literal["auto"] | list[str] = "auto"
 
 
 class TrainConfig(_Section):
@@ -99,6 +107,16 @@ class TrainConfig(_Section):
 
 class SftConfig(_Section):
     max_length: int = Field(4096, ge=16)
+
+
+class ChatConfig(_Section):
+    enable_thinking: bool | None = None
+
+
+class EvalConfig(_Section):
+    every_steps: int = Field(0, ge=0)
+    records: int = Field(8, ge=1)
+    max_new_tokens: int = Field(96, ge=8)
 
 
 class GrpoConfig(_Section):
@@ -125,6 +143,8 @@ class RunConfig(_Section):
     train: TrainConfig = Field(default_factory=TrainConfig)
     sft: SftConfig = Field(default_factory=SftConfig)
     grpo: GrpoConfig = Field(default_factory=GrpoConfig)
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
 
     def dump(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -212,16 +232,44 @@ def grpo_args(cfg: RunConfig, *, use_cpu: bool, reward_weights: list[float]) -> 
                  "vllm_max_model_length": g.max_prompt_length + g.max_completion_length}
         if g.vllm_server_base_url:
             extra["vllm_server_base_url"] = g.vllm_server_base_url
+    if cfg.chat.enable_thinking is not None:
+        extra["chat_template_kwargs"] = {"enable_thinking": cfg.chat.enable_thinking}
     return GRPOConfig(**_common(cfg, use_cpu), num_generations=g.num_generations,
                       max_completion_length=g.max_completion_length,
                       max_tool_calling_iterations=g.max_tool_calling_iterations, temperature=g.temperature,
                       beta=g.beta, reward_weights=reward_weights, log_completions=False, **extra)
 
 
-def peft_config(cfg: RunConfig) -> Any:
+#: Linear layers LoRA never adapts: the output head (tied to the embeddings in small models) and routers.
+_NOT_ADAPTED = ("lm_head", "score", "gate", "router")
+
+
+def linear_targets(model: Any) -> list[str]:
+    """The names (last path component) of every linear layer of `model` but the output head and MoE routers:
+    attention, linear attention and MLP alike, whatever the family calls them."""
+    import torch
+
+    names: set[str] = set()
+    for path, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear):
+            leaf = path.rsplit(".", 1)[-1]
+            if leaf not in _NOT_ADAPTED:
+                names.add(leaf)
+    if not names:
+        raise ConfigError("lora.target_modules auto: the model has no linear layers to adapt")
+    return sorted(names)
+
+
+def peft_config(cfg: RunConfig, model: Any = None) -> Any:
+    """The LoRA config of a run; `target_modules: auto` needs the loaded `model` to read its linear layers."""
     if not cfg.lora.enabled:
         return None
     from peft import LoraConfig as PeftLora
 
+    targets = cfg.lora.target_modules
+    if targets == "auto":
+        if model is None:
+            raise ConfigError("lora.target_modules auto needs the model to read its linear layers from")
+        targets = linear_targets(model)
     return PeftLora(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                    target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
+                    target_modules=targets, task_type="CAUSAL_LM")

@@ -5,9 +5,13 @@
 <output>/manifest.json      dataset: source hash, counts, split by tool sequence, token lengths, benchmark overlap
 <output>/checkpoints/       trainer checkpoints (resume from here)
 <output>/model/             the final model + tokenizer (LoRA merged), loadable by `from_pretrained`
+<output>/adapter/           LoRA runs: the adapter alone (what `vllm serve BASE --enable-lora --lora-modules
+                            NAME=<output>/adapter` serves), with the tokenizer
 <output>/log.jsonl          every trainer log line (loss, learning rate, rewards/<name>/mean, tools/*)
 <output>/rewards.jsonl      GRPO: the reward components per logged step
 <output>/tool_calls.json    GRPO: executed calls per tool, calls per rollout
+<output>/eval.jsonl         held-out probes before, during (eval.every_steps) and after training: well-formed
+                            call rate and first-tool accuracy on the eval split
 <output>/report.md          summary + curves.png (loss, reward components)
 ```
 
@@ -121,6 +125,9 @@ def _log_callback(path: Path) -> Any:
 def _save_final(trainer: Any, tok: Any, out: Path, lora: bool) -> Path:
     model = trainer.model
     if lora:
+        adapter = out.parent / "adapter"
+        model.save_pretrained(str(adapter))
+        tok.save_pretrained(str(adapter))
         model = model.merge_and_unload()
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
@@ -148,9 +155,12 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
             wanted = k in ("loss", "reward", "tools/call_frequency") or (k.startswith("rewards/") and k.endswith("/mean"))
             if wanted and isinstance(v, int | float):
                 series.setdefault(k, []).append((int(entry["step"]), float(v)))
+    for entry in read_eval(run):
+        for k in ("well_formed_call_rate", "first_tool_right"):
+            series.setdefault(f"held-out {k}", []).append((int(entry["step"]), float(entry[k])))
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for k, pts in series.items():
-        ax = axes[0] if k in ("loss", "reward", "tools/call_frequency") else axes[1]
+        ax = axes[0] if k in ("loss", "reward", "tools/call_frequency") or k.startswith("held-out") else axes[1]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=k.removeprefix("rewards/").removesuffix("/mean"))
     axes[0].set_title(f"{kind}: loss / mean reward / calls per rollout")
     axes[1].set_title("reward components (mean)")
@@ -187,26 +197,86 @@ def well_formed(text: str, offered: Sequence[str]) -> bool:
     return True
 
 
-def call_format_rate(model_dir: Path, records: Sequence[Trajectory], *, max_new_tokens: int = 96) -> float:
-    """Share of held-out prompts (system + request + the record's tools) on which greedy decoding emits a
-    well-formed call to an offered tool."""
+def probe(model: Any, tok: Any, records: Sequence[Trajectory], *, max_new_tokens: int = 96,
+          chat_kwargs: dict[str, Any] | None = None) -> dict[str, float]:
+    """Greedy first turns on held-out prompts (system + request + the record's tools): the share that emit a
+    well-formed call to an offered tool, and the share whose first call names the record's first gold tool."""
     import torch
 
-    offline()
-    tok = load_tokenizer(model_dir)
-    model = load_model(model_dir)
+    was_training = model.training
     model.eval()
-    hits = 0
-    for r in records:
-        row = D.grpo_row(r)
-        text = tok.apply_chat_template(row["prompt"], tools=r.tools, tokenize=False, add_generation_prompt=True)
-        ids = tok(str(text), return_tensors="pt", add_special_tokens=False)
-        with torch.no_grad():
-            out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
-                                 eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-        completion = tok.decode(out[0][ids["input_ids"].shape[1]:], skip_special_tokens=False)
-        hits += well_formed(completion, row["offered"])
-    return hits / max(1, len(records))
+    formed = right = 0
+    try:
+        for r in records:
+            row = D.grpo_row(r)
+            text = tok.apply_chat_template(row["prompt"], tools=r.tools, tokenize=False, add_generation_prompt=True,
+                                           **(chat_kwargs or {}))
+            ids = tok(str(text), return_tensors="pt", add_special_tokens=False).to(model.device)
+            with torch.no_grad():
+                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
+                                     eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+            completion = tok.decode(out[0][ids["input_ids"].shape[1]:], skip_special_tokens=False)
+            ok = well_formed(completion, row["offered"])
+            formed += ok
+            first = _CALL.search(completion)
+            if ok and first and r.steps and json.loads(first.group(1)).get("name") == r.steps[0].tool:
+                right += 1
+    finally:
+        model.train(was_training)
+    n = max(1, len(records))
+    return {"well_formed_call_rate": formed / n, "first_tool_right": right / n, "probed": len(records)}
+
+
+def call_format_rate(model_dir: Path, records: Sequence[Trajectory], *, max_new_tokens: int = 96) -> float:
+    """Share of held-out prompts on which greedy decoding emits a well-formed call to an offered tool."""
+    offline()
+    return probe(load_model(model_dir), load_tokenizer(model_dir), records,
+                 max_new_tokens=max_new_tokens)["well_formed_call_rate"]
+
+
+def _chat_kwargs(cfg: RunConfig) -> dict[str, Any]:
+    return {} if cfg.chat.enable_thinking is None else {"enable_thinking": cfg.chat.enable_thinking}
+
+
+def _eval_callback(cfg: RunConfig, tok: Any, evaluation: Sequence[Trajectory]) -> Any:
+    """Probe the held-out split every `eval.every_steps` steps and at the end, into eval.jsonl."""
+    from transformers import TrainerCallback
+
+    probes = [r for r in evaluation if r.steps][: cfg.eval.records]
+    path = cfg.output / "eval.jsonl"
+
+    def write(step: int, model: Any) -> None:
+        if not probes or model is None:
+            return
+        figures = probe(model, tok, probes, max_new_tokens=cfg.eval.max_new_tokens, chat_kwargs=_chat_kwargs(cfg))
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"step": step, **figures}) + "\n")
+
+    class HeldOut(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            write(state.global_step, kwargs.get("model"))
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            every = cfg.eval.every_steps
+            if every and state.global_step % every == 0 and state.global_step < state.max_steps:
+                write(state.global_step, kwargs.get("model"))
+
+        def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            write(state.global_step, kwargs.get("model"))
+
+    return HeldOut()
+
+
+def _held_out(run: Path) -> dict[str, Any] | None:
+    probes = read_eval(run)
+    return {"before": probes[0], "after": probes[-1], "points": len(probes)} if probes else None
+
+
+def read_eval(run: Path) -> list[dict[str, Any]]:
+    path = run / "eval.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 # ---------------------------------------------------------------------------------------------- SFT
@@ -229,15 +299,18 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
     man["used_train_rows"] = len(rows)
     (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
     use_cpu = _use_cpu()
-    trainer = SFTTrainer(model=load_model(cfg.model), args=sft_args(cfg, use_cpu=use_cpu),
+    model = load_model(cfg.model)
+    trainer = SFTTrainer(model=model, args=sft_args(cfg, use_cpu=use_cpu),
                          train_dataset=D.to_dataset(rows, "sft"), processing_class=tok,
-                         peft_config=peft_config(cfg), callbacks=[_log_callback(cfg.output / "log.jsonl")])
+                         peft_config=peft_config(cfg, model),
+                         callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)])
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=_resume(cfg))
     model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
     summary = {"kind": "sft", "steps": result.global_step, "train_loss": round(float(result.training_loss), 4),
                "seconds": round(time.perf_counter() - started, 1), "train_rows": len(rows),
                "eval_rows": len(eval_rows), "model": str(model_dir), "device": "cpu" if use_cpu else "cuda"}
+    summary["held_out"] = _held_out(cfg.output)
     write_report(cfg.output, "sft", summary)
     return summary
 
@@ -281,8 +354,8 @@ def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequenc
     use_cpu = _use_cpu()
     trainer = GRPOTrainer(model=model, reward_funcs=list[Any](funcs), args=grpo_args(cfg, use_cpu=use_cpu, reward_weights=weights),
                           train_dataset=D.to_dataset(rows, "grpo"), processing_class=tok,
-                          peft_config=peft_config(cfg), environment_factory=dict(factories),
-                          callbacks=[_log_callback(cfg.output / "log.jsonl")])
+                          peft_config=peft_config(cfg, model), environment_factory=dict(factories),
+                          callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)])
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=_resume(cfg))
     model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
@@ -300,5 +373,6 @@ def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequenc
                "train_rows": len(rows), "environment": g.environment, "rewards_logged": len(components),
                "first_reward": rewards[0] if rewards else None, "last_reward": rewards[-1] if rewards else None,
                "tool_calls": calls["total"], "model": str(model_dir), "device": "cpu" if use_cpu else "cuda"}
+    summary["held_out"] = _held_out(cfg.output)
     write_report(cfg.output, "grpo", summary)
     return summary

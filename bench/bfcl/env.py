@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 BFCL_EVAL_VERSION = "2026.3.23"
-DEFAULT_VENV = Path(".kopa") / "bfcl-venv"
+#: Per user, not per directory: every clone and working directory of one user shares it (about 6 GB).
+DEFAULT_VENV = Path("~/.cache/kopa/bfcl-venv")
 MARKER = ".kopa-bfcl-ready"
 ENV_VAR = "KOPA_BFCL_VENV"
 # qwen-agent (an unpinned bfcl-eval dependency) imports soundfile without declaring it.
@@ -28,7 +29,8 @@ class BfclEnvError(RuntimeError):
 
 
 def default_venv() -> Path:
-    return Path(os.environ.get(ENV_VAR) or DEFAULT_VENV)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser()
+    return Path(os.environ[ENV_VAR]).expanduser() if os.environ.get(ENV_VAR) else base / "kopa" / "bfcl-venv"
 
 
 def venv_python(venv: Path) -> Path:
