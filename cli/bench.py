@@ -80,7 +80,7 @@ async def bench_env(*, mode: str = "live", live: str | None = None, snapshot: Pa
         if snapshot is None:
             raise SnapshotError("replay mode needs --snapshot FILE (record one with a live run and --record)")
         snap = Snapshot.load(snapshot)
-        backend = ReplayBackend(snap)
+        backend = ReplayBackend(snap, tools)  # calls match recordings by the tools' specs
         meta = {"upstream": f"replay of {snapshot}", "snapshot": snap.id}
     else:
         executor = Executor(cfg, MemoryEconomy(), apis, transport=None if live else transport)
