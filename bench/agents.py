@@ -2,7 +2,10 @@
 
 * `OpenAIChatAgent`: any OpenAI-compatible chat endpoint with tools (vLLM, llama.cpp server, Ollama, TGI), over
   httpx: URL, model name, sampling options, timeouts. Tool calls come from `tool_calls`, or from
-  `<tool_call>{json}</tool_call>` blocks in the content when the server does not parse them.
+  `<tool_call>{json}</tool_call>` blocks in the content when the server does not parse them (`<think>` blocks
+  are stripped first). A malformed call the model made goes back to the server in a form it can parse
+  (`wire_messages`: arguments "{}", the episode's error tool message quotes what the model wrote), because vLLM
+  parses replayed arguments strictly and answers HTTP 500 otherwise.
 * `TransformersAgent`: a local `transformers` model directory whose chat template supports tools; the generated
   text is parsed for `<tool_call>{json}</tool_call>` blocks.
 * Reference agents that validate the harness: `OracleAgent` (executes the gold program and answers with the
@@ -80,6 +83,22 @@ class Agent(Protocol):
 # ---------------------------------------------------------------------------------------------- parsing
 
 _TOOL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+
+
+def strip_think(text: str) -> str:
+    """The text without reasoning: `<think>...</think>` blocks, everything up to a lone `</think>` (templates that
+    open the block in the prompt), and an unclosed `<think>` to the end (a reply cut off while reasoning)."""
+    text = _THINK.sub("", text)
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    if "<think>" in text:
+        text = text.split("<think>", 1)[0]
+    return text.strip()
+
+
+def _quoted(raw: str) -> str:
+    return json.dumps(raw[:200], ensure_ascii=False) + ("…" if len(raw) > 200 else "")
 
 
 def parse_tool_blocks(text: str, prefix: str = "call") -> tuple[str, list[ToolCall]]:
@@ -126,12 +145,45 @@ def parse_openai_calls(raw_calls: Any) -> list[ToolCall]:
             try:
                 args = json.loads(args or "{}")
             except json.JSONDecodeError as exc:
-                out.append(ToolCall(cid, fn["name"], None, raw[:500], f"arguments are not JSON: {exc.msg}"))
+                out.append(ToolCall(cid, fn["name"], None, raw[:500],
+                                    f"the arguments are not valid JSON ({exc.msg}): {_quoted(raw)}"))
                 continue
         if not isinstance(args, dict):
-            out.append(ToolCall(cid, fn["name"], None, raw[:500], "arguments are not a JSON object"))
+            out.append(ToolCall(cid, fn["name"], None, raw[:500],
+                                f"the arguments are not a JSON object: {_quoted(raw)}"))
             continue
         out.append(ToolCall(cid, fn["name"], args, raw[:500]))
+    return out
+
+
+def _parsable_arguments(arguments: Any) -> str:
+    """Tool-call arguments as a JSON object text a strict server accepts: the model's own when they are one,
+    else "{}" (what was wrong, and what the model wrote, is in the error tool message that answers the call)."""
+    if isinstance(arguments, dict):
+        return json.dumps(arguments, ensure_ascii=False)
+    if isinstance(arguments, str):
+        try:
+            if isinstance(json.loads(arguments or "{}"), dict):
+                return arguments or "{}"
+        except json.JSONDecodeError:
+            pass
+    return "{}"
+
+
+def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as an OpenAI-compatible server parses it: every assistant tool call with a name and
+    arguments that decode to a JSON object (vLLM json.loads replayed arguments and fails the request otherwise).
+    The episode's own record keeps what the model wrote."""
+    out = []
+    for m in messages:
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            calls = []
+            for c in m["tool_calls"]:
+                fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+                calls.append({**c, "type": "function", "function": {
+                    "name": str(fn.get("name") or ""), "arguments": _parsable_arguments(fn.get("arguments"))}})
+            m = {**m, "tool_calls": calls}
+        out.append(m)
     return out
 
 
@@ -172,7 +224,7 @@ class OpenAIChatAgent:
         await self._client.aclose()
 
     async def reply(self, ctx: EpisodeContext) -> AgentReply:
-        body = {"model": self.model, "messages": ctx.messages, "tools": ctx.tools, "tool_choice": "auto",
+        body = {"model": self.model, "messages": wire_messages(ctx.messages), "tools": ctx.tools, "tool_choice": "auto",
                 **self.options}
         started = time.perf_counter()
         try:
@@ -192,7 +244,7 @@ class OpenAIChatAgent:
         except (ValueError, KeyError, IndexError, TypeError):
             return AgentReply(error=f"not a chat completion: {resp.text[:200]}", latency_ms=latency)
         usage = doc.get("usage") or {}
-        content = msg.get("content") or ""
+        content = strip_think(str(msg.get("content") or ""))
         calls = parse_openai_calls(msg.get("tool_calls"))
         if not calls and "<tool_call>" in content:
             content, calls = parse_tool_blocks(content, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}")
@@ -201,9 +253,10 @@ class OpenAIChatAgent:
 
 
 def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Chat-template messages: tool-call arguments as objects (what tool-aware templates expect)."""
+    """Chat-template messages: tool-call arguments as objects (what tool-aware templates expect; a malformed call
+    as {}, like `wire_messages`)."""
     out = []
-    for m in messages:
+    for m in wire_messages(messages):
         if m.get("tool_calls"):
             calls = []
             for c in m["tool_calls"]:
@@ -294,6 +347,7 @@ class TransformersAgent:
                                   latency_ms=(time.perf_counter() - started) * 1000)
         for special in ("<|im_end|>", "<|endoftext|>", "</s>", "<eos>"):
             text = text.replace(special, "")
+        text = strip_think(text)
         content, calls = parse_tool_blocks(text, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}")
         return AgentReply(content, calls, n_in, n_out, (time.perf_counter() - started) * 1000)
 

@@ -150,18 +150,19 @@ async def run_bench(tasks: list[Task], agent: Agent, env: BenchEnv, out: Path, *
     finally:
         writer.close()
     return finish(out, tasks, run_meta, gold, refused, k, seed=seed, wall_s=time.perf_counter() - started,
-                  resumed=len(done))
+                  resumed=len(done), tools=env.registry)
 
 
 def finish(out: Path, tasks: list[Task], run_meta: dict[str, Any], gold: dict[str, dict[str, Any]],
-           refused: dict[str, str], k: int, *, seed: int = 0, wall_s: float = 0.0, resumed: int = 0) -> dict[str, Any]:
+           refused: dict[str, str], k: int, *, seed: int = 0, wall_s: float = 0.0, resumed: int = 0,
+           tools: dict[str, ToolRecord] | None = None) -> dict[str, Any]:
     by_id = {t.id: t for t in tasks}
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     for e in read_episodes(out / "episodes.jsonl"):
         if e["task"] in gold and e["task"] in by_id and int(e["trial"]) < k:
             latest[(e["task"], int(e["trial"]))] = e
     episodes = [latest[key] for key in sorted(latest)]
-    scored = [score_episode(by_id[e["task"]], gold[e["task"]], e) for e in episodes]
+    scored = [score_episode(by_id[e["task"]], gold[e["task"]], e, tools) for e in episodes]
     scores = aggregate(scored, k, seed=seed)
     doc = {"run": {**run_meta, "finished_at": utcnow(), "wall_s": round(wall_s, 3), "resumed_episodes": resumed,
                    "episodes": len(episodes), "refused_tasks": len(refused)},

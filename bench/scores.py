@@ -1,19 +1,24 @@
-"""Pure scorers of KOPA-Bench episodes: pass/fail of one episode and its diagnostics, and the aggregates
-(pass^k and pass@k with bootstrap confidence intervals, per category and per provider, tool-selection precision
-and recall, argument accuracy, argument provenance accuracy, calls vs gold, irrelevance refusals, tokens and
-latency)."""
+"""Pure scorers of KOPA-Bench episodes: pass/fail of one episode, which check failed and why (`failure`), its
+diagnostics, and the aggregates (pass^k and pass@k with 95 % Wilson score intervals over tasks, per category, per
+provider and per number of gold calls, tool-selection precision and recall, argument accuracy, argument
+provenance accuracy, calls vs gold, irrelevance refusals, failure reasons, replay misses, tokens and latency).
+
+A failed episode that hit a replay miss is a `replay_miss` failure whatever else failed: the recording could not
+answer a call the model made, so the episode says nothing certain about the model (a live run can)."""
 
 from __future__ import annotations
 
 import random
 import re
 import unicodedata
-from collections import defaultdict
-from math import comb
+from collections import Counter, defaultdict
+from math import comb, sqrt
 from statistics import mean
 from typing import Any
 
+from bench.backends import canonical_value
 from bench.tasks import FromArg, Task
+from graph.models import ToolRecord
 from synthesis.facts import Fact, check_answer, fact_hit
 
 REFUSAL_MARKERS = ("할 수 없", "수 없습니다", "수 없어요", "제공하지 않", "지원하지 않", "제공되지 않", "불가능",
@@ -40,8 +45,55 @@ def asks(reply: str, keywords: list[str]) -> bool:
     return any(re.sub(r"\s+", "", k) in flat for k in keywords)
 
 
-def score_episode(task: Task, gold: dict[str, Any], ep: dict[str, Any]) -> dict[str, Any]:
-    """Pass/fail and diagnostics of one episode against the task and its executed gold program."""
+#: The failure reasons, in the order a failed episode is attributed to the first that applies.
+FAILURES = ("replay_miss", "harness_error", "agent_error", "no_answer", "called_a_tool", "no_refusal",
+            "no_clarification", "wrong_tool", "failed_call", "extra_calls", "missing_fact")
+_CHECK_FAILURE = {"answered": "no_answer", "no_call": "called_a_tool", "refusal": "no_refusal",
+                  "clarify": "no_clarification", "must_call": "wrong_tool", "must_not_call": "wrong_tool",
+                  "gold_calls_ok": "failed_call", "max_calls": "extra_calls", "facts": "missing_fact"}
+
+
+def failure_reason(ep: dict[str, Any], checks: dict[str, bool]) -> str | None:
+    """Why an episode failed (one of FAILURES), None when it passed."""
+    failed = {_CHECK_FAILURE[c] for c, ok in checks.items() if not ok}
+    if not failed:
+        return None
+    if ep.get("replay_misses", 0):
+        return "replay_miss"
+    status = ep.get("status", "")
+    if status == "harness_error":
+        return "harness_error"
+    if status == "agent_error":
+        return "agent_error"
+    return next(r for r in FAILURES if r in failed)
+
+
+def gold_bucket(n: int) -> str:
+    """The group of a task by its number of gold calls: 0, 1, 2, 3, 4+."""
+    return str(n) if n < 4 else "4+"
+
+
+def _arg_values(tool: str, args: dict[str, Any], names: list[str], tools: dict[str, ToolRecord] | None
+                ) -> dict[str, str | None]:
+    """The values of `names` in a call as the upstream reads them: canonical by the tool's spec when known (a
+    documented default stands for an absent argument), else as text; None when absent."""
+    record = (tools or {}).get(tool)
+    defaults = {p.name: p.default for p in record.params if p.default is not None} if record else {}
+    out: dict[str, str | None] = {}
+    for k in names:
+        if k in args and args[k] is not None:
+            out[k] = _v(canonical_value(record, k, args[k]) if record else args[k])
+        elif k in defaults:
+            out[k] = _v(canonical_value(record, k, defaults[k]))
+        else:
+            out[k] = None
+    return out
+
+
+def score_episode(task: Task, gold: dict[str, Any], ep: dict[str, Any],
+                  tools: dict[str, ToolRecord] | None = None) -> dict[str, Any]:
+    """Pass/fail and diagnostics of one episode against the task and its executed gold program. With `tools`,
+    arguments compare after the tools' canonicalisation (documented defaults, number and text forms)."""
     facts = [Fact(**f) for f in gold.get("facts", [])]
     calls = ep.get("calls", [])
     valid = [c for c in calls if c.get("valid")]
@@ -74,29 +126,33 @@ def score_episode(task: Task, gold: dict[str, Any], ep: dict[str, Any]) -> dict[
     arg_hits = arg_total = prov_hits = prov_total = 0
     steps = {s.id: s for s in task.gold}
     for g in gold_calls:
-        gargs = {k: _v(v) for k, v in g["args"].items()}
         candidates = [(i, c) for i, c in enumerate(valid) if c["tool"] == g["tool"] and c.get("args") is not None]
         best: tuple[int, dict[str, Any]] | None = None
+        best_args: dict[str, Any] = {}
         best_n = -1
+        names = list(g["args"])
+        gargs = _arg_values(g["tool"], g["args"], names, tools)
         for i, c in candidates:
-            n = sum(1 for k, v in gargs.items() if _v(c["args"].get(k, "\0")) == v)
+            cargs = _arg_values(g["tool"], c["args"], names, tools)
+            n = sum(1 for k in names if cargs[k] is not None and cargs[k] == gargs[k])
             if n > best_n:
-                best, best_n = (i, c), n
-        arg_total += len(gargs)
+                best, best_n, best_args = (i, c), n, cargs
+        arg_total += len(names)
         arg_hits += max(0, best_n)
         step = steps.get(g["step"])
         for name, src in (step.args.items() if step else []):
             if not isinstance(src, FromArg):
                 continue
             prov_total += 1
-            if best is None or _v(best[1]["args"].get(name, "\0")) != gargs.get(name):
+            if best is None or best_args.get(name) is None or best_args.get(name) != gargs.get(name):
                 continue
             source_tool = steps[src.from_].tool
             if any(c["tool"] == source_tool and c["outcome"] == "ok" for c in valid[:best[0]]):
                 prov_hits += 1
     return {
         "task": task.id, "trial": ep.get("trial", 0), "category": task.category, "passed": passed,
-        "checks": checks, "facts_hit": fc.hits, "facts_total": fc.total,
+        "checks": checks, "failed_checks": [c for c, ok in checks.items() if not ok],
+        "failure": failure_reason(ep, checks), "facts_hit": fc.hits, "facts_total": fc.total,
         "missing": [f"{f.kind}:{f.value}" for f in fc.missing],
         "calls": len(calls), "gold_calls": len(gold_calls), "invalid_calls": len(calls) - len(valid),
         "tool_precision": precision, "tool_recall": recall,
@@ -120,6 +176,18 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n < k:
         return 1.0 if c > 0 else 0.0
     return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def wilson_ci(values: list[float], *, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of a pass rate over tasks (each value a task's pass^k or pass@k in [0, 1]).
+    Unlike a bootstrap it does not collapse when every task agrees: 8 of 8 passed gives [0.68, 1.00]."""
+    n = len(values)
+    if not n:
+        return (0.0, 1.0)
+    p = min(1.0, max(0.0, sum(values) / n))
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
 
 
 def bootstrap_ci(values: list[float], *, iters: int = 1000, seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
@@ -149,8 +217,8 @@ def summarise(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[st
     calls = [s["calls"] for s in scored]
     return {
         "tasks": len(by_task), "episodes": len(scored),
-        "pass_hat_k": round(mean(hat), 4) if hat else 0.0, "pass_hat_k_ci": bootstrap_ci(hat, seed=seed),
-        "pass_at_k": round(mean(at), 4) if at else 0.0, "pass_at_k_ci": bootstrap_ci(at, seed=seed),
+        "pass_hat_k": round(mean(hat), 4) if hat else 0.0, "pass_hat_k_ci": wilson_ci(hat),
+        "pass_at_k": round(mean(at), 4) if at else 0.0, "pass_at_k_ci": wilson_ci(at),
         "success_rate": round(mean(s["passed"] for s in scored), 4) if scored else 0.0,
         "tool_precision": _avg([s["tool_precision"] for s in scored]),
         "tool_recall": _avg([s["tool_recall"] for s in scored]),
@@ -165,15 +233,20 @@ def summarise(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[st
         "agent_errors": sum(1 for s in scored if s["status"] == "agent_error"),
         "loops": sum(1 for s in scored if s["status"] == "loop"),
         "replay_misses": sum(s["replay_misses"] for s in scored),
+        "replay_miss_episodes": sum(1 for s in scored if s["replay_misses"]),
+        "failures": dict(sorted(Counter(s["failure"] for s in scored if s.get("failure")).items())),
     }
 
 
 def aggregate(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[str, Any]:
-    """Overall, per category and per provider summaries, and the irrelevance refusal rate."""
+    """Overall, per category, per provider and per number of gold calls summaries, and the irrelevance refusal
+    rate."""
     cats: dict[str, list[dict[str, Any]]] = defaultdict(list)
     provs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    sizes: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in scored:
         cats[s["category"]].append(s)
+        sizes[gold_bucket(s["gold_calls"])].append(s)
         for p in s["providers"]:
             provs[p].append(s)
     irr = cats.get("irrelevance", [])
@@ -181,5 +254,6 @@ def aggregate(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[st
         "k": k, "overall": summarise(scored, k, seed=seed),
         "by_category": {c: summarise(v, k, seed=seed) for c, v in sorted(cats.items())},
         "by_provider": {p: summarise(v, k, seed=seed) for p, v in sorted(provs.items())},
+        "by_gold_calls": {b: summarise(v, k, seed=seed) for b, v in sorted(sizes.items())},
         "irrelevance_refusal_rate": round(float(mean(s["refused"] for s in irr)), 4) if irr else None,
     }

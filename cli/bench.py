@@ -80,7 +80,7 @@ async def bench_env(*, mode: str = "live", live: str | None = None, snapshot: Pa
         if snapshot is None:
             raise SnapshotError("replay mode needs --snapshot FILE (record one with a live run and --record)")
         snap = Snapshot.load(snapshot)
-        backend = ReplayBackend(snap)
+        backend = ReplayBackend(snap, tools)  # calls match recordings by the tools' specs
         meta = {"upstream": f"replay of {snapshot}", "snapshot": snap.id}
     else:
         executor = Executor(cfg, MemoryEconomy(), apis, transport=None if live else transport)
@@ -182,7 +182,8 @@ def run_cmd(
     typer.echo(json.dumps({"agent": bot.name, "mode": mode, "tasks": o["tasks"], "episodes": o["episodes"],
                            "pass_hat_k": o["pass_hat_k"], "pass_at_k": o["pass_at_k"],
                            "by_category": {c: v["pass_hat_k"] for c, v in doc["scores"]["by_category"].items()},
-                           "refused_tasks": len(doc["refused"]), "replay_misses": o["replay_misses"],
+                           "refused_tasks": len(doc["refused"]), "failures": o["failures"],
+                           "replay_misses": o["replay_misses"], "replay_miss_episodes": o["replay_miss_episodes"],
                            "harness_ms_per_task": o["harness_ms_per_task"]}, ensure_ascii=False))
     for tid, reason in sorted(doc["refused"].items()):
         typer.echo(f"refused {tid}: {reason}", err=True)
@@ -227,8 +228,9 @@ def compare_cmd(
     runs: Annotated[list[Path], typer.Argument(help="KOPA-Bench results folders and BFCL run folders to compare.")],
     out: Annotated[Path | None, typer.Option(help="Also write the Markdown tables here.")] = None,
 ) -> None:
-    """Side-by-side tables of several runs: one row per model with KOPA-Bench pass^k / pass@k next to BFCL's
-    overall and groups, then KOPA-Bench per category and the diagnostics.
+    """Side-by-side tables of several runs: one row per run folder with KOPA-Bench pass^k / pass@k next to BFCL's
+    overall and groups (a BFCL run joins the one KOPA-Bench run of its model), then KOPA-Bench per category, per
+    number of gold calls and the diagnostics; every column says its k when the runs differ in k.
 
     Example: [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
     try:

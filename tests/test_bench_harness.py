@@ -20,7 +20,7 @@ from bench.agents import AgentReply, EpisodeContext, NoToolAgent, OracleAgent, T
 from bench.episode import canonical_episode, run_episode
 from bench.gold import GoldError, execute_gold
 from bench.run import read_episodes, run_bench
-from bench.scores import bootstrap_ci, pass_at_k, pass_hat_k
+from bench.scores import bootstrap_ci, pass_at_k, pass_hat_k, wilson_ci
 from bench.tasks import SHIPPED_TASKS, TaskError, load_tasks, task_set_hash
 from cli.bench import app, bench_env
 from synthesis.contamination import BenchFingerprints
@@ -298,7 +298,27 @@ def test_pass_hat_k_and_pass_at_k() -> None:
     assert pass_at_k(3, 0, 3) == 0.0 and pass_at_k(3, 1, 3) == 1.0 and pass_at_k(4, 1, 2) == pytest.approx(0.5)
     lo, hi = bootstrap_ci([0.0, 1.0] * 20, seed=1)
     assert 0.3 < lo < 0.5 < hi < 0.7
-    assert bootstrap_ci([1.0] * 10) == (1.0, 1.0)
+    assert bootstrap_ci([1.0] * 10) == (1.0, 1.0)  # why reports use Wilson: a bootstrap collapses when all agree
+    assert wilson_ci([1.0] * 8) == (0.6756, 1.0) and wilson_ci([0.0] * 8) == (0.0, 0.3244)
+    lo, hi = wilson_ci([0.0, 1.0] * 20)
+    assert 0.34 < lo < 0.5 < hi < 0.66
+    assert wilson_ci([1.0] * 100)[0] > wilson_ci([1.0] * 8)[0]  # more tasks, a tighter interval
+
+
+def test_failures_are_named_and_replay_misses_counted_apart(runs: dict[str, Any]) -> None:
+    no_tool = runs["no_tool"]["scores"]
+    assert no_tool["overall"]["failures"] and "replay_miss" not in no_tool["overall"]["failures"]
+    assert set(no_tool["overall"]["failures"]) <= {"missing_fact", "wrong_tool", "failed_call", "no_clarification"}
+    clar = next(s for s in runs["no_tool"]["scored"] if s["task"] == "fx-clarify-bus")
+    assert clar["failure"] == "no_clarification" and "clarify" in clar["failed_checks"]
+    single = next(s for s in runs["no_tool"]["scored"] if s["task"] == "fx-single-air")
+    assert single["failure"] == "wrong_tool" and single["missing"]
+    # the wrong calls were never recorded: their failures are replay misses, not judged failures
+    wrong = runs["wrong"]["scores"]["overall"]
+    assert wrong["failures"].get("replay_miss", 0) >= 2 * 5 and wrong["replay_miss_episodes"] >= 10
+    assert set(runs["live"]["scores"]["by_gold_calls"]) >= {"0", "1", "2", "3"}
+    assert sum(s["tasks"] for s in runs["live"]["scores"]["by_gold_calls"].values()) == len(TASKS)
+    assert runs["live"]["scores"]["overall"]["pass_hat_k_ci"][0] < 1.0  # 8 of 8 is not certainty
 
 
 def test_report_and_compare(runs: dict[str, Any], tmp_path: Path) -> None:
@@ -307,13 +327,20 @@ def test_report_and_compare(runs: dict[str, Any], tmp_path: Path) -> None:
     path = write_report(runs["root"] / "live", runs["live"])
     text = path.read_text(encoding="utf-8")
     assert "| conditional |" in text and "pass^2" in text and runs["live"]["run"]["task_set_hash"] in text
+    assert "No episode failed." in text and "## Per number of gold calls" in text and "Wilson" in text
     assert (path.parent / "categories.png").stat().st_size > 1000
     assert (path.parent / "calls_vs_success.png").stat().st_size > 1000
+    text = write_report(runs["root"] / "no_tool", runs["no_tool"], with_plots=False).read_text(encoding="utf-8")
+    assert "### fx-single-air (single, 2 of 2 trials failed): wrong_tool" in text
+    assert "missing facts:" in text and "| no_clarification | 2 |" in text
+    assert "죄송하지만" in text  # the last messages of the failed episode
+    text = write_report(runs["root"] / "wrong", runs["wrong"], with_plots=False).read_text(encoding="utf-8")
+    assert "## Replay misses" in text and "- replay misses: `" in text and "counted apart from the" in text
     result = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(runs["root"] / "no_tool"),
                                  "--out", str(tmp_path / "cmp.md")])
     assert result.exit_code == 0, result.output
-    assert "oracle (live)" in result.stdout and "no_tool (replay)" in result.stdout
-    assert "| irrelevance | 1.000" in result.stdout
+    assert "live: oracle (live, k=2)" in result.stdout and "no_tool: no_tool (replay, k=2)" in result.stdout
+    assert "| irrelevance | 1.000" in result.stdout and "| pass^2 |" in result.stdout
     bad = runner.invoke(app, ["compare", str(tmp_path / "nothing")])
     assert bad.exit_code != 0 and "no results" in bad.output and "Traceback" not in bad.output
 
@@ -330,10 +357,32 @@ def test_compare_puts_bfcl_next_to_kopa_bench(runs: dict[str, Any], tmp_path: Pa
         "overall": {"bfcl_overall": 0.42}}), encoding="utf-8")
     result = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(bfcl)])
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.stdout.splitlines() if line.startswith(f"| {name}"))
+    row = next(line for line in result.stdout.splitlines() if line.startswith("| live + bfcl-run"))
+    assert f"| {name} (live) |" in row, row
     assert "100.0%" in row and "42.0%" in row and "80.0%" in row, row
     only_bfcl = runner.invoke(app, ["compare", str(bfcl)])
     assert only_bfcl.exit_code == 0 and "42.0%" in only_bfcl.stdout and "pass^" in only_bfcl.stdout
+
+
+def test_compare_keys_rows_by_run_and_labels_k(runs: dict[str, Any], tmp_path: Path) -> None:
+    """Two runs of one model are two rows (never one overwriting the other), and a k=1 run next to a k=2 run
+    says each cell's k instead of calling both pass^2."""
+    one = tmp_path / "oracle-k1"
+
+    async def go() -> None:
+        async with bench_env(mode="replay", snapshot=runs["snapshot"]) as env:
+            await run_bench(TASKS, OracleAgent(), env, one, k=1)
+    run(go())
+    result = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(runs["root"] / "replay"), str(one)])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.split("# KOPA-Bench comparison")[0].splitlines()
+            if line.startswith("| ") and "oracle" in line]
+    assert [r.split(" | ")[0] for r in rows] == ["| live", "| replay", "| oracle-k1"], rows
+    assert "100.0% (k=2)" in rows[0] and "100.0% (k=1)" in rows[2]
+    assert "runs differ in k (1, 2)" in result.stdout and "| pass^2 |" not in result.stdout
+    assert "oracle-k1: oracle (replay, k=1)" in result.stdout and "1.000 [0.68, 1.00] (k=1)" in result.stdout
+    same = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(runs["root"] / "replay")])
+    assert "| pass^2 |" in same.stdout and "differ in k" not in same.stdout
 
 
 def test_cli_run_bad_input_is_one_line(tmp_path: Path) -> None:
