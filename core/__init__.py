@@ -1,1 +1,2 @@
-"""Shared foundations of KOPA EDGE: settings, errors, geodesy, logging and the `kopa` CLI."""
+"""Shared foundations of KOPA EDGE: the one typed settings object, domain errors, logging with redaction, the
+egress policy, payload parsing and geodesy. Imports nothing of ours."""

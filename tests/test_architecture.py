@@ -1,5 +1,6 @@
 """The layer rule of ARCHITECTURE.md as an import contract over every shipped module (read with `ast`, nothing is
-imported): which package may import which, no import circles, and imports at module top.
+imported): which package may import which (type-only and importlib imports included), no import circles, and
+imports at module top.
 
     core < graph < execution < {verification, synthesis} < {training, bench}
     {workers, api} above verification and synthesis; cli above everything
@@ -60,13 +61,20 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(path: Path) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """(module-level imports, imports inside functions or classes) as (dotted target, line); TYPE_CHECKING blocks
-    are left out. `from a.b import c` names the module a.b.c when that is a module of ours, else a.b."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+_DYNAMIC = {"import_module", "__import__"}
+
+
+def _imports(path: Path, source: str | None = None, this: str | None = None
+             ) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[str, int]]]:
+    """(module-level imports, imports inside functions or classes, type-only imports under TYPE_CHECKING) as
+    (dotted target, line). `importlib.import_module("x")` and `__import__("x")` with a literal name count as
+    imports where they are called. `from a.b import c` names the module a.b.c when that is a module of ours, else
+    a.b."""
+    tree = ast.parse(source if source is not None else path.read_text(encoding="utf-8"))
     top: list[tuple[str, int]] = []
     nested: list[tuple[str, int]] = []
-    this = _module_name(path)
+    typeonly: list[tuple[str, int]] = []
+    this = this or _module_name(path)
 
     def targets(node: ast.Import | ast.ImportFrom) -> list[str]:
         if isinstance(node, ast.Import):
@@ -79,16 +87,40 @@ def _imports(path: Path) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
             base = f"{package}.{base}" if base else package
         return [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
 
-    def walk(node: ast.AST, inside: bool) -> None:
+    def dynamic(node: ast.Call) -> str | None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in _DYNAMIC and node.args and isinstance(node.args[0], ast.Constant):
+            value = node.args[0].value
+            return value if isinstance(value, str) else None
+        return None
+
+    def walk(node: ast.AST, inside: bool, typing_only: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _is_type_checking(child):
+                walk(child, inside, True)
                 continue
+            sink = typeonly if typing_only else nested if inside else top
             if isinstance(child, ast.Import | ast.ImportFrom):
-                (nested if inside else top).extend((t, child.lineno) for t in targets(child))
-            walk(child, inside or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda))
+                sink.extend((t, child.lineno) for t in targets(child))
+            elif isinstance(child, ast.Call) and (target := dynamic(child)):
+                sink.append((target, child.lineno))
+            walk(child, inside or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda),
+                 typing_only)
 
-    walk(tree, False)
-    return top, nested
+    walk(tree, False, False)
+    return top, nested, typeonly
+
+
+def _layer_violations(name: str, path: Path, source: str | None = None) -> list[str]:
+    pkg = name.split(".")[0]
+    top, nested, typeonly = _imports(path, source, name)
+    out = []
+    for target, line in top + nested + typeonly:
+        dep = _ours(target)
+        if dep is not None and dep != pkg and dep not in ALLOWED[pkg]:
+            out.append(f"{path.name}:{line} imports {target} ({pkg} may not import {dep})")
+    return out
 
 
 def _ours(target: str) -> str | None:
@@ -97,21 +129,30 @@ def _ours(target: str) -> str | None:
 
 
 def test_every_package_imports_only_the_layers_below_it() -> None:
-    violations = []
-    for name, path in MODULES.items():
-        pkg = name.split(".")[0]
-        top, nested = _imports(path)
-        for target, line in top + nested:
-            dep = _ours(target)
-            if dep is not None and dep != pkg and dep not in ALLOWED[pkg]:
-                violations.append(f"{path.relative_to(ROOT)}:{line} imports {target} ({pkg} may not import {dep})")
+    """Type-only imports (under TYPE_CHECKING) and importlib calls count: a layer may not lean on one above it
+    even for its annotations."""
+    violations = [v for name, path in MODULES.items() for v in _layer_violations(name, path)]
     assert not violations, "\n".join(violations)
+
+
+def test_the_checker_reads_type_only_and_importlib_imports() -> None:
+    path = ROOT / "graph" / "probe.py"
+    sources = {
+        "type-only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from synthesis.records import Trajectory\n",
+        "importlib": "import importlib\n\ndef f():\n    return importlib.import_module('training.run')\n",
+        "__import__": "x = __import__('api.app')\n",
+    }
+    for label, source in sources.items():
+        assert _layer_violations("graph.probe", path, source), label
+    assert not _layer_violations("graph.probe", path, "import importlib\nm = importlib.import_module('core.geo')\n")
+    _, nested, _ = _imports(path, sources["importlib"], "graph.probe")
+    assert nested == [("training.run", 4)]
 
 
 def test_imports_sit_at_module_top_except_heavy_extras() -> None:
     violations = []
     for name, path in MODULES.items():
-        _, nested = _imports(path)
+        _, nested, _ = _imports(path)
         for target, line in nested:
             if target.split(".")[0] not in HEAVY:
                 violations.append(f"{path.relative_to(ROOT)}:{line} imports {target} inside a function ({name})")
@@ -121,7 +162,7 @@ def test_imports_sit_at_module_top_except_heavy_extras() -> None:
 def _graph() -> dict[str, set[str]]:
     edges: dict[str, set[str]] = defaultdict(set)
     for name, path in MODULES.items():
-        top, _ = _imports(path)
+        top, _, _ = _imports(path)
         for target, _line in top:
             # the longest module of ours that the target names
             parts = target.split(".")
