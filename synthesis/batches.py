@@ -48,9 +48,11 @@ def new_batch(store: GraphStore, settings: Settings, team: str, *, count: int, s
 
 
 async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
-                    transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Any]:
+                    transport: httpx.AsyncBaseTransport | None = None,
+                    transient: tuple[type[BaseException], ...] = ()) -> dict[str, Any]:
     """Produce a batch. Any error (or cancellation) closes it as failed with the reason, which also frees the
-    team's concurrency slot; it is never left `running`."""
+    team's concurrency slot; it is never left `running`. Errors of the `transient` types (a dependency that is
+    coming back, for a caller that runs the batch again) are raised without closing it."""
     batch = store.get_batch(batch_id)
     if batch is None:
         raise InvalidInput(f"no batch {batch_id}")
@@ -81,6 +83,8 @@ async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
         batch.update(status="failed", message="cancelled: the process stopped before the batch finished",
                      finished_at=utcnow())
         store.save_batch(batch)
+        raise
+    except transient:
         raise
     except Exception as exc:  # recorded on the batch, never lost silently
         batch.update(status="failed", message=f"{type(exc).__name__}: {exc}"[:500], finished_at=utcnow())
