@@ -188,6 +188,8 @@ _HOST_PORT = re.compile(r"(?<![\w.:-])(?:\[[0-9a-f:.]+\]|\d{1,3}(?:\.\d{1,3}){3}
 _IP = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9a-f:.]+\]|(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{1,4})*::"
                  r"(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?(?![\w:])", re.IGNORECASE)
 
+_PAIR = re.compile(r"\(\s*'<address>'\s*,\s*\d{1,5}\s*(?:,[^()]*)?\)")
+
 
 def hide_addresses(text: str) -> str:
     """`text` with every URL, host:port and IP address replaced by "<address>": what an error about our own
@@ -195,4 +197,5 @@ def hide_addresses(text: str) -> str:
     the server log only."""
     text = _URL.sub("<address>", text)
     text = _HOST_PORT.sub("<address>", text)
-    return _IP.sub("<address>", text)
+    text = _IP.sub("<address>", text)
+    return _PAIR.sub("<address>", text)  # ('<address>', 7687), as socket errors write them

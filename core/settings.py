@@ -158,6 +158,9 @@ class BatchSettings(BaseModel):
     max_concurrent: int = 2
     #: Optional on-premise OpenAI-compatible endpoint for paraphrasing requests (never a hosted model by default).
     paraphrase_url: str = ""
+    #: Benchmark tasks no synthesised trajectory may reproduce (a folder of KOPA-Bench YAML files; empty: the
+    #: shipped bench/tasks). Every synthesis path (CLI, REST, Celery) applies this guard.
+    benchmark_tasks: Path | None = None
 
 
 ENGINE_VERSION = "edge-0.1"
