@@ -59,8 +59,6 @@ except ConfigurationError as _exc:  # every process imports this module first: o
     raise SystemExit(f"kopa: {_exc}") from None
 
 
-@worker_init.connect
-@beat_init.connect
 def _production_guard(**_: object) -> None:
     """`celery -A workers.celery_app worker|beat` started directly (not through `kopa worker`): the same
     production guard, one line and a non-zero exit."""
@@ -70,3 +68,7 @@ def _production_guard(**_: object) -> None:
         sys.stderr.write(f"error: {exc.detail}\n")
         sys.stderr.flush()
         os._exit(2)  # SystemExit would be caught and logged by Celery's start-up with a traceback
+
+
+worker_init.connect(_production_guard, weak=False)
+beat_init.connect(_production_guard, weak=False)
