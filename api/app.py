@@ -18,7 +18,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.bodylimit import BodyLimit
 from api.routes import apis, batches, browser, tokens, tools, verification
-from core.errors import ConfigurationError, KopaError
+from core.egress import hide_addresses
+from core.errors import KopaError
 from core.logging import install_redaction
 from core.settings import Settings, get_settings
 from graph.store import GraphStore, open_store
@@ -65,17 +66,15 @@ async def _probe(state: State, name: str, fn: Callable[[], Any], timeout_s: floa
         return "ok"
     except TimeoutError:
         return f"unavailable: no answer within {timeout_s:g} s"
-    except Exception as exc:
-        return f"unavailable: {type(exc).__name__}: {str(exc)[:200]}"
+    except Exception as exc:  # the reason without the dependency's address (the log has it)
+        log.warning("readiness probe %s failed: %s", name, exc)
+        return f"unavailable: {type(exc).__name__}: {hide_addresses(str(exc))[:200]}"
 
 
 def create_app(settings: Settings | None = None, store: GraphStore | None = None) -> FastAPI:
     settings = settings or get_settings()
     install_redaction()
-    try:
-        settings.check_production()
-    except ValueError as exc:
-        raise ConfigurationError(str(exc)) from exc
+    settings.check_production()  # ProductionRefused, a ConfigurationError
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -113,7 +112,9 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
 
     @app.exception_handler(KopaError)
     async def kopa_error(_: Request, exc: KopaError) -> JSONResponse:
-        return JSONResponse(exc.to_dict(), status_code=exc.status_code)
+        retry = getattr(exc, "retry_after_s", None)  # StoreBusy: busy, not away
+        return JSONResponse(exc.to_dict(), status_code=exc.status_code,
+                            headers={"Retry-After": str(retry)} if retry else None)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -11,7 +11,7 @@ from fastapi import Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
@@ -105,6 +105,24 @@ AdminDep = Annotated[Role, Depends(admin)]
 TeamDep = Annotated[str, Depends(team)]
 PrincipalDep = Annotated[Principal, Depends(reader_principal)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description=f"items to skip (0..{MAX_OFFSET:,})")]
+
+
+def _integral(value: Any) -> Any:
+    """JSON has one number type: 1.0 is the integer 1 (as JavaScript clients send it). Booleans, strings and
+    numbers with a fraction stay refused."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"expected an integer, got {value!r}")
+        return int(value)
+    if not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+#: An integer field of a JSON body: integers, and floats with no fraction (1.0); never "1", true or 1.5.
+Integral = Annotated[int, BeforeValidator(_integral)]
 
 
 class KopaRoute(APIRoute):

@@ -43,7 +43,10 @@ def hash_token(token: str) -> str:
 def parse_duration(text: str) -> timedelta:
     """'30d', '12h', '90m', '3600s', '2w' -> a timedelta (at most ten years). Raises InvalidInput otherwise."""
     m = _DURATION.match(text or "")
-    if not m or int(m.group(1)) == 0:
+    if m and int(m.group(1)) == 0:  # a token that expires as it is minted is never what was meant
+        raise InvalidInput(f"expiry {text!r} is zero: a token must live at least 1 second; leave expires_in out for "
+                           "a token that never expires", locations=[{"pointer": "/expires_in", "message": "zero"}])
+    if not m:
         raise InvalidInput(f"expiry {text!r} is not a duration like 30d, 12h, 90m, 2w or 3600s",
                            locations=[{"pointer": "/expires_in", "message": "expected N followed by s, m, h, d or w"}])
     delta = timedelta(**{_UNITS[m.group(2).lower()]: int(m.group(1))})

@@ -7,14 +7,12 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench.overlap import fingerprints
-from bench.tasks import load_tasks
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from graph.models import LinkRecord, RunRecord
 from graph.store import GraphStore
-from synthesis.engine import synthesize
+from synthesis.batches import synthesize_guarded
 from verification.runs import execute_run
 
 
@@ -35,25 +33,19 @@ def verify_inprocess(store: GraphStore, settings: Settings, run: RunRecord, tran
 
 def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, count: int, shapes: tuple[str, ...],
                     min_steps: int, max_steps: int, seed: int, unverified: bool = False) -> dict[str, Any]:
-    """Synthesise trajectories in this process with a progress bar."""
+    """Synthesise trajectories in this process with a progress bar, through the guarded path REST and Celery
+    batches take too (never a trajectory that reproduces a KOPA-Bench task)."""
     apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
-    tasks = load_tasks()
-    guard = fingerprints(tasks)  # never emit a trajectory that reproduces a KOPA-Bench task
 
     async def go() -> dict[str, Any]:
         executor = Executor(settings, MemoryEconomy(), apis, transport=transport)
         with Progress(TextColumn("[bold]synthesising"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
             task = bar.add_task("", total=count)
             try:
-                return await synthesize(store, settings, executor, count=count, shapes=shapes, min_steps=min_steps,
-                                        max_steps=max_steps, seed=seed, progress=lambda _r: bar.advance(task),
-                                        guard=guard, unverified=unverified)
+                return await synthesize_guarded(store, settings, executor, count=count, shapes=shapes,
+                                                min_steps=min_steps, max_steps=max_steps, seed=seed,
+                                                progress=lambda _r: bar.advance(task), unverified=unverified)
             finally:
                 await executor.aclose()
 
-    result = asyncio.run(go())
-    overlapping = sum(1 for d in result["discarded"] if d["reason"].startswith("benchmark overlap"))
-    result["benchmark_overlap"] = {"benchmark_tasks": len(tasks), "kept_overlapping": 0,
-                                   "discarded_as_overlapping": overlapping,
-                                   "rule": "same tool sequence with the same user values, or a near-duplicate request"}
-    return result
+    return asyncio.run(go())

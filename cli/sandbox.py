@@ -12,6 +12,7 @@ import typer
 import uvicorn
 
 from cli.common import fail
+from cli.serve import production_guard
 from core.settings import get_settings
 from sandbox.catalog import shipped_documents, shipped_swagger2, write_catalog
 from sandbox.faults import parse_profile
@@ -39,6 +40,7 @@ def sandbox_serve(
 
     Try it: curl "http://127.0.0.1:8090/1360000/VilageFcstInfoService_2.0/getVilageFcst?serviceKey=$(kopa sandbox keys --demo)&dataType=JSON&base_date=20261015&base_time=1100&nx=60&ny=127"
     """
+    production_guard(sandbox=True)  # the sandbox's admin token is a secret in production too
     if not 0 <= port <= 65535:
         fail(f"--port must be between 1 and 65535 (got {port})" if abs(port) < 10**12 else "--port must be between 1 and 65535")
     if workers < 1 or workers > 64:

@@ -21,8 +21,8 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
 ) -> None:
     """Run the REST API (OpenAPI docs at /docs)."""
+    production_guard()
     settings = get_settings()
-    _production_guard()
     setup_logging(settings.log_level, settings.log_json)
     typer.echo(f"KOPA EDGE API on http://{host}:{port}  (docs: /docs, store: {settings.store})", err=True)
     if settings.store == "neo4j":
@@ -31,16 +31,18 @@ def serve(
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
-def _production_guard() -> None:
-    """With KOPA_ENV=production, default tokens and secrets stop the process with one line."""
+def production_guard(*, sandbox: bool = False) -> None:
+    """With KOPA_ENV=production, default tokens and secrets stop the process with one line and exit 2 (every
+    long-running process calls it first; `sandbox`: the process serves the sandbox, its admin token counts)."""
     try:
-        get_settings().check_production()
-    except ConfigurationError as exc:
-        fail(str(exc))
+        get_settings().check_production(sandbox=sandbox)
+    except ConfigurationError as exc:  # ProductionRefused, and settings that do not validate
+        fail(exc.detail)
+
 
 
 def _need_redis() -> None:
-    _production_guard()
+    production_guard()
     if not get_settings().redis_url:
         fail("Celery needs a broker: set KOPA_REDIS_URL (e.g. redis://127.0.0.1:16379/0)")
 

@@ -2,7 +2,8 @@
 
 A URL passes when
 * its scheme is http or https and it carries no credentials;
-* its host (IDNA-normalised, trailing dot removed) is on the allow-list: exact names, or "*.domain" for every
+* its host (`core.settings.normalise_host`: lower case, trailing dot removed, IDNA; the same form the upstream
+  overrides match on) is on the allow-list: exact names, or "*.domain" for every
   subdomain of domain (see `Settings.allowed_host_patterns`);
 * every address the host resolves to is public, unless host:port is an explicitly named local upstream
   (`Settings.local_upstreams`, or the target of an upstream override, which the operator names explicitly).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from core.errors import DisallowedHost
-from core.settings import Settings
+from core.settings import Settings, normalise_host
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -55,19 +57,6 @@ def parse_ip(host: str) -> IPAddress | None:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return None
-
-
-def normalise_host(host: str) -> str:
-    """Lower-case ASCII form of a host name (IDNA for non-ASCII names); raises DisallowedHost when impossible."""
-    host = host.strip().rstrip(".").lower()
-    if not host:
-        raise DisallowedHost("the URL has no host")
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError as exc:
-            raise DisallowedHost(f"host {host!r} is not a valid international domain name") from exc
-    return host
 
 
 @dataclass(frozen=True)
@@ -102,7 +91,7 @@ class EgressPolicy:
         for entry in allowed:
             name = entry.strip().lower().rstrip(".")
             if name.startswith("*."):
-                self.suffixes.append(name[1:])  # ".domain"
+                self.suffixes.append("." + normalise_host(name[2:]))  # ".domain"
             elif name:
                 self.exact.add(normalise_host(name.strip("[]")))
         self.local: set[tuple[str, int | None]] = {_endpoint(e) for e in local if e.strip()}
@@ -188,3 +177,25 @@ class EgressPolicy:
         if not addresses:
             raise httpx.ConnectError(f"{target.host} has no address")
         return addresses[0]
+
+
+__all__ = ["EgressPolicy", "Target", "internal_address", "normalise_host", "parse_ip"]
+
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>),;]+", re.IGNORECASE)
+_HOST_PORT = re.compile(r"(?<![\w.:-])(?:\[[0-9a-f:.]+\]|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9_.-]*[a-z][a-z0-9_.-]*)"
+                        r":\d{1,5}\b", re.IGNORECASE)
+_IP = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9a-f:.]+\]|(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{1,4})*::"
+                 r"(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?(?![\w:])", re.IGNORECASE)
+
+_PAIR = re.compile(r"\(\s*'<address>'\s*,\s*\d{1,5}\s*(?:,[^()]*)?\)")
+
+
+def hide_addresses(text: str) -> str:
+    """`text` with every URL, host:port and IP address replaced by "<address>": what an error about our own
+    dependencies (Neo4j's Bolt address, Redis's host:port) may say in a response body. The full text belongs in
+    the server log only."""
+    text = _URL.sub("<address>", text)
+    text = _HOST_PORT.sub("<address>", text)
+    text = _IP.sub("<address>", text)
+    return _PAIR.sub("<address>", text)  # ('<address>', 7687), as socket errors write them

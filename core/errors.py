@@ -59,6 +59,14 @@ class StoreUnavailable(KopaError):
     code = "store_unavailable"
 
 
+class StoreBusy(StoreUnavailable):
+    """The store answers, but every pooled connection stayed in use for the acquisition timeout: retry shortly
+    (503 with Retry-After), unlike StoreUnavailable, which means the store is not reachable."""
+
+    code = "store_busy"
+    retry_after_s = 2
+
+
 class ConfigurationError(KopaError):
     """The process must not start with this configuration (e.g. default secrets with KOPA_ENV=production)."""
 

@@ -5,6 +5,7 @@ Nested sections use `__`, e.g. `KOPA_SANDBOX__SEED=7` or `KOPA_NEO4J__URI=bolt:/
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from dataclasses import dataclass
@@ -13,16 +14,68 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from core.errors import ConfigurationError
+from core.errors import ConfigurationError, DisallowedHost
 
 #: Public hosts that registered documents may always point to (unless `use_default_hosts` is off).
 DEFAULT_ALLOWED_HOSTS = ("apis.data.go.kr", "api.odcloud.kr", "business.juso.go.kr", "www.juso.go.kr")
 #: Values that ship in the code or the docs: refused as secrets when KOPA_ENV=production.
 DEFAULT_SECRETS = {"sandbox-admin", "change-me", "changeme", "boot", "admin", "secret", "password", ""}
+#: Variables that never hold an API's key, whatever KOPA_SECRET_NAMES says: the credentials of clouds, CI, package
+#: registries, model hosts, databases and the like (their families by prefix), and words that name other secrets
+#: (a public-data service key is an API key, never a password, token or private key). The project's own settings
+#: (KOPA_<setting>, KOPA_<section>__...) are refused too (`Settings.secret_refusal`).
+CREDENTIAL_PREFIXES = ("AWS_", "AMAZON_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "GITHUB_", "GH_",
+                       "GITLAB_", "CI_", "BITBUCKET_", "DOCKER_", "REGISTRY_", "NPM_", "PYPI_", "TWINE_", "PIP_", "UV_",
+                       "POETRY_", "CONDA_", "OPENAI_", "ANTHROPIC_", "HF_", "HUGGING", "WANDB_", "COMET_", "NEPTUNE_",
+                       "DD_", "DATADOG_", "SENTRY_", "SLACK_", "STRIPE_", "TWILIO_", "SENDGRID_", "MAILGUN_", "KUBE",
+                       "K8S_", "HELM_", "VAULT_", "CONSUL_", "NOMAD_", "TF_", "TERRAFORM_", "NEO4J_", "REDIS_", "CELERY_",
+                       "DATABASE_", "DB_", "POSTGRES", "PGPASS", "MYSQL_", "MONGO", "SSH_", "GPG_", "GNUPG", "DIGITALOCEAN_",
+                       "HEROKU_", "VERCEL_", "NETLIFY_", "CLOUDFLARE_", "CF_", "ALIBABA_", "ALICLOUD_", "NCP_",
+                       "NAVER_CLOUD_", "KAKAO_CLOUD_", "OCI_", "IBM_", "JWT_", "DJANGO_", "FLASK_", "RAILS_", "APP_")
+CREDENTIAL_WORDS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "PRIVATE", "CREDENTIAL", "SESSION", "COOKIE", "SIGNING")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _HOST_ENTRY = re.compile(r"^(\*\.)?[a-z0-9_]([a-z0-9_.-]{0,251}[a-z0-9_])?$|^[0-9a-f:.]+$|^\[[0-9a-f:.]+\]$")
+
+
+class ProductionRefused(ConfigurationError, ValueError):
+    """`check_production` refused this configuration: a ConfigurationError (every process prints it as one line
+    and exits non-zero) and a ValueError (what the guard always raised)."""
+
+
+def normalise_host(host: str) -> str:
+    """The one form of a host name, for the egress allow-list and the upstream overrides alike: lower case, no
+    trailing dot, ASCII (IDNA for international names); raises DisallowedHost when impossible."""
+    host = host.strip().rstrip(".").lower()
+    if not host:
+        raise DisallowedHost("the URL has no host")
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise DisallowedHost(f"host {host!r} is not a valid international domain name") from exc
+    return host
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def canonical_base(url: str) -> str:
+    """`scheme://host[:port]/path` of a URL in its one form: the host normalised (`normalise_host`), the port left
+    out when it is the scheme's default, no trailing slash. A URL that cannot be read comes back lower-cased."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        host = normalise_host(parts.hostname or "")
+        port = parts.port
+    except (DisallowedHost, ValueError):
+        return url.strip().rstrip("/").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None or port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 def _host_list(value: Any) -> Any:
@@ -92,6 +145,9 @@ class VerifySettings(BaseModel):
     default_rate_per_s: float = 0.0
     #: Seconds before Redis redelivers a task whose worker vanished (must exceed the longest task).
     visibility_timeout_s: int = 900
+    #: How long a Celery task waits, retrying with backoff, for Neo4j or Redis to come back before its run or
+    #: batch closes as failed with the reason (keep it well under the visibility timeout).
+    outage_wait_s: float = Field(300.0, ge=0, le=3600)
     #: Rounds per run (propagation through verified links, retries of inconclusive links).
     max_rounds: int = 6
 
@@ -102,6 +158,9 @@ class BatchSettings(BaseModel):
     max_concurrent: int = 2
     #: Optional on-premise OpenAI-compatible endpoint for paraphrasing requests (never a hosted model by default).
     paraphrase_url: str = ""
+    #: Benchmark tasks no synthesised trajectory may reproduce (a folder of KOPA-Bench YAML files; empty: the
+    #: shipped bench/tasks). Every synthesis path (CLI, REST, Celery) applies this guard.
+    benchmark_tasks: Path | None = None
 
 
 ENGINE_VERSION = "edge-0.1"
@@ -127,6 +186,12 @@ class Settings(BaseSettings):
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Whether DEFAULT_ALLOWED_HOSTS are allowed too (false: only `allowed_hosts`).
     use_default_hosts: bool = True
+    #: Environment variables a registration may name as its API's key (`auth.secret`): exact names or shell-style
+    #: patterns (`CORP_KEY`, `DATA_GO_KR_*`, `*_SERVICE_KEY`), a JSON list or "a,b". The default takes names ending
+    #: in _KEY. `verify.key_secret` (KOPA_SERVICE_KEY) is always allowed; the project's own settings and the
+    #: credential families of CREDENTIAL_PREFIXES / CREDENTIAL_WORDS never are. Checked at registration (422) and
+    #: again at every call (a registration stored before the policy sends no key).
+    secret_names: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["*_KEY"])
     #: Upstreams explicitly allowed to live on loopback/private addresses (the sandbox, a local gateway):
     #: "host:port" entries (or "host" for any port), JSON list or "a,b". Override targets count as named too.
     local_upstreams: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -171,6 +236,27 @@ class Settings(BaseSettings):
     def _local(cls, value: Any) -> Any:
         return _host_list(value)
 
+    @field_validator("secret_names", mode="before")
+    @classmethod
+    def _secret_names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if isinstance(value, (list, tuple)):
+            names = [str(v).strip() for v in value if str(v).strip()]
+            bad = [n for n in names if not re.fullmatch(r"[A-Za-z0-9_*?]{1,128}", n)]
+            if bad:
+                raise ValueError(f"secret_names entries are variable names or patterns like CORP_* , got {bad[:3]}")
+            return names
+        return value
+
+    @model_validator(mode="after")
+    def _key_secret_allowed(self) -> Settings:
+        why = self.secret_refusal(self.verify.key_secret, default=True)
+        if why:
+            raise ValueError(f"KOPA_VERIFY__KEY_SECRET: {why}")
+        return self
+
     @property
     def production(self) -> bool:
         return self.env == "production"
@@ -179,6 +265,25 @@ class Settings(BaseSettings):
         """The effective allow-list: the defaults (unless switched off) plus `allowed_hosts`."""
         base = list(DEFAULT_ALLOWED_HOSTS) if self.use_default_hosts else []
         return [*base, *(h for h in self.allowed_hosts if h not in base)]
+
+    def secret_refusal(self, name: str, *, default: bool = False) -> str | None:
+        """Why `name` may not be used as an API's key variable (None when it may). `default`: the check of
+        `verify.key_secret` itself (the allow-list does not apply to it, the hard refusals do)."""
+        if not _ENV_NAME.match(name or ""):
+            return f"{name[:80]!r} is not an environment variable name (letters, digits and _)"
+        upper = name.upper()
+        own = [f"KOPA_{f.upper()}" for f in type(self).model_fields]
+        if any(upper == o or upper.startswith(o + "__") for o in own):
+            return f"{name} is one of KOPA EDGE's own settings, never an API key"
+        if upper.startswith(CREDENTIAL_PREFIXES) or any(w in upper for w in CREDENTIAL_WORDS):
+            return (f"{name} looks like another system's credential (cloud, CI, registry, database, password, "
+                    "token); name the variable after the API, e.g. CORP_KEY")
+        if default or upper == self.verify.key_secret.upper():
+            return None
+        if not any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in self.secret_names):
+            return (f"{name} is not an allowed key variable (KOPA_SECRET_NAMES: "
+                    f"{', '.join(self.secret_names) or 'none'}, plus {self.verify.key_secret})")
+        return None
 
     def production_problems(self, *, sandbox: bool = False) -> list[str]:
         """Why this configuration must not start in production (empty when it may); `sandbox`: the process
@@ -195,11 +300,11 @@ class Settings(BaseSettings):
         return problems
 
     def check_production(self, *, sandbox: bool = False) -> None:
-        """Refuse to start in production with default secrets (raises ValueError with every reason)."""
+        """Refuse to start in production with default secrets (raises ProductionRefused with every reason)."""
         if self.production:
             problems = self.production_problems(sandbox=sandbox)
             if problems:
-                raise ValueError("refusing to start with KOPA_ENV=production: " + "; ".join(problems))
+                raise ProductionRefused("refusing to start with KOPA_ENV=production: " + "; ".join(problems))
 
     def graph_file(self) -> Path:
         return self.embedded_path or (self.data_dir / "graph.sqlite3")
@@ -248,9 +353,9 @@ def parse_overrides(text: str) -> list[UpstreamOverride]:
             if k.scheme not in ("http", "https") or not k.hostname or k.query:
                 raise ValueError(f"upstream override key {key!r}: a base URL must be http(s)://host[/path]")
             kind: Literal["host", "base", "api"] = "base"
-            norm = f"{k.scheme}://{k.netloc.lower()}{k.path.rstrip('/')}"
+            norm = canonical_base(key)
         elif "." in key or ":" in key:
-            kind, norm = "host", key.lower().rstrip(".")
+            kind, norm = "host", _host_key(key)
         else:
             kind, norm = "api", key
         if norm in out:
@@ -265,13 +370,26 @@ def find_override(overrides: list[UpstreamOverride], url: str, api_id: str | Non
     by_id = next((o for o in overrides if o.kind == "api" and o.key == api_id), None) if api_id else None
     if by_id is not None:
         return by_id
-    parts = urlsplit(url)
-    here = f"{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+    here = canonical_base(url)  # one host form: `apis.data.go.kr.`, `APIS.data.go.kr:443` are apis.data.go.kr
     bases = [o for o in overrides if o.kind == "base" and (here == o.key or here.startswith(o.key + "/"))]
     if bases:
         return max(bases, key=lambda o: len(o.key))
-    host = (parts.hostname or "").lower()
-    return next((o for o in overrides if o.kind == "host" and o.key == host), None)
+    parts = urlsplit(url)
+    try:
+        host, port = normalise_host(parts.hostname or ""), parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+    except (DisallowedHost, ValueError):
+        return None
+    names = {host, f"{host}:{port}"}
+    return next((o for o in overrides if o.kind == "host" and o.key in names), None)
+
+
+def _host_key(key: str) -> str:
+    """A host key of KOPA_UPSTREAM_OVERRIDES ('host' or 'host:port') in the one host form."""
+    host, sep, port = key.strip().rpartition(":") if key.count(":") == 1 else (key, "", "")
+    try:
+        return f"{normalise_host(host)}:{int(port)}" if sep and port.isdigit() else normalise_host(key)
+    except DisallowedHost as exc:
+        raise ValueError(f"upstream override key {key!r}: {exc.detail}") from None
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

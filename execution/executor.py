@@ -28,7 +28,7 @@ from core.egress import EgressPolicy
 from core.errors import DisallowedHost
 from core.logging import install_redaction, register_secret, scrub
 from core.payload import MAX_BODY
-from core.settings import Settings, find_override
+from core.settings import Settings, canonical_base, find_override
 from execution.judge import Verdict, judge
 from execution.limits import Economy
 from graph.models import ApiRecord, ToolRecord
@@ -146,6 +146,10 @@ class Executor:
         #: APIs no call goes to for the rest of this run, with the reason (a key that is missing or refused). A
         #: refusal is shared through the economy, so every worker of the run (and its closing) knows it.
         self.blocked_apis: dict[str, str] = economy.blocked_apis(run_id) if run_id else {}
+        for api in apis.values():  # the secret policy again at call time: a registration stored before it sends no key
+            refused = self._refused_secret(api)
+            if refused:
+                self.blocked_apis.setdefault(api.id, refused)
         self._api_locks: dict[str, asyncio.Lock] = {}
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
 
@@ -161,6 +165,14 @@ class Executor:
 
     def _secret_name(self, api: ApiRecord) -> str:
         return api.auth.secret or self.settings.verify.key_secret
+
+    def _refused_secret(self, api: ApiRecord) -> str | None:
+        """Why the API's registration may not read its key variable (Settings.secret_refusal), or None."""
+        if api.auth.scheme == "none" or not api.auth.secret:
+            return None
+        why = self.settings.secret_refusal(api.auth.secret)
+        return (f"the registration's key variable is refused by the secret policy ({why}); register the API "
+                "again with an allowed --secret-name") if why else None
 
     def preflight(self, api_ids: set[str] | None = None) -> dict[str, str]:
         """Before any call: an API whose document or registration asks for a key, while the key's environment
@@ -191,7 +203,7 @@ class Executor:
 
     def _url(self, tool: ToolRecord, api: ApiRecord | None) -> str:
         url = tool.url
-        if api is not None and api.base_url and not api.server_url.startswith(api.base_url.rstrip("/")):
+        if api is not None and api.base_url and not canonical_base(api.server_url).startswith(canonical_base(api.base_url)):
             # base_url replaces the documented server (a server written relative to it already lies under it)
             url = api.base_url.rstrip("/") + urlparse(url).path[len(urlparse(api.server_url).path):]
         override = find_override(self.overrides, url, api.id if api else None)
@@ -207,7 +219,7 @@ class Executor:
             return names, None, "query"
         where = "headers" if api is not None and api.auth.scheme == "header_key" else "query"
         secret_name = (api.auth.secret if api and api.auth.secret else None) or self.settings.verify.key_secret
-        key = os.environ.get(secret_name) or None
+        key = None if api is not None and self._refused_secret(api) else (os.environ.get(secret_name) or None)
         if key:
             register_secret(key)
             self._secrets.add(key)

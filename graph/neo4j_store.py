@@ -5,12 +5,14 @@ see Neo4jStore.apply_registration)."""
 from __future__ import annotations
 
 import json
+import logging
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import neo4j
 from neo4j import GraphDatabase
 from neo4j.exceptions import (
+    ConnectionAcquisitionTimeoutError,
     ConnectionPoolError,
     ConstraintError,
     Neo4jError,
@@ -19,7 +21,8 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from core.errors import StoreUnavailable
+from core.egress import hide_addresses
+from core.errors import StoreBusy, StoreUnavailable
 from core.settings import Neo4jSettings
 from graph import queries as Q
 from graph.models import (
@@ -34,6 +37,7 @@ from graph.models import (
 )
 from graph.openapi import field_hash, param_hash
 
+log = logging.getLogger("kopa.neo4j")
 BATCH = 2000
 #: Registration: up to SINGLE_TX_ROWS tools + params + fields are written in one transaction; larger ones in
 #: transactions of about CHUNK_ROWS rows (whole tools), WRITERS at a time (see Neo4jStore.apply_registration).
@@ -46,6 +50,8 @@ CHUNK_ATTEMPTS = 3
 CONNECT_TIMEOUT_S = 2.0
 ACQUIRE_TIMEOUT_S = 5.0
 RETRY_TIME_S = 1.5
+#: Connections per process; a request that waits ACQUIRE_TIMEOUT_S for one hears StoreBusy (503, Retry-After).
+POOL_SIZE = 20
 #: Largest list index Cypher slices accept (Java int); offsets beyond it are clamped: the page is empty anyway.
 MAX_INDEX = 2**31 - 1
 _UNAVAILABLE = (ServiceUnavailable, SessionExpired, ConnectionPoolError)
@@ -213,14 +219,21 @@ class Neo4jStore:
         password = settings.password.get_secret_value()
         auth = (settings.user, password) if password else None
         self.driver = GraphDatabase.driver(
-            settings.uri, auth=auth, max_connection_pool_size=20, connection_timeout=CONNECT_TIMEOUT_S,
+            settings.uri, auth=auth, max_connection_pool_size=POOL_SIZE, connection_timeout=CONNECT_TIMEOUT_S,
             connection_acquisition_timeout=ACQUIRE_TIMEOUT_S, max_transaction_retry_time=RETRY_TIME_S,
             liveness_check_timeout=30.0, notifications_min_severity="OFF")
         self.db = settings.database
 
     # ------------------------------------------------------------------ plumbing
     def _unavailable(self, exc: BaseException) -> StoreUnavailable:
-        return StoreUnavailable(f"Neo4j is not reachable at {self.settings.uri}: {exc}")
+        """The error callers (and response bodies) see: no internal address in it; the log has the full text.
+        A pool-acquisition timeout means Neo4j answers but every connection is busy: StoreBusy, "retry"."""
+        if isinstance(exc, ConnectionAcquisitionTimeoutError):
+            log.warning("Neo4j connection pool exhausted (%s)", exc)
+            return StoreBusy(f"the graph store is busy (all {POOL_SIZE} connections in use for "
+                             f"{ACQUIRE_TIMEOUT_S:g} s); retry shortly")
+        log.warning("Neo4j is not reachable at %s: %s", self.settings.uri, exc)
+        return StoreUnavailable(f"Neo4j is not reachable ({type(exc).__name__}: {hide_addresses(str(exc))[:200]})")
 
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
         """An auto-commit read with one immediate second attempt (a pooled connection that died with a restart),
@@ -229,7 +242,7 @@ class Neo4jStore:
             try:
                 with self.driver.session(database=self.db, default_access_mode=neo4j.READ_ACCESS) as session:
                     return list(session.run(query, params))
-            except _UNAVAILABLE as exc:  # incl. no connection from the pool within ACQUIRE_TIMEOUT_S
+            except _UNAVAILABLE as exc:  # incl. no connection from the pool within ACQUIRE_TIMEOUT_S (busy)
                 if attempt == 2 or isinstance(exc, ConnectionPoolError):
                     raise self._unavailable(exc) from exc
         raise AssertionError("unreachable")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from core.egress import EgressPolicy
-from core.errors import NotFound
+from core.errors import InvalidInput, NotFound
 from core.settings import Settings, find_override
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
 from graph.openapi import MAX_NAME, field_hash, param_hash, parse_document
@@ -22,30 +23,79 @@ def check_host(url: str, settings: Settings, api_id: str | None = None) -> None:
         policy.check_url(url, resolve=True)
 
 
+def check_secret(settings: Settings, name: str | None) -> None:
+    """A registration may name only an allowed variable as its key (Settings.secret_refusal): 422 otherwise."""
+    why = settings.secret_refusal(name) if name else None
+    if why:
+        raise InvalidInput(f"secret name refused: {why}",
+                           locations=[{"pointer": "/metadata/auth/secret", "message": why}])
+
+
+def _version_keys(doc: Any) -> Any:
+    """A document with both `openapi` and an empty `swagger` (or the other way round), as generators write them,
+    is read by the key that has a value."""
+    if isinstance(doc, dict) and "openapi" in doc and "swagger" in doc:
+        empty = [k for k in ("openapi", "swagger") if doc[k] in (None, "")]
+        if len(empty) == 1:
+            return {k: v for k, v in doc.items() if k != empty[0]}
+    return doc
+
+
+def scoped_name(base: str, api_id: str, op_key: str, attempt: int = 0) -> str:
+    """The name a tool gets when `base` belongs to another API: the base, cut to fit, with a digest of its own
+    API id and operation (and `attempt`, past the first): stable across re-registrations, and another API's
+    tool can never be named so by its own document's operations only by chance."""
+    digest = hashlib.sha256(f"{api_id}\n{op_key}\n{attempt}".encode()).hexdigest()[:8]
+    suffix = f"_{digest}"
+    return base[: MAX_NAME - len(suffix)].rstrip("_") + suffix
+
+
+def _assign_names(store: GraphStore, api_id: str, tools: list[ToolRecord], existing: dict[str, ToolRecord]) -> None:
+    """Names unique across APIs by construction: a tool keeps the name it has in this API; a new tool takes its
+    document's name unless another API owns it, then an API-scoped name (`scoped_name`), checked against the
+    store too. A tool of another API is never renamed, replaced or moved."""
+    for t in tools:
+        if t.op_key in existing:
+            t.name = existing[t.op_key].name
+    mine = {t.name for t in existing.values()}
+    kept = {t.name for t in tools if t.op_key in existing}
+    pending = [t for t in tools if t.op_key not in existing]
+    attempt = 0
+    while pending:
+        owners = store.tool_owners([t.name for t in pending])
+        used = set(kept)
+        clash: list[ToolRecord] = []
+        for t in pending:
+            owner = owners.get(t.name)
+            foreign = owner is not None and owner != api_id
+            # a name one of this API's own tools has (another operation's) is taken too
+            if foreign or t.name in used or (t.name in mine and t.name not in kept):
+                clash.append(t)
+            else:
+                used.add(t.name)
+        if not clash:
+            return
+        for t in clash:
+            t.name = scoped_name(t.name if attempt == 0 else t.name.rsplit("_", 1)[0], api_id, t.op_key, attempt)
+        kept = used
+        pending = clash
+        attempt += 1
+        if attempt > 20:  # 20 digests in a row all owned elsewhere: nothing honest can be done
+            raise InvalidInput("could not find names for this API's tools that no other API uses")
+
+
 def register(store: GraphStore, settings: Settings, doc: Any, meta: RegistrationMeta | None = None) -> RegistrationResult:
     meta = meta or RegistrationMeta()
-    api, tools = parse_document(doc, meta)
+    check_secret(settings, meta.auth.secret if meta.auth else None)
+    api, tools = parse_document(_version_keys(doc), meta)
+    check_secret(settings, api.auth.secret)
     check_host(api.base_url or api.server_url, settings, api.id)
 
     existing = {t.op_key: t for t in store.tools_of_api(api.id)}
     previous = store.get_api(api.id)
     if previous is not None:
         api.created_at = previous.created_at
-    # stable names across re-registration, unique across APIs
-    for t in tools:
-        if t.op_key in existing:
-            t.name = existing[t.op_key].name
-    owners = store.tool_owners([t.name for t in tools])
-    taken = {n for n, owner in owners.items() if owner != api.id}
-    used = {t.name for t in tools if t.name not in taken}
-    for t in tools:
-        if t.name in taken:
-            base, n = t.name, 2
-            while t.name in taken or t.name in used:
-                suffix = f"_{n}"
-                t.name = base[: MAX_NAME - len(suffix)] + suffix
-                n += 1
-            used.add(t.name)
+    _assign_names(store, api.id, tools, existing)
 
     upsert: list[ToolRecord] = []
     report: list[dict[str, str]] = []

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 
 from core.errors import Conflict, InvalidInput
 from core.settings import Settings
@@ -16,9 +19,46 @@ from execution.executor import Executor
 from execution.limits import economy_for
 from graph.models import utcnow
 from graph.store import GraphStore
+from synthesis.contamination import BenchFingerprints
 from synthesis.engine import SHAPES, synthesize
 
 ACTIVE = ("queued", "running")
+#: The benchmark's shipped tasks, read as data (synthesis does not import the benchmark package).
+BENCH_TASKS = Path(__file__).resolve().parents[1] / "bench" / "tasks"
+
+
+@lru_cache(maxsize=8)
+def _guard_of(folder: Path) -> BenchFingerprints:
+    entries: list[tuple[list[str], list[Any], str]] = []
+    labels: list[str] = []
+    for path in sorted([*folder.rglob("*.yaml"), *folder.rglob("*.yml")]):
+        for task in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            if not isinstance(task, dict):
+                continue
+            gold = [s for s in task.get("gold") or [] if isinstance(s, dict)]
+            users = [a["user"] for s in gold for a in (s.get("args") or {}).values()
+                     if isinstance(a, dict) and set(a) == {"user"}]
+            entries.append(([str(s.get("tool")) for s in gold], users, "\n".join(map(str, task.get("turns") or []))))
+            labels.append(str(task.get("id", f"{path.name}[{len(labels)}]")))
+    return BenchFingerprints(entries, labels)
+
+
+def benchmark_guard(settings: Settings) -> BenchFingerprints:
+    """Fingerprints of every benchmark task (`batches.benchmark_tasks`, default the shipped KOPA-Bench tasks):
+    the same triples as bench.overlap.fingerprints, so every synthesis path refuses the same trajectories."""
+    return _guard_of((settings.batches.benchmark_tasks or BENCH_TASKS).resolve())
+
+
+async def synthesize_guarded(store: GraphStore, settings: Settings, executor: Executor, **kwargs: Any) -> dict[str, Any]:
+    """`synthesize` with the benchmark contamination guard, the one synthesis path of the CLI, REST and Celery:
+    a trajectory that reproduces a benchmark task is discarded, never kept. Adds `benchmark_overlap`."""
+    guard = benchmark_guard(settings)
+    result = await synthesize(store, settings, executor, guard=guard, **kwargs)
+    overlapping = sum(1 for d in result["discarded"] if str(d.get("reason", "")).startswith("benchmark overlap"))
+    result["benchmark_overlap"] = {"benchmark_tasks": len(guard.labels), "kept_overlapping": 0,
+                                   "discarded_as_overlapping": overlapping,
+                                   "rule": "same tool sequence with the same user values, or a near-duplicate request"}
+    return result
 
 
 def new_batch(store: GraphStore, settings: Settings, team: str, *, count: int, shapes: list[str] | None = None,
@@ -48,9 +88,11 @@ def new_batch(store: GraphStore, settings: Settings, team: str, *, count: int, s
 
 
 async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
-                    transport: httpx.AsyncBaseTransport | None = None) -> dict[str, Any]:
+                    transport: httpx.AsyncBaseTransport | None = None,
+                    transient: tuple[type[BaseException], ...] = ()) -> dict[str, Any]:
     """Produce a batch. Any error (or cancellation) closes it as failed with the reason, which also frees the
-    team's concurrency slot; it is never left `running`."""
+    team's concurrency slot; it is never left `running`. Errors of the `transient` types (a dependency that is
+    coming back, for a caller that runs the batch again) are raised without closing it."""
     batch = store.get_batch(batch_id)
     if batch is None:
         raise InvalidInput(f"no batch {batch_id}")
@@ -64,14 +106,16 @@ async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
             apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
             executor = Executor(settings, economy_for(settings), apis, transport=transport)
             try:
-                out = await synthesize(store, settings, executor, count=batch["count"], shapes=tuple(batch["shapes"]),
-                                       min_steps=batch["min_steps"], max_steps=batch["max_steps"], seed=batch["seed"],
-                                       api_ids=batch["api_ids"] or None)
+                out = await synthesize_guarded(store, settings, executor, count=batch["count"],
+                                               shapes=tuple(batch["shapes"]), min_steps=batch["min_steps"],
+                                               max_steps=batch["max_steps"], seed=batch["seed"],
+                                               api_ids=batch["api_ids"] or None)
             finally:
                 await executor.aclose()
             records = [r.to_json() for r in out["records"]]
             batch.update(discarded=len(out["discarded"]), calls=out["calls"], snapshot=out["snapshot"],
-                         requeued_links=len(out["requeued_links"]))
+                         requeued_links=len(out["requeued_links"]),
+                         benchmark_overlap=out["benchmark_overlap"]["discarded_as_overlapping"])
             if len(records) < batch["count"]:
                 batch["message"] = (f"the verified graph yielded {len(records)} distinct executable trajectories "
                                     f"of {batch['count']} requested; verify more links or widen the shapes")
@@ -81,6 +125,8 @@ async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
         batch.update(status="failed", message="cancelled: the process stopped before the batch finished",
                      finished_at=utcnow())
         store.save_batch(batch)
+        raise
+    except transient:
         raise
     except Exception as exc:  # recorded on the batch, never lost silently
         batch.update(status="failed", message=f"{type(exc).__name__}: {exc}"[:500], finished_at=utcnow())

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,13 +31,14 @@ from graph.embedded_store import EmbeddedStore
 from graph.models import ToolRecord
 from graph.neo4j_store import Neo4jStore
 from graph.registry import register
-from sandbox.catalog import shipped_documents
+from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.batches import new_batch, run_batch
 from tests.support.helpers import free_port
 from verification.runs import execute_run, new_run
 
 ADMIN = {"Authorization": "Bearer boot-o"}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class CuttableProxy:
@@ -237,3 +241,180 @@ def test_cancelled_inprocess_work_is_marked_failed(tmp_path: Path) -> None:
     assert closed is not None and closed["status"] == "failed" and "cancelled" in closed["message"]
     new_batch(store, settings, "team-x", count=3)  # the slot is free again
     store.close()
+
+
+# ------------------------------------------------------------------ Celery runs through Neo4j and Redis restarts
+def _celery_env(neo4j_uri: str, redis: str, sandbox_url: str) -> dict[str, str]:
+    from tests.test_celery import worker_env
+
+    env = worker_env(neo4j_uri, redis, sandbox_url)
+    # no redelivery to wait for: the tasks outlast the outage themselves (and the visibility timeout stays long)
+    env.update({"KOPA_VERIFY__VISIBILITY_TIMEOUT_S": "900", "KOPA_VERIFY__OUTAGE_WAIT_S": "240"})
+    return env
+
+
+def _worker(env: dict[str, str], name: str, log: Path) -> subprocess.Popen[bytes]:
+    out = log.open("ab")
+    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo",
+                             "-Q", "kopa,verification,synthesis", "-n", f"{name}@%h", "--loglevel=WARNING",
+                             "--without-gossip", "--without-mingle"], env=env, cwd=ROOT, stdout=out, stderr=out)
+
+
+def _finished_after(store: Neo4jStore, run_id: str, back: float, limit: float = 120) -> tuple[float, Any]:
+    """Seconds from `back` (the service answering again) until the run is completed or failed."""
+    deadline = back + limit
+    run = None
+    while time.monotonic() < deadline:
+        try:
+            run = store.get_run(run_id)
+        except Exception:
+            run = None
+        if run is not None and run.status in ("completed", "failed"):
+            return time.monotonic() - back, run
+        time.sleep(0.5)
+    raise AssertionError(f"run {run_id} still {run.status if run else '?'} {limit:g} s after the service came "
+                         f"back: {run.model_dump(include={'message', 'round', 'pending_sources'}) if run else None}")
+
+
+def _mid_run(store: Neo4jStore, run_id: str, decided: int = 30, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = store.get_run(run_id)
+        if run is not None and run.status in ("completed", "failed"):
+            raise AssertionError(f"the run ended before the outage: {run.status} {run.message}")
+        if sum(store.run_counts(run_id).values()) >= decided:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the run made no progress before the outage")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_celery_run_survives_neo4j_stopped_mid_run(neo4j_uri: str, redis_url: str, sandbox_url: str,
+                                                    tmp_path: Path) -> None:
+    from tests.support.helpers import register_catalog
+    from tests.test_celery import ALLOWED, stop
+    from workers.celery_app import make_celery
+
+    settings = Settings(store="neo4j", neo4j=Neo4jSettings(uri=neo4j_uri), redis_url=redis_url,
+                        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS), allowed_hosts=ALLOWED)
+    store = Neo4jStore(settings.neo4j)
+    store.init_schema()
+    store.reset()
+    register_catalog(store, settings)
+    workers = [_worker(_celery_env(neo4j_uri, redis_url, sandbox_url), f"n{i}", tmp_path / "workers.log")
+               for i in range(2)]
+    try:
+        run = new_run(mode="celery")
+        store.save_run(run)
+        make_celery(settings).send_task("kopa.start_round", args=[run.id])
+        _mid_run(store, run.id)
+        down = time.monotonic()
+        ports = {"KOPA_NEO4J_BOLT_PORT": str(urlparse(neo4j_uri).port or 7687)}  # this Neo4j, not another's
+        subprocess.run(["bash", str(ROOT / "scripts/services.sh"), "restart-neo4j"], check=True, capture_output=True,
+                       env={**os.environ, **ports})  # stops Neo4j, starts it again (keeping the data), until ready
+        back = time.monotonic()
+        took, final = _finished_after(store, run.id, back)
+        print(f"\nNeo4j away {back - down:.1f} s; run {final.status} {took:.1f} s after it answered again")
+        assert final.status == "completed" or (final.status == "failed" and final.message), final
+        assert took < 120
+        log = (tmp_path / "workers.log").read_text(errors="replace")
+        assert "Traceback" not in log or "DependencyLost" not in log, log[-3000:]
+    finally:
+        for w in workers:
+            stop(w)
+        store.close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_celery_run_survives_redis_stopped_mid_run(neo4j_uri: str, redis_url: str, sandbox_url: str,
+                                                   tmp_path: Path) -> None:
+    from tests.support.helpers import register_catalog
+    from tests.test_celery import ALLOWED, DurableRedis, stop
+    from workers.celery_app import make_celery
+
+    broker = DurableRedis(tmp_path)  # the broker keeps its queue on disk, as a Celery broker must
+    broker.start()
+    settings = Settings(store="neo4j", neo4j=Neo4jSettings(uri=neo4j_uri), redis_url=broker.url,
+                        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS), allowed_hosts=ALLOWED)
+    store = Neo4jStore(settings.neo4j)
+    store.init_schema()
+    store.reset()
+    register_catalog(store, settings)
+    workers = [_worker(_celery_env(neo4j_uri, broker.url, sandbox_url), f"r{i}", tmp_path / "workers.log")
+               for i in range(2)]
+    try:
+        run = new_run(mode="celery")
+        store.save_run(run)
+        make_celery(settings).send_task("kopa.start_round", args=[run.id])
+        _mid_run(store, run.id)
+        broker.stop()
+        down = time.monotonic()
+        time.sleep(10)  # long enough for every worker to hit it
+        broker.start()
+        back = time.monotonic()
+        took, final = _finished_after(store, run.id, back)
+        print(f"\nRedis away {back - down:.1f} s; run {final.status} {took:.1f} s after it answered again")
+        assert final.status == "completed" or (final.status == "failed" and final.message), final
+        assert took < 120
+    finally:
+        for w in workers:
+            stop(w)
+        broker.stop()
+        store.close()
+
+
+def test_outlast_retries_with_backoff_then_fails_with_the_reason() -> None:
+    from neo4j.exceptions import DatabaseUnavailable
+
+    from workers.tasks import DependencyLost, outlast
+
+    slept: list[float] = []
+    calls = {"n": 0}
+
+    def flaky() -> None:
+        calls["n"] += 1
+        if calls["n"] < 4:
+            raise DatabaseUnavailable("Neo.TransientError.General.DatabaseUnavailable: starting")
+
+    outlast("flaky", flaky, wait_s=60, sleep=slept.append)
+    assert calls["n"] == 4 and len(slept) == 3 and slept[0] < slept[1] < slept[2]
+
+    def away() -> None:
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6399. Connection refused.")
+
+    with pytest.raises(DependencyLost) as info:
+        outlast("away", away, wait_s=0)
+    assert "stayed unreachable" in str(info.value) and "127.0.0.1" not in str(info.value)
+
+    def bug() -> None:
+        raise KeyError("not an outage")
+
+    with pytest.raises(KeyError):  # anything else is not retried
+        outlast("bug", bug, wait_s=60, sleep=slept.append)
+
+
+def test_no_internal_address_in_any_response_body(proxied: tuple[CuttableProxy, Neo4jStore]) -> None:
+    """Neo4j cut and Redis away: /readyz (unauthenticated), /v1 503s and the failed run's message name neither the
+    Bolt nor the Redis host:port (the server log does)."""
+    proxy, store = proxied
+    closed = free_port()
+    addresses = [f"127.0.0.1:{proxy.port}", f"127.0.0.1:{closed}", str(proxy.port), str(closed), "bolt://"]
+    settings = Settings(bootstrap_token=SecretStr("boot-o"), redis_url=f"redis://127.0.0.1:{closed}/0")
+    with TestClient(create_app(settings, store)) as c:
+        r = c.post("/v1/verification-runs", json={}, headers=ADMIN)  # Redis away: 503, run marked failed
+        assert r.status_code == 503
+        bodies = [r.text, c.get("/readyz").text, c.get(f"/v1/verification-runs/{r.json().get('id', 'x')}",
+                                                         headers=ADMIN).text]
+        bodies.append(c.get("/v1/verification-runs", headers=ADMIN).text)
+        proxy.cut()
+        for path in ("/readyz", "/v1/tools", "/v1/apis", "/v1/links", "/v1/verification-runs"):
+            got = c.get(path, headers=ADMIN)
+            assert got.status_code == 503, (path, got.status_code)
+            bodies.append(got.text)
+        bodies.append(c.post("/v1/verification-runs", json={}, headers=ADMIN).text)
+    for body in bodies:
+        for address in addresses:
+            assert address not in body, (address, body)
+    assert "unavailable" in bodies[1] and "redis" in bodies[1]

@@ -125,7 +125,11 @@ def test_name_collisions_across_apis_get_suffixes(store: GraphStore) -> None:
     other = copy.deepcopy(doc)
     other["servers"][0]["url"] = "https://127.0.0.1/b"
     second = register(store, SETTINGS, other)
-    assert first.tools[0]["name"] == "pets_list_pets" and second.tools[0]["name"] == "pets_list_pets_2"
+    # the second API's tool gets an API-scoped name (a digest of its API id and operation), never the first's
+    assert first.tools[0]["name"] == "pets_list_pets" and second.tools[0]["name"].startswith("pets_list_pets_")
+    assert second.tools[0]["name"] != first.tools[0]["name"]
+    owned = store.get_tool(second.tools[0]["name"])
+    assert owned is not None and owned.api_id == second.api.id
 
 
 def test_links_and_tokens(store: GraphStore) -> None:

@@ -10,7 +10,11 @@ Verification tasks go to the `verification` queue, batch synthesis to `synthesis
 
 from __future__ import annotations
 
+import os
+import sys
+
 from celery import Celery
+from celery.signals import beat_init, worker_init
 from kombu import Queue  # type: ignore[attr-defined]
 
 from core.errors import ConfigurationError
@@ -53,3 +57,18 @@ try:
     celery_app = make_celery(get_settings())
 except ConfigurationError as _exc:  # every process imports this module first: one line, then exit
     raise SystemExit(f"kopa: {_exc}") from None
+
+
+def _production_guard(**_: object) -> None:
+    """`celery -A workers.celery_app worker|beat` started directly (not through `kopa worker`): the same
+    production guard, one line and a non-zero exit."""
+    try:
+        get_settings().check_production()
+    except ConfigurationError as exc:
+        sys.stderr.write(f"error: {exc.detail}\n")
+        sys.stderr.flush()
+        os._exit(2)  # SystemExit would be caught and logged by Celery's start-up with a traceback
+
+
+worker_init.connect(_production_guard, weak=False)
+beat_init.connect(_production_guard, weak=False)

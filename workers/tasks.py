@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
+import time
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task
 from celery.signals import worker_process_init, worker_process_shutdown
+from kombu.exceptions import OperationalError as BrokerUnavailable
 from neo4j.exceptions import ServiceUnavailable as Neo4jUnavailable
 from neo4j.exceptions import SessionExpired
+from neo4j.exceptions import TransientError as Neo4jTransient
 from redis.exceptions import RedisError
 
+from core.egress import hide_addresses
 from core.errors import StoreUnavailable
 from core.settings import Settings, get_settings
 from execution.executor import Executor
@@ -30,7 +36,46 @@ from workers.celery_app import celery_app
 
 log = logging.getLogger("kopa.tasks")
 _store: GraphStore | None = None
-RETRYABLE = (StoreUnavailable, ConnectionError, OSError, RedisError, Neo4jUnavailable, SessionExpired)
+#: A dependency that is away for a while and comes back: Neo4j stopped, restarting (DatabaseUnavailable is a
+#: TransientError) or out of connections; Redis (economy, pending sets) or the broker (publishing) restarting.
+RETRYABLE = (StoreUnavailable, ConnectionError, OSError, RedisError, BrokerUnavailable, Neo4jUnavailable,
+             SessionExpired, Neo4jTransient)
+#: Waits between attempts while a dependency is away: doubling from FIRST_WAIT_S up to MAX_WAIT_S (with jitter),
+#: so a task resumes within MAX_WAIT_S of the dependency returning.
+FIRST_WAIT_S = 0.5
+MAX_WAIT_S = 8.0
+
+
+class DependencyLost(Exception):
+    """Neo4j or Redis stayed away longer than `verify.outage_wait_s`: the run or batch closes as failed with it."""
+
+
+def outlast(what: str, work: Callable[[], None], *, wait_s: float | None = None,
+            sleep: Callable[[float], None] = time.sleep) -> None:
+    """Run `work` (an idempotent task body) to the end through outages: while Neo4j or Redis is away, wait with
+    backoff and run it again, for at most `wait_s` (`verify.outage_wait_s`) in all; then raise DependencyLost
+    with the reason. The task keeps its message meanwhile (no redelivery to wait for: with Redis away there is
+    no broker to retry through, and a redelivery comes only after the visibility timeout)."""
+    budget = get_settings().verify.outage_wait_s if wait_s is None else wait_s
+    deadline = time.monotonic() + budget
+    delay = FIRST_WAIT_S
+    attempt = 1
+    while True:
+        try:
+            work()
+            return
+        except RETRYABLE as exc:
+            left = deadline - time.monotonic()
+            reason = f"{type(exc).__name__}: {hide_addresses(str(exc))[:300]}"
+            if left <= 0:
+                raise DependencyLost(f"{what}: Neo4j or Redis stayed unreachable for more than {budget:g} s "
+                                     f"({attempt} attempts; last: {reason})") from exc
+            pause = min(delay * (1 + random.random() / 4), left, MAX_WAIT_S)
+            log.warning("%s: attempt %d failed (%s: %s); again in %.1f s", what, attempt, type(exc).__name__, exc,
+                        pause)
+            sleep(pause)
+            delay = min(delay * 2, MAX_WAIT_S)
+            attempt += 1
 
 
 @worker_process_init.connect
@@ -160,39 +205,45 @@ class ClosingTask(Task):  # type: ignore[misc]
     failed with the reason, so nothing stays `running` and the team's batch slot is freed."""
 
     def on_failure(self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
-        reason = f"{type(exc).__name__}: {exc}"[:500]
+        reason = hide_addresses(f"{type(exc).__name__}: {exc}")[:500]  # shown by the API: no internal address
         target = args[0] if args else None
         if not isinstance(target, str):
             return
-        try:
+
+        def mark() -> None:
             if self.name == "kopa.synthesize_batch":
                 fail_batch(store(), target, reason)
             else:
                 fail_run(store(), target, reason)
-        except Exception:  # the store is away too; the redelivered task will try again
+
+        try:  # the store may be coming back: wait for it as the task did (a short while), then leave it be
+            outlast(f"marking {target} failed", mark, wait_s=min(60.0, get_settings().verify.outage_wait_s))
+        except Exception:  # still away; the redelivered task will try again
             log.exception("could not mark %s failed after %s", target, reason)
 
 
-@celery_app.task(name="kopa.start_round", bind=True, base=ClosingTask, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
-                 retry_jitter=True, max_retries=20)
+@celery_app.task(name="kopa.start_round", bind=True, base=ClosingTask)
 def start_round(self: Task, run_id: str) -> None:
-    asyncio.run(_start_round(run_id))
+    outlast(f"run {run_id}: starting its round", lambda: asyncio.run(_start_round(run_id)))
 
 
-@celery_app.task(name="kopa.verify_source", bind=True, base=ClosingTask, autoretry_for=RETRYABLE, retry_backoff=2, retry_backoff_max=60,
-                 retry_jitter=True, max_retries=20)
+@celery_app.task(name="kopa.verify_source", bind=True, base=ClosingTask)
 def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
-    asyncio.run(_verify_source(run_id, round_no, source))
+    outlast(f"run {run_id}: round {round_no}, source {source}",
+            lambda: asyncio.run(_verify_source(run_id, round_no, source)))
 
 
-@celery_app.task(name="kopa.synthesize_batch", bind=True, base=ClosingTask, autoretry_for=RETRYABLE, retry_backoff=2,
-                 retry_backoff_max=60, retry_jitter=True, max_retries=10)
+@celery_app.task(name="kopa.synthesize_batch", bind=True, base=ClosingTask)
 def synthesize_batch(self: Task, batch_id: str) -> None:
     """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped)."""
-    batch = store().get_batch(batch_id)
-    if batch is None or batch["status"] in ("completed", "failed"):
-        return
-    asyncio.run(run_batch(store(), get_settings(), batch_id))
+
+    def work() -> None:
+        batch = store().get_batch(batch_id)
+        if batch is None or batch["status"] in ("completed", "failed"):
+            return
+        asyncio.run(run_batch(store(), get_settings(), batch_id, transient=RETRYABLE))
+
+    outlast(f"batch {batch_id}", work)
 
 
 @celery_app.task(name="kopa.reverify_stale")

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from api.deps import READ_ERRORS, KopaRoute, Offset, PrincipalDep, SettingsDep, StoreDep, errors
+from api.deps import READ_ERRORS, Integral, KopaRoute, Offset, PrincipalDep, SettingsDep, StoreDep, errors
 from api.jobs import dispatch
 from api.security import Principal
 from core.errors import NotFound
@@ -23,12 +23,12 @@ Format = Literal["record", "trl", "openai", "hermes", "sharegpt", "bfcl"]
 
 
 class BatchRequest(BaseModel):
-    count: int = Field(100, ge=1, strict=True, description="how many trajectories (the per-team maximum applies)")
+    count: Integral = Field(100, ge=1, description="how many trajectories (the per-team maximum applies)")
     shapes: list[Literal["single", "chain", "fan_in", "parallel"]] = Field(default_factory=list)
-    min_steps: int = Field(1, ge=1, le=6, strict=True)
-    max_steps: int = Field(6, ge=1, le=6, strict=True)
+    min_steps: Integral = Field(1, ge=1, le=6)
+    max_steps: Integral = Field(6, ge=1, le=6)
     api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
-    seed: int = Field(7, ge=0, le=2**63 - 1, strict=True)
+    seed: Integral = Field(7, ge=0, le=2**63 - 1)
     format: Format = "trl"
     source: Literal["fresh", "pool"] = Field("fresh", description="execute new trajectories, or draw stored ones")
 

@@ -13,6 +13,7 @@ from api.deps import (
     READ_ERRORS,
     WRITE_ERRORS,
     AdminDep,
+    Integral,
     KopaRoute,
     Offset,
     ReaderDep,
@@ -20,8 +21,8 @@ from api.deps import (
     StoreDep,
     errors,
 )
-from api.jobs import dispatch
-from core.errors import InvalidInput, NotFound
+from api.jobs import QueueUnavailable, dispatch
+from core.errors import NotFound
 from graph.models import LinkRecord
 from verification.reports import drift_report, yield_report
 from verification.runs import execute_run, fail_run, new_run, run_progress
@@ -33,7 +34,7 @@ log = logging.getLogger("kopa.api.verify")
 class RunRequest(BaseModel):
     api_ids: list[str] = Field(default_factory=list, max_length=1000,
                                description="limit the run to these APIs (default: all)")
-    budget: int | None = Field(None, gt=0, le=10**9, strict=True, description="stop cleanly after this many upstream calls")
+    budget: Integral | None = Field(None, gt=0, le=10**9, description="stop cleanly after this many upstream calls")
     scope: Literal["pending", "stale", "all"] = "pending"
     mode: Literal["auto", "celery", "inprocess"] = Field(
         "auto", description="celery when Redis is configured (workers must run), else in this process")
@@ -87,9 +88,9 @@ async def start_run(body: RunRequest, request: Request, store: StoreDep, setting
         if store.get_api(api_id) is None:
             raise NotFound(f"no API {api_id!r}; GET /v1/apis lists the registered ones")
     mode = body.mode if body.mode != "auto" else ("celery" if settings.redis_url else "inprocess")
-    if mode == "celery" and not settings.redis_url:
-        raise InvalidInput("mode 'celery' needs KOPA_REDIS_URL on this server; use mode 'inprocess' or 'auto'",
-                           locations=[{"pointer": "/mode", "message": "Celery is not configured"}])
+    if mode == "celery" and not settings.redis_url:  # a valid request this server cannot serve: 503, nothing saved
+        raise QueueUnavailable("mode 'celery' needs a task queue, and this server has none (KOPA_REDIS_URL is not "
+                               "set); use mode 'inprocess' or 'auto', or configure Redis and Celery workers")
     run = new_run(body.api_ids, body.budget, body.scope, mode)
     store.save_run(run)
     await dispatch(request, mode == "celery", "kopa.start_round", [run.id], lambda: execute_run(store, settings, run),
