@@ -121,7 +121,7 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
     if graph.settings.batches.paraphrase_url:
         keep = [str(v) for v in slots.values() if isinstance(v, str | int | float)]
         request = paraphrase(request, graph.settings.batches.paraphrase_url, must_keep=keep)
-    if not facts:
+    if not facts or not request:
         raise RecordError("no facts: the answer states nothing the rows shown give")
     missing = check_answer(answer, [f.fact() for f in facts]).missing
     if missing:

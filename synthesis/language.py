@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, field_unit, norm
+from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, concepts_of, field_unit, norm
 from graph.models import ParamRecord, ToolRecord
 from synthesis.facts import Fact
 from synthesis.records import FactRecord, Plan, Question, Trajectory, TrajectoryStep
@@ -129,7 +129,7 @@ def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, 
             text = fmt_value(name, value)
             if n in _PLACE or "주소" in desc.get(name, ""):
                 parts.append(f"{text} 근처" if near else text)
-            elif n in ("bno", "b_no", "bizrno"):
+            elif n in ("bno", "b_no", "bizrno") or "brn" in concepts_of(name, desc.get(name, "")):
                 parts.append(f"사업자등록번호 {text}")
             elif n == "routeno":
                 parts.append(f"{text}번 버스")
@@ -380,7 +380,8 @@ def _label_of(key: str, desc: str) -> str:
 
 
 def _unit_of(key: str, desc: str) -> str | None:
-    unit = field_unit(desc) or _FIELD_UNITS.get(norm(key), "")
+    unit = field_unit(desc) or _FIELD_UNITS.get(norm(key), "") or (
+        "명" if re.search(r"(인구|인원|가입자\s*수|인구수)", desc) else "")
     m = re.search(r"\(([^()]*)\)", desc)
     if not unit and m and m.group(1).strip() in ("cm", "m", "km", "명", "개", "원", "세대", "kg", "t"):
         unit = m.group(1).strip()
@@ -414,6 +415,9 @@ def _field_fact(key: str, value: Any, desc: str) -> tuple[Fact, str] | None:
     if re.fullmatch(r"(19|20)\d{6}", text) and re.search(r"(일자|일$|date|dd$|de$|dt$)", f"{desc} {n}"):
         iso = f"{text[:4]}-{text[4:6]}-{text[6:]}"
         return Fact("date", iso, label=label), f"{label} {text[:4]}년 {int(text[4:6])}월 {int(text[6:])}일"
+    if re.fullmatch(r"(19|20)\d{2}(0[1-9]|1[0-2])", text) and re.search(r"(연월|년월|ym$)", f"{desc} {n}"):
+        month = f"{text[:4]}년 {int(text[4:])}월"
+        return Fact("text", month, label=label), f"{label} {month}"
     if _HHMM.match(text) and re.search(r"(시각|시간|start|end|time)", f"{desc} {n}"):
         hhmm = f"{text[:2]}:{text[2:]}"
         return Fact("text", hhmm, label=label), f"{label} {hhmm}"
@@ -442,7 +446,7 @@ def row_facts(row: dict[str, Any], tool: ToolRecord, skip: set[str]) -> list[tup
             continue
         if norm(k).endswith(("cd", "code")) and any(norm(o) in (norm(k) + "nm", norm(k)[:-2] + "nm") for o in row):
             continue
-        if answer_label(k) is None and not desc.get(k):
+        if answer_label(k) is None and not desc.get(k) and tool.fields:
             continue
         got = _field_fact(k, v, desc.get(k, ""))
         if got is None or any(got[0].label == f.label for f, _ in out):
@@ -568,6 +572,8 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
     for i in plan.finals:
         ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
         asks.append(ask)
+        if not fs:
+            continue
         noun = _row_noun(plan.steps[i].tool)
         phrases = [p for _, p in fs]
         facts.extend(f for f, _ in fs)
@@ -590,6 +596,8 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
         else:  # highest
             asked.append(f"{noun} 중 {labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳")
             said.append(f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳은 {phrases[0]}({phrases[1]})입니다.")
+    if not asked:
+        return "", "", [], Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     goal_text = _and(asked, rnd) if len(asked) > 1 else asked[0]
     lead = entity + (rnd.choice([" ", "의 ", " 기준으로 "]) if entity and not entity.endswith(("근처", "기준")) else " ")
     close = rnd.choice(_ASK_CLOSE[persona])

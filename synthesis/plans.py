@@ -45,7 +45,7 @@ from graph.models import LinkRecord, ParamRecord, ToolRecord
 from graph.paths import enumerate_paths
 from graph.store import GraphStore, all_links
 from synthesis.records import Plan, Source, Step
-from synthesis.routes import carries_place, entity_name_fields, row_kind
+from synthesis.routes import PLACE_CONCEPTS, carries_place, entity_name_fields, is_area_field, row_kind
 
 SHAPES = ("single", "chain", "fan_in", "parallel")
 #: Page size for tools whose rows are the categories of one answer (see VerifiedGraph._whole_answer).
@@ -437,7 +437,8 @@ def route_check(graph: VerifiedGraph, plan: Plan) -> str | None:
         outs = [(later, src) for later in plan.steps[i + 1:] for src in later.sources.values()
                 if src.kind == "link" and src.link is not None and src.from_step == i]
         entity = graph.entity_param(step.tool)
-        named = i == 0 and entity is not None and step.sources.get(entity.name, Source("none")).kind == "slot"
+        named = i == 0 and identifies(step.tool, entity,
+                                      [n for n, src in step.sources.items() if src.kind == "slot"])
         if i in plan.finals and not outs:
             parts.append(f"{step.tool.name}: answers ({kind} rows)")
             continue
@@ -454,6 +455,20 @@ def route_check(graph: VerifiedGraph, plan: Plan) -> str | None:
         parts.append(f"{step.tool.name}: {kind} rows{' named by the user' if named else ''}, {how} feeds the next call")
     plan.route = "; ".join(parts) + f" ({len(plan.steps)} calls)"
     return None
+
+
+def identifies(tool: ToolRecord, entity: ParamRecord | None, slots: list[str]) -> bool:
+    """The user's words name the row's entity: its name parameter, or an identifier a person knows that the rows
+    carry as a field (a business registration number)."""
+    if entity is not None and entity.name in slots:
+        return True
+    fields = {norm(f.name): f for f in tool.fields}
+    for name in slots:
+        f = fields.get(norm(name))
+        if f is not None and not is_area_field(f.name, f.description) and not concepts_of(
+                f.name, f.description) & PLACE_CONCEPTS and not _DATE_LIKE.search(name.lower()):
+            return True
+    return False
 
 
 def _root_for(graph: VerifiedGraph, tool: ToolRecord, intermediate: bool) -> dict[str, Source] | None:
@@ -508,6 +523,8 @@ def _fan_in(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan 
     a, b, target = _choose(rnd, triples, [graph.weight(list(t)) for t in triples])
     root = _root_for(graph, graph.tools[a], True)
     mid = graph.fed_sources(graph.tools[b], [(0, a)], rnd)
+    if graph.fed_sources(graph.tools[target], [(0, a)], random.Random(0)) is not None:
+        return None  # the root alone feeds the target: a careful agent skips the middle call
     if root is None or mid is None:
         return None
     for _ in range(6):

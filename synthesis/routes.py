@@ -144,7 +144,24 @@ def user_row(rows: list[dict[str, Any]], shown: int, words: list[str], tool: Too
         return scores.index(top)
     if tool is not None and nearest_first(tool, rows) and not words:
         return 0
+    if top == 0 and latest_first(rows):
+        return 0
     return None
+
+
+_WHEN = re.compile(r"(datatime|datetime|time|date|dt|dtm|ymd)$")
+
+
+def latest_first(rows: list[dict[str, Any]]) -> bool:
+    """Rows of one series the provider lists newest first (hourly measurements): the first is the latest, which
+    is what "now" asks for."""
+    keys = [k for k in rows[0] if _WHEN.search(norm(k)) and isinstance(rows[0][k], str)]
+    for k in keys:
+        values = [str(r.get(k, "")) for r in rows]
+        if all(re.fullmatch(r"[0-9 :\-./]{8,19}", v) for v in values) and len(set(values)) == len(values) and \
+                values == sorted(values, reverse=True):
+            return True
+    return False
 
 
 def named_by_user(row: dict[str, Any], tool: ToolRecord, words: list[str]) -> bool:
@@ -153,3 +170,35 @@ def named_by_user(row: dict[str, Any], tool: ToolRecord, words: list[str]) -> bo
     return any(_fold(w) and _fold(row.get(f, "")) and (_fold(w) in _fold(row.get(f, "")) or
                                                         _fold(row.get(f, "")) in _fold(w))
                for f in fields for w in words)
+
+
+def row_entity_names(row: dict[str, Any]) -> list[str]:
+    """The values of a row's fields that name an entity (by field name alone: readers of a record have the rows,
+    not the documents)."""
+    out = []
+    for k, v in row.items():
+        n = norm(k)
+        if not isinstance(v, str) or not v.strip() or not _NAME.search(n):
+            continue
+        if _AREA.match(n) or _CATEGORY.search(n) or _ADDRESS.search(n) or n.startswith(("code", "mang")) or \
+                n.endswith(("mnnm", "slno")) or re.search(r"(bdnm|bldnm|detbdnm)", n):
+            continue
+        out.append(v)
+    return out
+
+
+def mentioned(value: str, text: str) -> bool:
+    fv, ft = _fold(value), _fold(text)
+    return bool(fv) and (fv in ft)
+
+
+def row_identified(row: dict[str, Any], said: str) -> bool:
+    """The user's words carry one of the row's own values (not its area or address): an identifier they know."""
+    for k, v in row.items():
+        if isinstance(v, dict | list) or v is None or len(str(v)) < 4:
+            continue
+        if is_area_field(k) or _ADDRESS.search(norm(k)):
+            continue
+        if mentioned(str(v), said):
+            return True
+    return False

