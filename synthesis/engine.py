@@ -13,7 +13,8 @@ tool callable from seeds alone is called once and the values of the fields that 
 tie to a user parameter become that parameter's pool.
 
 Arguments are typed per the tool's JSON Schema and validated with `jsonschema` when a record is built; the tool
-message keeps the rows and fields later steps and the answer use (`trim`), and states the total row count.
+message is the one view of the response (`execution.view`: its first rows in order, the total row count), and
+later steps and the answer use a row that view shows.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ from execution.seeds import (
     seed_value,
     user_date,
 )
+from execution.view import VIEW_RULE, visible
 from graph import transforms as T
 from graph.candidates import NON_LINKABLE
-from graph.concepts import KMA_PREFERRED, ROLE_EXTENSION, answer_label, norm, pair_group, param_role
+from graph.concepts import KMA_PREFERRED, ROLE_EXTENSION, norm, pair_group, param_role
 from graph.models import LinkRecord, ParamRecord, ToolRecord, utcnow
 from graph.paths import enumerate_paths
 from graph.specs import function_spec
@@ -71,10 +73,7 @@ from synthesis.records import (
 )
 
 SHAPES = ("single", "chain", "fan_in", "parallel")
-MAX_ROWS, MAX_FIELDS, MAX_CHARS = 3, 24, 200
-TRIM_RULE = (f"responses show at most {MAX_ROWS} rows (first the row later steps and the answer use), the fields "
-             f"later steps and the answer use plus others up to {MAX_FIELDS} per row, strings cut at {MAX_CHARS} "
-             "characters; the tool message states the total row count")
+TRIM_RULE = VIEW_RULE
 #: Shares of the special samples among the kept records (`synthesize(extras=...)`).
 DEFAULT_EXTRAS: dict[str, float] = {"irrelevance": 0.05, "clarification": 0.05, "error_recovery": 0.05,
                                     "hard_negative": 0.05}
@@ -84,7 +83,9 @@ WHOLE_PAGE = 60
 #: Budget for a record's estimated rendered length (characters, tools included), with room for the template's
 #: text and the special samples' extra turns: every rendered conversation stays under
 #: `synthesis.export.SFT_MAX_LENGTH` characters, hence tokens (chat tokenizers spend at most one per character).
-MAX_RENDERED_CHARS = 7000
+#: Tool messages are the one view (`execution.view`, up to 6000 characters each), never cut further for length:
+#: 16000 keeps 3-4 calls with ordinary responses (at 7000, a quarter of the demo's records were refused).
+MAX_RENDERED_CHARS = 16000
 #: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
 REPEATS = {"single": 16, "chain": 6, "fan_in": 6, "parallel": 4}
 _ADDRESS_FIELDS = ("roadAddr", "roadAddrPart1", "addr", "addr1", "kaptAddr", "doroJuso", "platPlc", "newPlatPlc",
@@ -513,40 +514,12 @@ def _answer_rows(rows: list[dict[str, Any]]) -> list[int]:
     return list(range(len(rows)))
 
 
-def trim(items: list[dict[str, Any]], *, keep_rows: list[int] | None = None,
-         keep_fields: set[str] | None = None) -> list[dict[str, Any]]:
-    """The rows and fields the model sees: `keep_rows` first (in the answer's order), the fields later steps
-    and the answer use, then others up to MAX_FIELDS."""
-    order = list(dict.fromkeys([*(keep_rows or []), *range(len(items))]))[:MAX_ROWS]
-    wanted = keep_fields or set()
-    out = []
-    for i in sorted(order):
-        row = items[i]
-        names = [k for k in row if k in wanted or answer_label(k) is not None]
-        names += [k for k in row if k not in names][: max(0, MAX_FIELDS - len(names))]
-        chosen = set(names)
-        out.append({k: (v[:MAX_CHARS] if isinstance(v, str) else v) for k, v in row.items() if k in chosen})
-    return out
-
-
 @dataclass
 class Outcome:
     steps: list[TrajectoryStep] | None
     reason: str = ""
     failed_links: list[str] = field(default_factory=list)
     calls: int = 0
-
-
-def _needed_fields(plan: Plan, idx: int) -> set[str]:
-    out: set[str] = set()
-    for later in plan.steps[idx + 1:]:
-        for src in later.sources.values():
-            if src.kind == "link" and src.link is not None and src.from_step == idx:
-                out.add(src.link.source_field)
-                pair = src.link.transform.get("pair")
-                if pair:
-                    out.add(str(pair))
-    return out
 
 
 async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tries: int = 3,
@@ -593,11 +566,11 @@ async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tr
             rows = [r for r in result.items if isinstance(r, dict)]
             final = idx in plan.finals
             preferred = _answer_rows(rows) if final else []
-            top = (preferred[0] if preferred else 0) if attempt == 0 else rnd.randrange(min(len(rows), MAX_ROWS))
-            keep = list(dict.fromkeys([top, *preferred]))
+            items = visible(rows, tool=step.tool)  # the one view: the first rows, in order
+            preferred = [i for i in preferred if i < len(items)]
+            top = (preferred[0] if preferred else 0) if attempt == 0 else rnd.randrange(len(items))
             chosen_rows.append(rows[top])
-            items = trim(rows, keep_rows=keep, keep_fields=_needed_fields(plan, idx))
-            shown = sorted(list(dict.fromkeys([*keep, *range(len(rows))]))[:MAX_ROWS])
+            shown = list(range(len(items)))
             steps_out.append(TrajectoryStep(
                 step=idx + 1, tool=step.tool.name, arguments=args, provenance=prov,
                 depends_on=[d + 1 for d in step.depends_on],
@@ -639,14 +612,6 @@ def _check(plan: Plan, steps: list[TrajectoryStep]) -> None:
                                   f"{up.step} does not show")
 
 
-def _only_used_row(step: TrajectoryStep) -> TrajectoryStep:
-    r = step.response
-    if len(r.items) <= 1:
-        return step
-    return step.model_copy(update={"response": r.model_copy(update={
-        "items": [r.items[r.chosen]], "shown": [r.shown[r.chosen]] if r.shown else [], "chosen": 0})})
-
-
 def clock_iso(settings: Settings) -> str:
     return now(settings).isoformat(timespec="minutes")
 
@@ -674,12 +639,7 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
             json.dumps(s.response.items, ensure_ascii=False)) for s in steps) + sum(spec_len.values())
 
     while extra and size() > MAX_RENDERED_CHARS:
-        spec_len.pop(extra.pop().name, None)  # fewer distractors before anything the model needs goes
-    for final in (False, True):  # then only the used row of intermediate steps, then of final ones
-        if size() <= MAX_RENDERED_CHARS:
-            break
-        steps = [_only_used_row(s) if (s.step - 1 in plan.finals) == final and not (
-            final and s.response.items and "category" in s.response.items[0]) else s for s in steps]
+        spec_len.pop(extra.pop().name, None)  # fewer distractors; the tool messages stay the one view
     if size() > MAX_RENDERED_CHARS:
         raise RecordError(f"too long: about {size()} characters rendered (limit {MAX_RENDERED_CHARS})")
     answer, answered = answer_text(plan, steps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from execution.view import BUDGET, Budget, narrowing, tool_view, view_object, visible
@@ -66,3 +67,97 @@ def test_a_tool_without_paging_says_so() -> None:
     spec = {"function": {"name": "x", "parameters": {"properties": {}}}}
     doc = view_object("ok", forecast_rows(30), tool=spec, budget=Budget(rows=5))
     assert doc["shown"] == 5 and "no filter or paging" in doc["note"]
+
+
+# ---------------------------------------------------------------------------------------------- one view, three consumers
+
+
+class _Replaying:
+    """A bench agent that makes the calls of one recorded trajectory, one step per turn, then answers."""
+
+    name = "replaying"
+
+    def __init__(self, steps: list[Any]) -> None:
+        self.steps = list(steps)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    async def reply(self, ctx: Any) -> Any:
+        from bench.agents import AgentReply, ToolCall
+
+        if not self.steps:
+            return AgentReply(content="끝")
+        s = self.steps.pop(0)
+        return AgentReply(tool_calls=[ToolCall(f"c{s.step}", s.tool, dict(s.arguments), "", "")])
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp_path: Any) -> None:
+    """A synthesised record's tool messages (the SFT row), a GRPO rollout's tool messages (the training environment,
+    live against the sandbox) and a KOPA-Bench episode's tool messages (live against the same sandbox) are the same
+    text for the same calls."""
+    import asyncio
+
+    from bench.backends import LiveBackend as BenchLive
+    from bench.episode import run_episode
+    from bench.tasks import Task
+    from core.settings import Settings
+    from execution.executor import Executor
+    from execution.limits import MemoryEconomy
+    from sandbox.inprocess import sandbox_mode
+    from synthesis.engine import synthesize
+    from synthesis.export import to_trl
+    from tests.support.helpers import verified_store
+    from training import datasets as D
+    from training.environment import LiveBackend, environment_factories
+
+    settings, transport = sandbox_mode(Settings())
+    store = verified_store(tmp_path / "g.sqlite3", settings, transport)
+    tools = {t.name: t for t in store.all_tools()}
+    apis = {a.id: a for a in store.list_apis(limit=100)[0]}
+
+    async def synth() -> list[Any]:
+        ex = Executor(settings, MemoryEconomy(), apis, transport=transport)
+        try:
+            out = await synthesize(store, settings, ex, count=16, seed=5, shapes=("chain",), extras={})
+            return list(out["records"])
+        finally:
+            await ex.aclose()
+
+    records = asyncio.run(synth())
+    assert records
+    grpo = LiveBackend(settings, tools, apis, transport=transport, economy=MemoryEconomy())
+    compared = noted = 0
+    try:
+        classes, _ = environment_factories(records, grpo, max_calls=10)
+        for rec in records:
+            sft = [m["content"] for m in D.sft_row(rec)["messages"] if m["role"] == "tool"]
+            assert sft == [m["content"] for m in to_trl(rec)["messages"] if m["role"] == "tool"]
+            env = classes[D.toolset_key(rec)]()
+            env.reset(trajectory_id=rec.id)
+            rollout = [getattr(env, s.tool)(**s.arguments) for s in rec.steps]
+
+            async def episode(rec: Any = rec) -> list[str]:
+                ex = Executor(settings, MemoryEconomy(), apis, transport=transport)
+                try:
+                    task = Task.model_validate({"id": "view", "category": "single", "persona": "citizen",
+                                                "turns": ["x"], "tools": {"offered": [s.tool for s in rec.steps]},
+                                                "gold": [], "facts": []} | {"category": "irrelevance"})
+                    ep = await run_episode(task, _Replaying(rec.steps), BenchLive(ex, tools), tools,
+                                           now=datetime.now())
+                    return [r["content"] for t in ep["turns"] for r in t["results"]]
+                finally:
+                    await ex.aclose()
+
+            bench = asyncio.run(episode())
+            assert len(sft) == len(rec.steps)  # chain records: one step per turn, no failed attempts
+            assert sft == rollout == bench, rec.id
+            compared += len(sft)
+            noted += sum("note" in json.loads(x) for x in sft)
+    finally:
+        grpo.close()
+        store.close()
+    assert compared >= 16 and noted >= 1  # some responses are longer than the view: the note is compared too
