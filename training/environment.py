@@ -12,7 +12,8 @@ A call goes to a backend:
   demos): per-API rate limits, daily quotas, the response cache and the call counter of the economy all apply, and
   the service key is added to the outgoing request only;
 * `ReplayBackend` — the recorded responses: a call whose normalised arguments equal a recorded step of the same
-  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error.
+  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error;
+  a built-in conversion tool (graph/conversions.py) is computed, as live, for whatever arguments the model sends.
 
 Each rollout may make at most `max_calls` tool calls (further calls get an error without executing); trl's
 `max_tool_calling_iterations` bounds the turns. Results are JSON strings (`{"rows", "items"}` or `{"error"}`),
@@ -36,6 +37,8 @@ import httpx
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from graph.conversions import answer as conversion_answer
 from graph.models import ApiRecord, ToolRecord
 from synthesis.engine import trim
 from synthesis.records import Trajectory
@@ -80,6 +83,10 @@ class ReplayBackend:
                 self.shared.setdefault(key, resp)
 
     def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if name in CONVERSION_TOOLS:  # deterministic: computed for whatever the model sends, as live
+            ans = conversion_answer(name, {k: v for k, v in args.items() if v is not None})
+            return {"rows": len(ans.items), "items": trim(ans.items)} if ans.outcome == "ok" else {
+                "error": f"{ans.outcome}: {ans.reason}"}
         key = (name, normalise_args(args))
         hit = self.by_record.get(trajectory_id, {}).get(key) or self.shared.get(key)
         if hit is None:
