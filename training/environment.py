@@ -12,7 +12,8 @@ A call goes to a backend:
   demos): per-API rate limits, daily quotas, the response cache and the call counter of the economy all apply, and
   the service key is added to the outgoing request only;
 * `ReplayBackend` — the recorded responses: a call whose normalised arguments equal a recorded step of the same
-  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error.
+  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error;
+  a built-in conversion tool (graph/conversions.py) is computed, as live, for whatever arguments the model sends.
 
 Each rollout may make at most `max_calls` tool calls (further calls get an error without executing); trl's
 `max_tool_calling_iterations` bounds the turns. Results are the one view of a tool result (`execution.view`: the
@@ -38,6 +39,8 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
 from execution.view import render, view_object
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from graph.conversions import answer as conversion_answer
 from graph.models import ApiRecord, ToolRecord
 from synthesis.records import Trajectory
 from training.datasets import toolset_key
@@ -72,9 +75,11 @@ class ReplayBackend:
     def __init__(self, records: Sequence[Trajectory]) -> None:
         self.by_record: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]]] = {}
         self.shared: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
+        self.specs: dict[str, dict[str, Any]] = {}
         for r in records:
             own = self.by_record.setdefault(r.id, {})
             specs = {t["function"]["name"]: t for t in r.tools}
+            self.specs.update(specs)
             for s in r.steps:
                 key = (s.tool, normalise_args(s.arguments))
                 resp = view_object("ok", s.response.items, total=s.response.rows, tool=specs.get(s.tool))
@@ -82,6 +87,9 @@ class ReplayBackend:
                 self.shared.setdefault(key, resp)
 
     def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if name in CONVERSION_TOOLS:  # deterministic: computed for whatever the model sends, as live
+            ans = conversion_answer(name, {k: v for k, v in args.items() if v is not None})
+            return view_object(ans.outcome, ans.items, reason=ans.reason, tool=self.specs.get(name))
         key = (name, normalise_args(args))
         hit = self.by_record.get(trajectory_id, {}).get(key) or self.shared.get(key)
         if hit is None:
