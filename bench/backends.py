@@ -1,6 +1,7 @@
 """Where benchmark tool calls go: live through the execution layer (the same executor, rate limits, quotas and
 secret handling as verification and synthesis), or replayed from a content-addressed snapshot of responses keyed
-by (tool, canonical arguments). A replay miss is reported as an error observation, never invented.
+by (tool, canonical arguments). A replay miss is reported as an error observation, never invented. The built-in
+conversion tools (graph/conversions.py) are computed in replay as they are live, so a snapshot need not hold them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any, Protocol
 
 from core.errors import KopaError
 from execution.executor import Executor
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from graph.conversions import answer as conversion_answer
 from graph.models import ToolRecord
 
 SNAPSHOT_VERSION = 1
@@ -129,7 +132,7 @@ class LiveBackend:
             return Observation("invalid", reason=f"unknown tool {tool!r}")
         result = await self.executor.call(record, args)
         obs = Observation(result.outcome, [r for r in result.items if isinstance(r, dict)], result.reason, result.code)
-        if self.record is not None:
+        if self.record is not None and tool not in CONVERSION_TOOLS:  # replay computes conversions itself
             self.record.put(tool, args, obs)
         return obs
 
@@ -142,6 +145,9 @@ class ReplayBackend:
         self.misses: list[dict[str, Any]] = []
 
     async def call(self, tool: str, args: dict[str, Any]) -> Observation:
+        if tool in CONVERSION_TOOLS:  # a built-in conversion is deterministic: computed, never recorded
+            ans = conversion_answer(tool, args)
+            return Observation(ans.outcome, ans.items, ans.reason, ans.code)
         obs = self.snapshot.get(tool, args)
         if obs is None:
             self.misses.append({"tool": tool, "args": canonical_args(args)})

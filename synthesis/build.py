@@ -28,7 +28,9 @@ DISTRACTORS = 2
 #: Budget for a record's estimated rendered length (characters, tools included), with room for the template's
 #: text and the special samples' extra turns: every rendered conversation stays under
 #: `synthesis.export.SFT_MAX_LENGTH` characters, hence tokens (chat tokenizers spend at most one per character).
-MAX_RENDERED_CHARS = 7000
+#: Tool messages are the one view (`execution.view`, up to 6000 characters each), never cut further for length:
+#: 16000 keeps 3-4 calls with ordinary responses.
+MAX_RENDERED_CHARS = 16000
 #: Answers a model could give without doing the work; a record whose facts one of them passes teaches nothing.
 CONSTANT_ANSWERS = ("0 1 2 3 4 5 6 7 8 9 10 11 12", "확인해 보니 해당 정보를 찾을 수 없습니다.",
                     "네, 조회 결과 정상입니다. 자세한 내용은 기관에 문의하세요.")
@@ -78,14 +80,6 @@ def _check(plan: Plan, steps: list[TrajectoryStep]) -> None:
                                   f"{up.step} does not show")
 
 
-def _only_used_row(step: TrajectoryStep) -> TrajectoryStep:
-    r = step.response
-    if len(r.items) <= 1:
-        return step
-    return step.model_copy(update={"response": r.model_copy(update={
-        "items": [r.items[r.chosen]], "shown": [r.shown[r.chosen]] if r.shown else [], "chosen": 0})})
-
-
 def clock_iso(settings: Settings) -> str:
     return now(settings).isoformat(timespec="minutes")
 
@@ -108,12 +102,7 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
             json.dumps(s.response.items, ensure_ascii=False)) for s in steps) + sum(spec_len.values())
 
     while extra and size() > MAX_RENDERED_CHARS:
-        spec_len.pop(extra.pop().name, None)  # fewer distractors before anything the model needs goes
-    for final in (False, True):  # then only the used row of intermediate steps, then of final ones
-        if size() <= MAX_RENDERED_CHARS:
-            break
-        steps = [_only_used_row(s) if (s.step - 1 in plan.finals) == final and not (
-            final and s.response.items and "category" in s.response.items[0]) else s for s in steps]
+        spec_len.pop(extra.pop().name, None)  # fewer distractors; the tool messages stay the one view
     if size() > MAX_RENDERED_CHARS:
         raise RecordError(f"too long: about {size()} characters rendered (limit {MAX_RENDERED_CHARS})")
     request, answer, facts, question = compose(plan, steps, rnd)

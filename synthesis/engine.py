@@ -36,7 +36,7 @@ from synthesis.build import (
     validate_arguments,
 )
 from synthesis.contamination import BenchFingerprints
-from synthesis.execute import MAX_CHARS, MAX_FIELDS, MAX_ROWS, TRIM_RULE, Outcome, execute_plan, trim
+from synthesis.execute import TRIM_RULE, Outcome, execute_plan
 from synthesis.plans import SHAPES, WHOLE_PAGE, VerifiedGraph, fan_in_triples, route_check, sample_plans
 from synthesis.records import Plan, Trajectory
 from synthesis.samples import (
@@ -48,11 +48,11 @@ from synthesis.samples import (
     make_irrelevance,
 )
 
-__all__ = ["DEFAULT_EXTRAS", "DISTRACTORS", "MAX_CHARS", "MAX_FIELDS", "MAX_RENDERED_CHARS", "MAX_ROWS", "SHAPES",
+__all__ = ["DEFAULT_EXTRAS", "DISTRACTORS", "MAX_RENDERED_CHARS", "SHAPES",
            "TRIM_RULE", "WHOLE_PAGE", "Outcome", "RecordError", "VerifiedGraph", "build_record", "distribution",
            "execute_plan", "fan_in_triples", "is_near_duplicate", "make_clarification", "make_error_recovery",
            "make_hard_negative", "make_irrelevance", "record_id", "route_check", "sample_plans", "snapshot_id",
-           "synthesize", "trim", "validate_arguments"]
+           "synthesize", "validate_arguments"]
 
 
 async def synthesize(store: GraphStore, settings: Settings, executor: Executor, *, count: int,

@@ -1,7 +1,7 @@
 """Executing a plan for real through the same executor as verification, and what the model is shown of each
 response.
 
-Rows are never reordered for the model: a step shows the provider's first rows (`trim`), and the row a later step
+Rows are never reordered for the model: a step shows the one view (`execution.view.visible`: the provider's first rows), and the row a later step
 or the answer uses must be among them because the query narrowed to it: it is the only row, the user's words
 single it out (`synthesis.routes.user_row`), the provider orders rows by distance from the asked point, or every
 shown row gives the same values to what follows. Otherwise the step fails with that reason and the plan is
@@ -16,29 +16,13 @@ from typing import Any
 
 from execution.executor import Executor
 from execution.seeds import coerce, param_schema
+from execution.view import VIEW_RULE, visible
 from graph import transforms as T
-from graph.concepts import answer_label
 from synthesis.plans import VerifiedGraph
 from synthesis.records import Plan, StepResponse, TrajectoryStep
 from synthesis.routes import user_row
 
-MAX_ROWS, MAX_FIELDS, MAX_CHARS = 3, 24, 200
-TRIM_RULE = (f"responses show the provider's first {MAX_ROWS} rows in its order (never reordered), the fields "
-             f"later steps and the answer use plus others up to {MAX_FIELDS} per row, strings cut at {MAX_CHARS} "
-             "characters; the tool message states the total row count")
-
-
-def trim(items: list[dict[str, Any]], *, keep_fields: set[str] | None = None) -> list[dict[str, Any]]:
-    """The rows and fields the model sees: the first MAX_ROWS rows in the provider's order, the fields later
-    steps and the answer use, then others up to MAX_FIELDS."""
-    wanted = keep_fields or set()
-    out = []
-    for row in items[:MAX_ROWS]:
-        names = [k for k in row if k in wanted or answer_label(k) is not None]
-        names += [k for k in row if k not in names][: max(0, MAX_FIELDS - len(names))]
-        chosen = set(names)
-        out.append({k: (v[:MAX_CHARS] if isinstance(v, str) else v) for k, v in row.items() if k in chosen})
-    return out
+TRIM_RULE = VIEW_RULE
 
 
 @dataclass
@@ -61,15 +45,14 @@ def _needed_fields(plan: Plan, idx: int) -> set[str]:
     return out
 
 
-def _pick(rows: list[dict[str, Any]], words: list[str], needed: set[str], step: Any) -> int | None:
-    """The row later steps use: the user's row among the shown ones, or the first when every shown row gives
-    the same values to what follows."""
-    found = user_row(rows, MAX_ROWS, words, step.tool)
+def _pick(rows: list[dict[str, Any]], shown: int, words: list[str], needed: set[str], step: Any) -> int | None:
+    """The row later steps use: the user's row among the shown ones, or the first when every row gives the same
+    values to what follows."""
+    found = user_row(rows, shown, words, step.tool)
     if found is not None:
         return found
-    shown = rows[:MAX_ROWS]
-    if needed and shown and all(all(str(r.get(f)) == str(shown[0].get(f)) for f in needed) for r in shown) and \
-            len(rows) <= MAX_ROWS:
+    if needed and rows and shown == len(rows) and all(
+            all(str(r.get(f)) == str(rows[0].get(f)) for f in needed) for r in rows):
         return 0
     return None
 
@@ -121,15 +104,16 @@ async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tr
             needed = _needed_fields(plan, idx)
             feeds = bool(needed) or any(src.kind == "link" and src.from_step == idx
                                         for later in plan.steps[idx + 1:] for src in later.sources.values())
-            top: int | None = _pick(rows, words, needed, step) if feeds else user_row(rows, MAX_ROWS, words, step.tool)
+            items = visible(rows, tool=step.tool)  # the one view: the first rows, in the provider's order
+            top: int | None = (_pick(rows, len(items), words, needed, step) if feeds
+                               else user_row(rows, len(items), words, step.tool))
             if top is None and feeds:
                 ok = False
                 reason = (f"step {idx + 1} ({step.tool.name}): {len(rows)} rows and none is the user's entity "
                           "among the shown rows")
                 break
             chosen_rows.append(rows[top if top is not None else 0])
-            items = trim(rows, keep_fields=needed)
-            shown = list(range(min(len(rows), MAX_ROWS)))
+            shown = list(range(len(items)))
             steps_out.append(TrajectoryStep(
                 step=idx + 1, tool=step.tool.name, arguments=args, provenance=prov,
                 depends_on=[d + 1 for d in step.depends_on],

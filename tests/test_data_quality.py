@@ -22,10 +22,11 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy, NoCache
 from execution.seeds import coerce
+from execution.view import BUDGET
 from graph.concepts import PAIR_GROUPS, param_role
 from graph.embedded_store import EmbeddedStore
 from sandbox.inprocess import sandbox_mode
-from synthesis.engine import DEFAULT_EXTRAS, VerifiedGraph, sample_plans, synthesize, trim, validate_arguments
+from synthesis.engine import DEFAULT_EXTRAS, VerifiedGraph, sample_plans, synthesize, validate_arguments
 from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS
 from synthesis.quality import quality
@@ -176,12 +177,12 @@ def test_arguments_are_typed_per_schema(setup: Setup, records: list[Trajectory])
     assert coerce("60", {"type": "integer"}) == 60 and coerce("7418899539", {"type": "array", "items": {"type": "string"}}) == ["7418899539"]
 
 
-def test_trim_keeps_the_providers_rows_and_the_fields_that_are_used() -> None:
-    rows = [{f"f{j}": f"r{i}-{j}" for j in range(40)} for i in range(10)]
-    out = trim(rows, keep_fields={"f39"})
-    # never reordered: the first rows in the provider's order, whatever a later step uses
-    assert [r["f0"] for r in out] == ["r0-0", "r1-0", "r2-0"] and out[0]["f39"] == "r0-39" and len(out[0]) <= 25
-    assert trim(rows)[0] == {f"f{j}": f"r0-{j}" for j in range(24)}
+def test_records_show_the_one_view_never_the_used_row_moved_in(records: list[Trajectory]) -> None:
+    steps = [s for r in records for s in r.steps]
+    assert steps
+    for s in steps:  # the first rows in the provider's order, and the used row is one of them
+        assert s.response.shown == list(range(len(s.response.items))) and 0 <= s.response.chosen < len(s.response.items)
+        assert len(s.response.items) == min(s.response.rows, len(s.response.items)) <= BUDGET.rows
 
 
 def test_the_checks_catch_broken_records(records: list[Trajectory]) -> None:

@@ -15,6 +15,7 @@ import pytest
 from core.settings import Neo4jSettings, Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy, NoCache
+from execution.view import BUDGET
 from graph.embedded_store import EmbeddedStore
 from sandbox.inprocess import sandbox_mode
 from sandbox.keys import DEMO_KEY
@@ -87,7 +88,7 @@ def test_records_carry_provenance_and_no_secrets(records: list[dict[str, Any]]) 
                     assert upstream["step"] < step["step"], arg
                 else:
                     assert prov["value"] == step["arguments"][arg]
-            assert step["response"]["rows"] >= 1 and len(step["response"]["items"]) <= 3
+            assert step["response"]["rows"] >= 1 and len(step["response"]["items"]) <= BUDGET.rows
         assert r["metadata"]["graph_snapshot"] and r["metadata"]["provenance"] in ("live", "replayed_from_cache")
 
 
