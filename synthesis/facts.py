@@ -24,8 +24,8 @@ Commitment (what makes a stated value not count):
 * a negated value (`계속사업자가 아닙니다`, `15도는 아니고`) does not count;
 * several candidate values for one fact fail it: another value of the same unit family (or, for a date, another date)
   in the same clause, a range (`14~16도`), an enumeration of bare values (`10월 3일, 10월 9일, 12월 25일`);
-* a dump fails everything: more numbers than `max(DUMP_MIN, DUMP_FACTOR × facts)`, or more values of a fact's unit
-  than the facts with that unit plus `UNIT_SLACK`;
+* a dump fails everything: raw JSON pasted from a result, more numbers than `max(DUMP_MIN, DUMP_FACTOR × facts)`,
+  or more values of a fact's unit than the facts with that unit plus `UNIT_SLACK`;
 * context: a value that a guess could hit (a unit-less number, a single digit or syllable, a negative phrase such
   as `없`) counts only in a clause that names its label (`Fact.label`, else the field's Korean label or its KMA
   category); a number fact with an explicit label always needs it. Facts about missing data (`없`, `등록되지 않`)
@@ -223,7 +223,7 @@ def _korean_amount(text: str) -> tuple[float, int, bool] | None:
     return value, (decimals if not korean else 0), korean
 
 
-def _unit_at(text: str, end: int) -> tuple[str, int]:
+def unit_at(text: str, end: int) -> tuple[str, int]:
     """The canonical unit written right after offset `end` (one space allowed), and where it ends."""
     rest = text[end:end + 16]
     skip = len(rest) - len(rest.lstrip(" "))
@@ -252,19 +252,19 @@ def mentions(text: str) -> list[Mention]:
             continue
         value, decimals, korean = parsed
         end = m.end()
-        unit, _ = _unit_at(text, end)
+        unit, _ = unit_at(text, end)
         out.append(Mention(-value if neg else value, m.start(), end, unit, decimals, korean))
     for m in _NATIVE_RX.finditer(text):
         word = m.group(1).replace(" ", "")
         value = float(_NATIVE.get(word, 0) or (10 + _NATIVE.get(word[1:], 0) if word.startswith("열") else 0))
-        unit, _ = _unit_at(text, m.end())
+        unit, _ = unit_at(text, m.end())
         out.append(Mention(value, m.start(), m.end(), unit, 0, False))
     return sorted(out, key=lambda x: x.start)
 
 
 def numbers_in(text: str) -> list[float]:
     """Every number in the text: 1,234.5, -3, Korean 억/만/천 amounts (in 원 when written so) and native counts."""
-    return [m.value for m in mentions(_nfkc(text))]
+    return [m.value for m in mentions(_nfkc(text).lower())]
 
 
 def _in_base(value: float, unit: str) -> tuple[str, float]:
@@ -413,7 +413,7 @@ def _bare(segment: str) -> bool:
         return False
     rest = segment
     for m in reversed(mentions(segment)):
-        rest = rest[:m.start] + " " + rest[_unit_at(segment, m.end)[1]:]
+        rest = rest[:m.start] + " " + rest[unit_at(segment, m.end)[1]:]
     rest = re.sub(r"(년|월|일|시|분|중|또는|혹은|아니면|이나|거나|쯤|정도|약|입니다|이에요|예요|요)", "", rest)
     return len(re.sub(r"[^\w]|\d|_", "", rest)) < 2
 
@@ -445,8 +445,18 @@ _NEGATIVE_VALUE = re.compile(r"없|않|아니|아님|못|불일치")
 _MODAL = re.compile(r"수\s*(?:가|는|도)?\s*$")
 
 
+_LIMIT_LABEL = re.compile(r"없|않|아니|아님|못|불일치|미등록|만 제공|까지")
+
+
 def _negative(fact: Fact) -> bool:
+    """A fact whose value says something is missing (`없`, `등록되지 않`)."""
     return fact.kind == "text" and bool(_NEGATIVE_VALUE.search(str(fact.value)))
+
+
+def _about_missing(fact: Fact) -> bool:
+    """A fact about missing data or a provider's limit (`자료 없음`, `최근 3일만 제공`): its answer may say what
+    cannot be looked up."""
+    return _negative(fact) or (fact.kind == "text" and bool(_LIMIT_LABEL.search(fact.label)))
 
 
 def hedge(answer: str, facts: list[Fact]) -> str:
@@ -456,7 +466,7 @@ def hedge(answer: str, facts: list[Fact]) -> str:
         m = rx.search(text)
         if m:
             return m.group().strip()
-    if any(_negative(f) for f in facts):
+    if any(_about_missing(f) for f in facts):
         return ""  # an answer about missing data may say it could not be found
     m = _INABLE.search(text)
     return m.group().strip() if m else ""
@@ -571,17 +581,23 @@ def _number_hit(text: str, fact: Fact, facts: list[Fact], ms: list[Mention], bou
     others = [f for f in facts if f is not fact and f.kind in ("number", "count")]
     literal = {v for f in facts if f is not fact and f.kind in ("name", "text") and (v := _fact_number(f)) is not None}
     for m in ms:
-        if not _number_matches(m, value, fact) or _negated(text, _unit_at(text, m.end)[1]):
+        if not _number_matches(m, value, fact) or _negated(text, unit_at(text, m.end)[1]):
             continue
+        if not m.unit and re.match(r"\s?(번째|번\s?째|위|등)", text[m.end:m.end + 4]):
+            continue  # an ordinal or a rank, not a quantity
         if _inside_date_or_time(text, m):
             continue
         if need_label and not _in_context(text, bounds, m.start, terms):
             continue
         a, b = _clause_of(bounds, m.start)
         rivals = [o for o in ms if o is not m and a <= o.start <= b and _same_kind(o, fact)
+                  and not _inside_date_or_time(text, o) and not _in_name(text, o)
                   and not _number_matches(o, value, fact)
                   and not any(_fact_number(f) is not None and _number_matches(o, _fact_number(f) or 0.0, f)
                               for f in others) and o.value not in literal]
+        # the same figure offered with several units (`15.2℃ 15.2% 15.2mm`) commits to none
+        rivals += [o for o in ms if o is not m and a <= o.start <= b and o.unit and m.unit and
+                   _family(o.unit) != _family(m.unit) and abs(o.value - m.value) < 1e-9]
         if rivals or _ranged(text, m):
             continue
         return True
@@ -596,15 +612,24 @@ def _same_kind(m: Mention, fact: Fact) -> bool:
     return not m.unit
 
 
+def _in_name(text: str, m: Mention) -> bool:
+    """A number glued to the word before it is part of a name (`관수1차`, `관동1`), not a quantity."""
+    return m.start > 0 and bool(re.match(r"[가-힣a-z]", text[m.start - 1])) and not m.unit
+
+
 def _ranged(text: str, m: Mention) -> bool:
-    after = text[_unit_at(text, m.end)[1]:_unit_at(text, m.end)[1] + 3]
+    after = text[unit_at(text, m.end)[1]:unit_at(text, m.end)[1] + 3]
     before = text[max(0, m.start - 2):m.start]
     return bool(re.match(r"\s*[~∼〜]\s*\d", after) or re.search(r"\d[~∼〜]\s*$", before))
 
 
 def _inside_date_or_time(text: str, m: Mention) -> bool:
+    """A number that is part of a date or a time (`2026-10-15`, `10월`, `14시`, `13:00`)."""
     after = text[m.end:m.end + 2]
-    return bool(re.match(r"\s?(년|월|일|시(?!간)|:)", after)) and not m.unit
+    if re.match(r"\s?(년|월|일|시(?!간)|:)", after) and not m.unit:
+        return True
+    return any(a <= m.start < b for _, a, b in date_spans(text)) or \
+        any(a <= m.start < b for _, a, b in time_spans(text) if ":" in text[a:b])
 
 
 def _span_hits(text: str, needle: str, prepared: str) -> list[tuple[int, int]]:
@@ -714,10 +739,15 @@ def fact_hit(answer: str, fact: Fact, facts: list[Fact] | None = None) -> bool:
     return False
 
 
+_JSON = re.compile(r"[{\[]\s*\"[^\"]{1,80}\"\s*:|\"[a-z_]\w*\"\s*:\s*[\"\d\[{]")
+
+
 def dump(answer: str, facts: list[Fact]) -> str:
     """Why the answer is a dump of candidates rather than an answer, or ''."""
     prepared = _prepare(answer)
-    ms = mentions(prepared)
+    if _JSON.search(prepared):
+        return "raw JSON pasted from a result"
+    ms = [m for m in mentions(prepared) if not _inside_date_or_time(prepared, m)]
     if len(ms) > max(DUMP_MIN, DUMP_FACTOR * len(facts)):
         return f"{len(ms)} numbers for {len(facts)} facts"
     for fam in {_family(f.unit) for f in facts if f.kind == "number" and f.unit}:
