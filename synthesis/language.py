@@ -22,7 +22,7 @@ import httpx
 
 from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, concepts_of, field_unit, norm
 from graph.models import ParamRecord, ToolRecord
-from synthesis.facts import Fact
+from synthesis.facts import SIDO_LONG, UNITS, Fact
 from synthesis.records import FactRecord, Plan, Question, Trajectory, TrajectoryStep
 from synthesis.routes import entity_name_fields, row_kind
 
@@ -366,6 +366,7 @@ def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15
 
 # ---------------------------------------------------------------------------------------------- questions and facts
 
+_ADDRESS_LABEL = re.compile(r"(주소|위치|소재지|시도|시군구|읍면동)")
 _HHMM = re.compile(r"^([01]\d|2[0-3])([0-5]\d)$")
 _NUMERIC = re.compile(r"^-?[\d,]+(\.\d+)?$")
 _CODE_NAME = re.compile(r"(cd|code|id|seq|sn|no|pk|yn|gb|tp|x|y|pos|lati|long|lat|lon)$")
@@ -386,6 +387,11 @@ def _unit_of(key: str, desc: str) -> str | None:
     if not unit and m and m.group(1).strip() in ("cm", "m", "km", "명", "개", "원", "세대", "kg", "t"):
         unit = m.group(1).strip()
     return unit or None
+
+
+def _judged_unit(unit: str | None) -> str | None:
+    """A unit as the judge reads it (`synthesis.facts.UNITS`); another one is written but not required."""
+    return unit if unit in UNITS else None
 
 
 def _num(text: str) -> float | None:
@@ -427,10 +433,11 @@ def _field_fact(key: str, value: Any, desc: str) -> tuple[Fact, str] | None:
             return None  # a timestamp or an identifier, not a quantity
         unit = _unit_of(key, desc)
         written = _fmt_num(v, unit)
-        return Fact("number", v, tolerance=0.0, unit=unit, label=label), f"{label} {written}{unit or ''}"
+        return Fact("number", v, tolerance=0.0, unit=_judged_unit(unit), label=label), f"{label} {written}{unit or ''}"
     if _NUMERIC.match(text) or ("코드" in desc and "명" not in desc):
         return None  # a code is not an answer
-    kind = "name" if re.search(r"(nm|name|title|명)$", n) or label.endswith(("명", "이름")) else "text"
+    kind = "name" if re.search(r"(nm|name|title|명)$", n) or label.endswith(("명", "이름")) or any(
+        long in text for long in SIDO_LONG) or _ADDRESS_LABEL.search(label) else "text"
     return Fact(kind, text, label=label), f"{label} {text}"
 
 
@@ -480,13 +487,13 @@ def table_facts(items: list[dict[str, Any]]) -> tuple[list[tuple[Fact, str]], st
         nums = [x for x in (_num(v) for _, v in values) if x is not None]
         if not nums:
             continue
-        u = unit or None
+        u = _judged_unit(unit or None)
         lo, hi = min(nums), max(nums)
         if lo == hi:
             out.append((Fact("number", lo, unit=u, label=label), f"{label} {_fmt_num(lo)}{unit}"))
-        else:
-            out.append((Fact("number", lo, unit=u, label=f"최저 {label}"), f"{label} {_fmt_num(lo)}{unit}"))
-            out.append((Fact("number", hi, unit=u, label=f"최고 {label}"), f"~{_fmt_num(hi)}{unit}"))
+        else:  # each end in its own clause with its label: a range in one clause offers two values for one fact
+            out.append((Fact("number", lo, unit=u, label=f"최저 {label}"), f"최저 {label} {_fmt_num(lo)}{unit}"))
+            out.append((Fact("number", hi, unit=u, label=f"최고 {label}"), f"최고 {label} {_fmt_num(hi)}{unit}"))
     return out, span
 
 
@@ -542,7 +549,7 @@ def _step_answer(plan: Plan, steps: list[TrajectoryStep], i: int,
         facts = row_facts(row, tool, skip)
         return "row", [f.label for f, _ in facts], facts, ""
     count = Fact("number", float(r.rows), unit="건", label="건수")
-    facts = [(count, f"모두 {r.rows}건")]
+    facts = [(count, f"건수 {r.rows}건")]
     names = entity_name_fields(tool)
     if r.rows <= len(items) and names:
         desc = {f.name: f.description for f in tool.fields}
@@ -581,18 +588,17 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
             when = rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "]) if "~" in span else (
                 rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
             asked.append(f"{when}{_and(labels[:3], rnd)}")
-            body = ", ".join(phrases).replace(", ~", "~")
+            body = ", ".join(phrases)
             said.append(f"{when.strip() + ' ' if when else ''}{body}입니다.")
         elif ask == "row":
             asked.append(_and(labels[:3], rnd) if labels else noun)
             said.append(f"{', '.join(phrases)}입니다.")
         elif ask == "count":
             asked.append(rnd.choice([f"{noun} 건수", f"{josa(noun, '이', '가')} 몇 건인지", f"{noun} 몇 건"]))
-            said.append(rnd.choice([f"{josa(noun, '은', '는')} {phrases[0]}입니다.",
-                                     f"조회된 {josa(noun, '은', '는')} {phrases[0]}입니다."]))
+            said.append(rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."]))
         elif ask == "list":
             asked.append(rnd.choice([f"{noun} 목록", f"{josa(noun, '이', '가')} 어디 어디인지", f"{noun} 전부"]))
-            said.append(f"{josa(noun, '은', '는')} {phrases[0]}으로 {', '.join(phrases[1:])}입니다.")
+            said.append(f"{noun} {phrases[0]}이고, {', '.join(phrases[1:])}입니다.")
         else:  # highest
             asked.append(f"{noun} 중 {labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳")
             said.append(f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳은 {phrases[0]}({phrases[1]})입니다.")
