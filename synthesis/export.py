@@ -271,7 +271,8 @@ def split_by_sequence(records: Sequence[Trajectory], fraction: float) -> tuple[l
 
 def config_name(records: Sequence[Trajectory], config: dict[str, Any]) -> str:
     """A name unique to this export's content (so `datasets` never serves another export's cache)."""
-    raw = json.dumps([config.get("graph_snapshot"), config.get("seed"), [r.id for r in records]])
+    raw = json.dumps([config.get("graph_snapshot"), config.get("seed"), [(r.id, r.final_answer) for r in records]],
+                     ensure_ascii=False)
     return "kopa-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 
