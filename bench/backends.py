@@ -8,7 +8,8 @@ executor sets anyway, and auth parameters (the executor never sends a caller's k
 recorded listing is served from the recording when the recording covers it (`numOfRows=10&pageNo=3` from a
 recorded `numOfRows=1000` holding those rows), as the upstream pages one ordered list. Any other call is a replay
 miss: reported as an error observation with `miss=True`, never invented, and counted apart from the model's
-failures.
+failures. The built-in conversion tools (graph/conversions.py) are computed in replay as they are live, so a
+snapshot need not hold them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any, Protocol
 
 from core.errors import KopaError
 from execution.executor import Executor
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from graph.conversions import answer as conversion_answer
 from graph.models import ParamRecord, ToolRecord
 
 SNAPSHOT_VERSION = 1
@@ -272,7 +275,7 @@ class LiveBackend:
             return Observation("invalid", reason=f"unknown tool {tool!r}")
         result = await self.executor.call(record, args)
         obs = Observation(result.outcome, [r for r in result.items if isinstance(r, dict)], result.reason, result.code)
-        if self.record is not None:
+        if self.record is not None and tool not in CONVERSION_TOOLS:  # replay computes conversions itself
             self.record.put(tool, args, obs, record)
         return obs
 
@@ -330,6 +333,9 @@ class ReplayBackend:
         return None
 
     async def call(self, tool: str, args: dict[str, Any]) -> Observation:
+        if tool in CONVERSION_TOOLS:  # a built-in conversion is deterministic: computed, never recorded
+            ans = conversion_answer(tool, args)
+            return Observation(ans.outcome, ans.items, ans.reason, ans.code)
         record = self.tools.get(tool)
         entry = self._exact.get(call_key(tool, args, record))
         if entry is not None:

@@ -1,6 +1,7 @@
 """One KOPA-Bench episode: the user turn(s), up to N model turns per user turn, parallel tool calls executed
 through a backend (live or replay), malformed and unknown calls answered with an error tool message as a real
-runtime would, tool results trimmed like synthesis, and every turn recorded.
+runtime would, tool results rendered by the one view (`execution.view`, the same text synthesis and training
+show), and every turn recorded.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 from bench.agents import Agent, AgentReply, EpisodeContext, ToolCall
 from bench.backends import Backend, Observation, canonical_args
 from bench.tasks import Task
+from execution.view import ToolLike, tool_view, visible
 from graph.models import ToolRecord
 from graph.specs import function_spec
-from synthesis.engine import MAX_ROWS, trim
 
 DEFAULT_MAX_TURNS = 8
 
@@ -44,13 +45,9 @@ def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dic
     return [function_spec(registry[n]) for n in names], distractors
 
 
-def tool_message(obs: Observation) -> str:
-    """What the model reads back: the trimmed rows and the row count, or the error."""
-    if obs.ok:
-        return json.dumps({"rows": len(obs.items), "items": trim(obs.items)}, ensure_ascii=False, default=str)
-    if obs.outcome == "empty":
-        return json.dumps({"rows": 0, "items": [], "message": obs.reason or "no data"}, ensure_ascii=False)
-    return json.dumps({"error": obs.outcome, "message": obs.reason or "the call failed"}, ensure_ascii=False)
+def tool_message(obs: Observation, tool: ToolLike = None) -> str:
+    """What the model reads back: the one view of the result (`execution.view`), with the tool's narrowing note."""
+    return tool_view(obs.outcome, obs.items, reason=obs.reason, tool=tool)
 
 
 def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, Any]:
@@ -119,7 +116,7 @@ async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict
             observations = await asyncio.gather(*(_execute(c, offered, backend) for c in batch))
             for c, obs in zip(batch, observations, strict=True):
                 ctx.observations[c.id] = obs
-                content = tool_message(obs)
+                content = tool_message(obs, registry.get(c.name))
                 messages.append({"role": "tool", "tool_call_id": c.id, "name": c.name, "content": content})
                 turn["results"].append({"id": c.id, "tool": c.name, "outcome": obs.outcome, "rows": len(obs.items),
                                         "miss": obs.miss, "content": content})
@@ -127,7 +124,7 @@ async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict
                               "args": canonical_args(c.arguments) if c.arguments is not None else None,
                               "valid": not c.error and c.name in offered, "error": c.error, "outcome": obs.outcome,
                               "rows": len(obs.items), "miss": obs.miss,
-                              "seen": trim(obs.items) if obs.ok else []})
+                              "seen": visible(obs.items, tool=registry.get(c.name)) if obs.ok else []})
         if status != "answered":
             break
         if not answered:
@@ -165,4 +162,4 @@ def canonical_episode(ep: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["DEFAULT_MAX_TURNS", "MAX_ROWS", "canonical_episode", "offered_tools", "run_episode", "tool_message"]
+__all__ = ["DEFAULT_MAX_TURNS", "canonical_episode", "offered_tools", "run_episode", "tool_message"]

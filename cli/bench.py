@@ -29,6 +29,7 @@ from cli.common import fail
 from core.settings import Settings, get_settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
+from graph.conversions import register_conversions
 from graph.embedded_store import EmbeddedStore
 from graph.models import ApiRecord, ToolRecord
 from graph.registry import register
@@ -48,6 +49,7 @@ def catalog_registry(settings: Settings) -> tuple[dict[str, ToolRecord], dict[st
         store = EmbeddedStore(Path(tmp) / "graph.sqlite3")
         for doc in shipped_documents().values():
             register(store, settings, doc)
+        register_conversions(store, settings)  # the built-in kopa-convert tools, answered in process
         tools = {t.name: t for t in store.all_tools()}
         apis = {a.id: a for a in store.list_apis(limit=1000)[0]}
         verified = sorted(lk.id for lk in all_links(store, status="verified"))

@@ -13,6 +13,8 @@ from pydantic import ValidationError
 from cli.common import fail, guarded, one_line, open_configured_store, read_text_document
 from core.errors import KopaError, StoreUnavailable
 from core.settings import get_settings
+from graph.conversions import API_ID as CONVERT_API_ID
+from graph.conversions import register_conversions
 from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import load_document
 from graph.registry import register
@@ -65,6 +67,20 @@ def graph_repair() -> None:
                f"{counts['duplicate_verified_removed']} duplicate and {counts['stray_verified_removed']} stray removed, "
                f"{counts['missing_verified_added']} added; {counts['duplicate_structure_removed']} parallel "
                f"HAS_TOOL/HAS_PARAM/PRODUCES removed ({store.backend} store)")
+
+
+@app.command("conversions")
+@guarded
+def graph_conversions() -> None:
+    """Register (or update) the built-in coordinate conversion tools (API kopa-convert: WGS84, UTM-K, TM and the
+    KMA grid), answered in process with no network call. Idempotent; `kopa demo` and `kopa bench` do it themselves."""
+    store = open_configured_store()
+    try:
+        result = register_conversions(store, get_settings())
+    finally:
+        store.close()
+    changes = {c: sum(1 for t in result.tools if t["change"] == c) for c in ("new", "changed", "unchanged")}
+    typer.echo(f"{CONVERT_API_ID}: {changes} tools {', '.join(t['name'] for t in result.tools)}")
 
 
 def register_cmd(

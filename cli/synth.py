@@ -15,6 +15,7 @@ from cli.common import check_range, check_writable_dir, fail, guarded, open_conf
 from cli.progress import synth_inprocess, verify_inprocess
 from core.settings import get_settings
 from execution.limits import MemoryEconomy, NoCache
+from graph.conversions import register_conversions
 from graph.registry import register
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
@@ -96,6 +97,7 @@ def demo(
     with typer.progressbar(sorted(docs.items()), label="registering the catalog", file=sys.stderr) as bar:
         for _, doc in bar:
             register(store, settings, doc)
+    register_conversions(store, settings)  # the built-in kopa-convert tools (synthesis puts them where links project)
     stats = store.stats()
     typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
     run = verify_inprocess(store, settings, new_run(), transport)

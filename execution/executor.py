@@ -31,6 +31,8 @@ from core.payload import MAX_BODY
 from core.settings import Settings, canonical_base, find_override
 from execution.judge import Verdict, judge
 from execution.limits import Economy
+from graph.conversions import answer as local_answer
+from graph.conversions import is_conversion
 from graph.models import ApiRecord, ToolRecord
 
 log = logging.getLogger("kopa.executor")
@@ -279,6 +281,8 @@ class Executor:
 
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
         """One judged call. Identical calls already in flight in this process share one upstream request."""
+        if is_conversion(tool):
+            return self._local(tool, args)
         ckey = args_key(tool, args)
         pending = self._inflight.get(ckey)
         if pending is not None:
@@ -296,6 +300,17 @@ class Executor:
             raise
         finally:
             self._inflight.pop(ckey, None)
+
+    def _local(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
+        """A built-in conversion tool (graph.conversions), answered in process: no network, egress, key, rate
+        limit, quota or cache; counted apart from upstream calls (`local_calls`)."""
+        started = time.perf_counter()
+        ans = local_answer(tool.name, args)
+        self.economy.count(self.run_id or "_", "local_calls")
+        return CallResult(ans.outcome, ans.items, ans.reason, ans.code, ans.status,
+                          round((time.perf_counter() - started) * 1000, 3),
+                          hashlib.sha256(json.dumps(ans.items, sort_keys=True).encode()).hexdigest()[:16],
+                          url=str(httpx.URL(tool.url, params={k: str(v) for k, v in args.items() if v is not None})))
 
     async def _call(self, tool: ToolRecord, args: dict[str, Any], ckey: str) -> CallResult:
         api = self.apis.get(tool.api_id)

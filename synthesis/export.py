@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core.settings import Settings
+from execution.view import tool_view
 from graph.store import GraphStore
 from synthesis.engine import TRIM_RULE, VerifiedGraph, distribution
 from synthesis.quality import quality
@@ -38,7 +39,7 @@ SYSTEM = "당신은 공공기관 API 도구를 순서대로 호출해 사용자�
 #: The max_length (tokens) every exported conversation fits in, tools included: the rendered text is at most
 #: `synthesis.engine.MAX_RENDERED_CHARS` characters and chat tokenizers spend at most one token per character on
 #: it (checked with trl's SFTTrainer and assistant-only loss in tests/test_exports_consumers.py).
-SFT_MAX_LENGTH = 8192
+SFT_MAX_LENGTH = 16384
 VALIDATION_FRACTION = 0.1
 #: BFCL's names for JSON Schema types.
 BFCL_TYPES = {"string": "string", "integer": "integer", "number": "float", "boolean": "boolean", "array": "array",
@@ -62,9 +63,11 @@ def _calls(record: Trajectory) -> list[list[TrajectoryStep]]:
     return turns
 
 
-def _content(step: TrajectoryStep) -> str:
-    return json.dumps({"rows": step.response.rows, "shown": len(step.response.items), "items": step.response.items},
-                      ensure_ascii=False)
+def _content(step: TrajectoryStep, record: Trajectory) -> str:
+    """The tool message: the one view of the recorded response (`execution.view`, as GRPO rollouts and KOPA-Bench
+    episodes show it)."""
+    spec = next((t for t in record.tools if t.get("function", {}).get("name") == step.tool), None)
+    return tool_view("ok", step.response.items, total=step.response.rows, tool=spec)
 
 
 def _error_content(error: str) -> str:
@@ -79,7 +82,7 @@ def _turns(record: Trajectory) -> list[tuple[list[tuple[str, dict[str, Any]]], l
         for a in record.attempts:
             if a.before_step == first:
                 out.append(([(a.tool, a.arguments)], [(a.tool, _error_content(a.error))]))
-        out.append(([(s.tool, s.arguments) for s in turn], [(s.tool, _content(s)) for s in turn]))
+        out.append(([(s.tool, s.arguments) for s in turn], [(s.tool, _content(s, record)) for s in turn]))
     return out
 
 
@@ -268,7 +271,8 @@ def split_by_sequence(records: Sequence[Trajectory], fraction: float) -> tuple[l
 
 def config_name(records: Sequence[Trajectory], config: dict[str, Any]) -> str:
     """A name unique to this export's content (so `datasets` never serves another export's cache)."""
-    raw = json.dumps([config.get("graph_snapshot"), config.get("seed"), [r.id for r in records]])
+    raw = json.dumps([config.get("graph_snapshot"), config.get("seed"), [(r.id, r.final_answer) for r in records]],
+                     ensure_ascii=False)
     return "kopa-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 

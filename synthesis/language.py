@@ -20,9 +20,11 @@ from typing import Any
 
 import httpx
 
-from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, field_unit, norm
+from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, concepts_of, field_unit, norm
 from graph.models import ParamRecord, ToolRecord
-from synthesis.records import Plan, Trajectory, TrajectoryStep
+from synthesis.facts import SIDO_LONG, UNITS, Fact
+from synthesis.records import FactRecord, Plan, Question, Trajectory, TrajectoryStep
+from synthesis.routes import entity_name_fields, row_kind
 
 _PLACEHOLDER = re.compile(r"'?\{(\w+)\}'?(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
 #: How many answering fields of one row an answer states (and the quality check expects).
@@ -127,7 +129,7 @@ def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, 
             text = fmt_value(name, value)
             if n in _PLACE or "주소" in desc.get(name, ""):
                 parts.append(f"{text} 근처" if near else text)
-            elif n in ("bno", "b_no", "bizrno"):
+            elif n in ("bno", "b_no", "bizrno") or "brn" in concepts_of(name, desc.get(name, "")):
                 parts.append(f"사업자등록번호 {text}")
             elif n == "routeno":
                 parts.append(f"{text}번 버스")
@@ -360,3 +362,256 @@ def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15
     if not out or any(v and v not in out for v in must_keep):
         return text
     return out
+
+
+# ---------------------------------------------------------------------------------------------- questions and facts
+
+_ADDRESS_LABEL = re.compile(r"(주소|위치|소재지|시도|시군구|읍면동)")
+_HHMM = re.compile(r"^([01]\d|2[0-3])([0-5]\d)$")
+_NUMERIC = re.compile(r"^-?[\d,]+(\.\d+)?$")
+_CODE_NAME = re.compile(r"(cd|code|id|seq|sn|no|pk|yn|gb|tp|x|y|pos|lati|long|lat|lon)$")
+#: Units of answering fields whose document writes none in parentheses.
+_FIELD_UNITS = {"floor": "층", "grndflrcnt": "층", "kaptdacnt": "세대", "parkqty": "대", "drtotcnt": "명",
+                "intervaltime": "분", "arrprevstationcnt": "정류장", "dealamount": "만원", "deposit": "만원",
+                "monthlyrent": "만원", "totarea": "㎡", "excluusear": "㎡"}
+
+
+def _label_of(key: str, desc: str) -> str:
+    return answer_label(key, desc) or _short(desc).split("(")[0].strip() or key
+
+
+def _unit_of(key: str, desc: str) -> str | None:
+    unit = field_unit(desc) or _FIELD_UNITS.get(norm(key), "") or (
+        "명" if re.search(r"(인구|인원|가입자\s*수|인구수)", desc) else "")
+    m = re.search(r"\(([^()]*)\)", desc)
+    if not unit and m and m.group(1).strip() in ("cm", "m", "km", "명", "개", "원", "세대", "kg", "t"):
+        unit = m.group(1).strip()
+    return unit or None
+
+
+def _judged_unit(unit: str | None) -> str | None:
+    """A unit as the judge reads it (`synthesis.facts.UNITS`); another one is written but not required."""
+    return unit if unit in UNITS else None
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _fmt_num(v: float, unit: str | None = None) -> str:
+    if v.is_integer():
+        return f"{int(v):,}" if unit in ("원", "만원") else str(int(v))
+    return f"{v:g}"
+
+
+def _field_fact(key: str, value: Any, desc: str) -> tuple[Fact, str] | None:
+    """One answering field as (fact, phrase the answer writes): numbers with their unit, dates in Korean, codes
+    decoded (grades into words), clock times as HH:MM."""
+    text = _clean(value)
+    label = _label_of(key, desc)
+    n = norm(key)
+    if not text or text in ("-", "N", "Y") or len(text) > 80:
+        return None
+    if n.endswith("grade") or n.endswith("grade1h"):
+        word = AIR_GRADES.get(text)
+        return (Fact("text", word, label=label), f"{label} {word}") if word else None
+    if re.fullmatch(r"(19|20)\d{6}", text) and re.search(r"(일자|일$|date|dd$|de$|dt$)", f"{desc} {n}"):
+        iso = f"{text[:4]}-{text[4:6]}-{text[6:]}"
+        return Fact("date", iso, label=label), f"{label} {text[:4]}년 {int(text[4:6])}월 {int(text[6:])}일"
+    if re.fullmatch(r"(19|20)\d{2}(0[1-9]|1[0-2])", text) and re.search(r"(연월|년월|ym$)", f"{desc} {n}"):
+        month = f"{text[:4]}년 {int(text[4:])}월"
+        return Fact("text", month, label=label), f"{label} {month}"
+    if _HHMM.match(text) and re.search(r"(시각|시간|start|end|time)", f"{desc} {n}"):
+        hhmm = f"{text[:2]}:{text[2:]}"
+        return Fact("text", hhmm, label=label), f"{label} {hhmm}"
+    if _NUMERIC.match(text) and not _CODE_NAME.search(n):
+        v = _num(text)
+        if v is None or len(text.replace(",", "").split(".")[0].lstrip("-")) > 9:
+            return None  # a timestamp or an identifier, not a quantity
+        unit = _unit_of(key, desc)
+        written = _fmt_num(v, unit)
+        return Fact("number", v, tolerance=0.0, unit=_judged_unit(unit), label=label), f"{label} {written}{unit or ''}"
+    if _NUMERIC.match(text) or ("코드" in desc and "명" not in desc):
+        return None  # a code is not an answer
+    kind = "name" if re.search(r"(nm|name|title|명)$", n) or label.endswith(("명", "이름")) or any(
+        long in text for long in SIDO_LONG) or _ADDRESS_LABEL.search(label) else "text"
+    return Fact(kind, text, label=label), f"{label} {text}"
+
+
+def row_facts(row: dict[str, Any], tool: ToolRecord, skip: set[str]) -> list[tuple[Fact, str]]:
+    """The facts one row answers: fields with an answering label first, then other described scalar fields; a
+    code whose name field is also in the row gives way to the name; values the user gave are not facts."""
+    desc = {f.name: f.description for f in tool.fields}
+    keys = [k for k in row if answer_label(k) is not None] + [k for k in row if answer_label(k) is None]
+    out: list[tuple[Fact, str]] = []
+    for k in keys:
+        v = row[k]
+        if isinstance(v, bool) or not isinstance(v, str | int | float) or k in skip:
+            continue
+        if norm(k).endswith(("cd", "code")) and any(norm(o) in (norm(k) + "nm", norm(k)[:-2] + "nm") for o in row):
+            continue
+        if answer_label(k) is None and not desc.get(k) and tool.fields:
+            continue
+        got = _field_fact(k, v, desc.get(k, ""))
+        if got is None or any(got[0].label == f.label for f, _ in out):
+            continue
+        out.append(got)
+        if len(out) == ANSWER_MAX:
+            break
+    return out
+
+
+def table_facts(items: list[dict[str, Any]]) -> tuple[list[tuple[Fact, str]], str]:
+    """An observation or forecast over the shown rows: per category its value, or its range over the hours
+    shown; coded categories in words. Returns the facts with phrases and the time span ("15시~17시")."""
+    by_cat: dict[str, list[tuple[str, str]]] = {}
+    for row in items:
+        cat = str(row.get("category"))
+        value = row.get("fcstValue", row.get("obsrValue"))
+        if cat in KMA_CATEGORIES and value not in (None, ""):
+            when = str(row.get("fcstTime") or row.get("baseTime") or "")
+            by_cat.setdefault(cat, []).append((when, str(value).strip()))
+    hours = sorted({w for vs in by_cat.values() for w, _ in vs if w})
+    span = (f"{int(hours[0][:2])}시" if len(hours) == 1 else f"{int(hours[0][:2])}시~{int(hours[-1][:2])}시") if hours else ""
+    out: list[tuple[Fact, str]] = []
+    for cat, values in by_cat.items():
+        label, unit = KMA_CATEGORIES[cat]
+        if cat in KMA_CODES:
+            words = list(dict.fromkeys(KMA_CODES[cat].get(v, "") for _, v in values if KMA_CODES[cat].get(v)))
+            if words:
+                out.append((Fact("text", words[0], label=label), f"{label} {'·'.join(words)}"))
+            continue
+        nums = [x for x in (_num(v) for _, v in values) if x is not None]
+        if not nums:
+            continue
+        u = _judged_unit(unit or None)
+        lo, hi = min(nums), max(nums)
+        if lo == hi:
+            out.append((Fact("number", lo, unit=u, label=label), f"{label} {_fmt_num(lo)}{unit}"))
+        else:  # each end in its own clause with its label: a range in one clause offers two values for one fact
+            out.append((Fact("number", lo, unit=u, label=f"최저 {label}"), f"최저 {label} {_fmt_num(lo)}{unit}"))
+            out.append((Fact("number", hi, unit=u, label=f"최고 {label}"), f"최고 {label} {_fmt_num(hi)}{unit}"))
+    return out, span
+
+
+_ASK_CLOSE = {
+    "citizen": ["{x} 알려 줘.", "{x} 알려 주세요.", "{x} 궁금해요.", "{x} 좀 알려 줄래?", "{x} 어떻게 돼요?",
+                "{x} 알 수 있을까요?"],
+    "civil": ["{x} 확인 부탁드립니다.", "{x} 확인해 주시겠어요?", "{x} 알려 주시면 감사하겠습니다.", "{x} 어떻게 되나요?"],
+    "analyst": ["{x} 정리해 주세요.", "{x} 뽑아 주세요.", "{x} 확인해서 알려 주세요.", "{x} 필요합니다."],
+}
+_ANSWER_OPEN = {
+    "citizen": ["", "확인해 봤어요. ", "찾아봤어요. ", "조회해 보니 "],
+    "civil": ["확인 결과를 말씀드립니다. ", "조회 결과입니다. ", ""],
+    "analyst": ["조회 결과를 정리하면 ", "정리하면 ", ""],
+}
+
+
+def _and(items: list[str], rnd: random.Random) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    joiner = rnd.choice(["와/과", ", ", "하고 "])
+    if joiner == "와/과":
+        return ", ".join([*items[:-2], josa(items[-2], "과", "와") + " " + items[-1]])
+    return joiner.join(items)
+
+
+def _row_noun(tool: ToolRecord) -> str:
+    """What a tool's rows are, in a few words ('병원', '아파트 매매 실거래'), for questions about a set."""
+    text = goal(tool, {})[0]
+    text = re.sub(r"\s*(목록|상세 정보|기본 정보|정보|찾기|조회|확인)$", "", text).strip()
+    text = re.sub(r"^(근처|주변|가장 가까운)\s*", "", text).strip()
+    return text or "결과"
+
+
+def _entity_phrase(plan: Plan, steps: list[TrajectoryStep]) -> str:
+    parts = _context(plan, steps, set())
+    return ", ".join(parts)
+
+
+def _step_answer(plan: Plan, steps: list[TrajectoryStep], i: int,
+                 rnd: random.Random) -> tuple[str, list[str], list[tuple[Fact, str]], str]:
+    """(what is asked, the labels the question names, facts with phrases, time span) for final step i."""
+    step, tool = steps[i], plan.steps[i].tool
+    r = step.response
+    items = r.items
+    mine = {str(v["value"]) for v in step.provenance.values() if v["kind"] == "slot"}
+    if items and row_kind(tool) == "table":
+        facts, span = table_facts(items)
+        labels = list(dict.fromkeys(f.label.replace("최저 ", "").replace("최고 ", "") for f, _ in facts))
+        return "table", labels, facts, span
+    if r.selected and items:
+        row = items[min(r.chosen, len(items) - 1)]
+        skip = {k for k, v in row.items() if str(v) in mine}
+        facts = row_facts(row, tool, skip)
+        return "row", [f.label for f, _ in facts], facts, ""
+    count = Fact("number", float(r.rows), unit="건", label="건수")
+    facts = [(count, f"건수 {r.rows}건")]
+    names = entity_name_fields(tool)
+    if r.rows <= len(items) and names:
+        desc = {f.name: f.description for f in tool.fields}
+        numeric = [k for k in items[0] if answer_label(k) and all(_NUMERIC.match(str(x.get(k, ""))) for x in items)
+                   and not _CODE_NAME.search(norm(k))]
+        if numeric and rnd.random() < 0.5:
+            k = numeric[0]
+            best = max(items, key=lambda x: _num(str(x.get(k))) or 0.0)
+            got = _field_fact(k, best[k], desc.get(k, ""))
+            who = _clean(best.get(names[0], ""))
+            if got and who:
+                return "highest", [got[0].label], [(Fact("name", who, label=f"{got[0].label} 최고"), who), got], ""
+        listed = [_clean(x.get(names[0], "")) for x in items if _clean(x.get(names[0], ""))]
+        return "list", [], [*facts, *((Fact("name", n, label=_label_of(names[0], "")), n) for n in listed)], ""
+    return "count", [], facts, ""
+
+
+def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tuple[str, str, list[FactRecord], Question]:
+    """The question a person asks about the entity they know, the answer that states what it asks (with units,
+    codes decoded, over the rows asked), and the facts the answer must state."""
+    persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
+    entity = _entity_phrase(plan, steps)
+    asks: list[str] = []
+    asked: list[str] = []
+    said: list[str] = []
+    facts: list[Fact] = []
+    for i in plan.finals:
+        ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
+        asks.append(ask)
+        if not fs:
+            continue
+        noun = _row_noun(plan.steps[i].tool)
+        phrases = [p for _, p in fs]
+        facts.extend(f for f, _ in fs)
+        if ask == "table":
+            when = rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "]) if "~" in span else (
+                rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
+            asked.append(f"{when}{_and(labels[:3], rnd)}")
+            body = ", ".join(phrases)
+            said.append(f"{when.strip() + ' ' if when else ''}{body}입니다.")
+        elif ask == "row":
+            asked.append(_and(labels[:3], rnd) if labels else noun)
+            said.append(f"{', '.join(phrases)}입니다.")
+        elif ask == "count":
+            asked.append(rnd.choice([f"{noun} 건수", f"{josa(noun, '이', '가')} 몇 건인지", f"{noun} 몇 건"]))
+            said.append(rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."]))
+        elif ask == "list":
+            asked.append(rnd.choice([f"{noun} 목록", f"{josa(noun, '이', '가')} 어디 어디인지", f"{noun} 전부"]))
+            said.append(f"{noun} {phrases[0]}이고, {', '.join(phrases[1:])}입니다.")
+        else:  # highest
+            asked.append(f"{noun} 중 {labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳")
+            said.append(f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳은 {phrases[0]}({phrases[1]})입니다.")
+    if not asked:
+        return "", "", [], Question(persona=persona, entity=entity, asks=asks, route=plan.route)
+    goal_text = _and(asked, rnd) if len(asked) > 1 else asked[0]
+    lead = entity + (rnd.choice([" ", "의 ", " 기준으로 "]) if entity and not entity.endswith(("근처", "기준")) else " ")
+    close = rnd.choice(_ASK_CLOSE[persona])
+    opening = rnd.choice(_OPENINGS[persona])
+    request = re.sub(r"\s+", " ", f"{opening}{lead if entity else ''}{close.format(x=goal_text)}").strip()
+    subject = f"{entity} 기준으로 " if entity and rnd.random() < 0.5 else ""
+    answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + subject + " ".join(said)).strip()
+    records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label)
+               for f in facts]
+    question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
+    return request, answer, records, question

@@ -18,9 +18,17 @@ from typing import Any
 
 import jsonschema
 
-from graph.concepts import PAIR_GROUPS
+from graph.concepts import PAIR_GROUPS, concepts_of
+from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS, answered_fields, fmt_value
 from synthesis.records import Trajectory, as_trajectory
+from synthesis.routes import PLACE_CONCEPTS, mentioned, row_entity_names, row_identified, user_row
+
+#: Answers a model could give without doing the work (a number dump, a refusal, a generic reply): facts one of
+#: them passes do not show that an answer did the work.
+CONSTANT_ANSWERS = ("0 1 2 3 4 5 6 7 8 9 10 11 12", "확인해 보니 해당 정보를 찾을 수 없습니다.",
+                    "네, 조회 결과 정상입니다. 자세한 내용은 기관에 문의하세요.")
+_FIRST_OF = ("첫 번째는", "중 첫 번째", "첫 번째 결과")
 
 #: Words that name a system code; a request that states one (outside the goal the user asks for) leaks it.
 CODE_WORDS = ("코드", "ID", "id", "좌표", "격자", "발표시각", "발표일자", "요양기호", "콘텐츠", "일련번호", "예보지점")
@@ -72,6 +80,69 @@ def _lists_steps(r: Trajectory) -> bool:
     return any(w in text for w in STEP_WORDS) or any(g and g in text for g in inter)
 
 
+def _words(r: Trajectory) -> list[str]:
+    return [str(v) for v in r.slots.values()] + [str(v) for s in r.steps for p, v in s.arguments.items()
+                                                 if s.provenance.get(p, {}).get("kind") == "slot"]
+
+
+def arbitrary_rows(r: Trajectory) -> int:
+    """Final steps that answer about one row of many that neither the query nor the user's words single out."""
+    asks = r.question.asks if r.question else []
+    n = 0
+    for k, step in enumerate(s for s in r.steps if s.step in r.final_steps):
+        items = step.response.items
+        if step.response.rows <= 1 or not items or "category" in items[0]:
+            continue
+        ask = asks[k] if k < len(asks) else ("row" if any(w in r.final_answer for w in _FIRST_OF) or not r.question
+                                             else "set")
+        if ask != "row":
+            continue
+        if user_row(items, len(items), _words(r)) != step.response.chosen:
+            n += 1
+    return n
+
+
+def _place_param(r: Trajectory, tool: str, param: str, transform: dict[str, Any] | None) -> bool:
+    if (transform or {}).get("kind") == "coord":
+        return True
+    spec: dict[str, Any] = next((t["function"] for t in r.tools if t["function"]["name"] == tool), {})
+    desc = str(((spec.get("parameters") or {}).get("properties") or {}).get(param, {}).get("description", ""))
+    text = f"{param} {desc}".lower()
+    return bool(concepts_of(param, desc) & PLACE_CONCEPTS) or any(
+        w in text for w in ("좌표", "위도", "경도", "gps", "행정구역", "지역코드"))
+
+
+def unasked_entity(r: Trajectory) -> bool:
+    """A chain that takes only the location (coordinates, area codes) of a named thing the question never
+    mentions: the first hospital of a 동 for its weather."""
+    said = " ".join([*(m["content"] for m in r.preamble if m.get("role") == "user"), r.request])
+    for s in r.steps:
+        feeds = [(later.tool, p, prov) for later in r.steps for p, prov in later.provenance.items()
+                 if prov["kind"] == "link" and prov["from_step"] == s.step - 1]
+        if not feeds or not s.response.items:
+            continue
+        row = s.response.items[min(s.response.chosen, len(s.response.items) - 1)]
+        names = row_entity_names(row)
+        if not names or any(mentioned(v, said) for v in names) or row_identified(row, said):
+            continue
+        if all(_place_param(r, tool, p, prov.get("transform")) for tool, p, prov in feeds):
+            return True
+    return False
+
+
+def constant_passes(r: Trajectory) -> bool:
+    """No facts, or facts that a constant answer (or the request echoed) states."""
+    facts = r.judge_facts()
+    if not facts:
+        return True
+    return any(check_answer(a, facts).hits == len(facts) for a in (*CONSTANT_ANSWERS, r.request))
+
+
+def facts_confirmed(r: Trajectory) -> bool:
+    facts = r.judge_facts()
+    return bool(facts) and check_answer(r.final_answer, facts).hits == len(facts)
+
+
 def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str, float] | None = None,
             lengths: dict[str, int] | None = None) -> dict[str, Any]:
     """The figures (counts over the given records). `extras` is the configured share per special kind;
@@ -121,15 +192,21 @@ def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str,
                         for later in r.steps for prov in later.provenance.values())
             if s.step not in finals and not feeds:
                 unused += 1
+        answered_total += 1
+        if r.facts:
+            answered_ok += facts_confirmed(r)
+            continue
         expected = [v for s in r.steps if s.step in finals
                     for _, v in answered_fields(s.response.items, s.response.chosen)]
-        answered_total += 1
         if expected and all(v.rstrip(".") in r.final_answer for v in expected):
             answered_ok += 1
     kinds = Counter(r.kind for r in recs)
     share = {k: round(kinds.get(k, 0) / max(1, n), 3) for k in ("irrelevance", "clarification", "error_recovery",
                                                                   "hard_negative")}
     diversity = {k: len(values[k]) for k in sorted(counted)}
+    chains = [r for r in plain if len(r.steps) >= 2]
+    unasked = sum(unasked_entity(r) for r in chains)
+    spoken = [r for r in recs if r.kind != "irrelevance"]
     out: dict[str, Any] = {
         "trajectories": n,
         "code_words_in_requests": code_leaks,
@@ -144,6 +221,14 @@ def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str,
         "cross_entity_pairs": cross,
         "unused_steps": unused,
         "answers_with_answered_values": round(answered_ok / max(1, answered_total), 3),
+        "answers_about_arbitrary_row": sum(arbitrary_rows(r) for r in plain),
+        "chains": len(chains),
+        "chains_through_unasked_entity": unasked,
+        "chains_through_unasked_entity_share": round(unasked / max(1, len(chains)), 3),
+        "records_with_facts": sum(bool(r.facts) for r in plain),
+        "facts_confirmed_on_own_answer": sum(facts_confirmed(r) for r in plain),
+        "facts_a_constant_answer_passes": sum(constant_passes(r) for r in plain),
+        "request_phrasings_per_100": round(100 * len({_masked(r) for r in spoken}) / max(1, len(spoken)), 1),
         "shares": share,
         "shares_configured": extras or {},
         "value_diversity": diversity,
@@ -167,6 +252,12 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
         f"  argument schema violations {q['argument_schema_violations']}, linked values not visible "
         f"{q['linked_values_not_visible']}, cross-entity pairs {q['cross_entity_pairs']}, unused steps {q['unused_steps']}",
         f"  answers stating the answered values {q['answers_with_answered_values']:.1%}",
+        f"  answers about an arbitrary row of many {q['answers_about_arbitrary_row']}, chains through an entity the "
+        f"question does not mention {q['chains_through_unasked_entity']} of {q['chains']} "
+        f"({q['chains_through_unasked_entity_share']:.1%})",
+        f"  trajectories with facts {q['records_with_facts']}, confirmed by the judge on their answer "
+        f"{q['facts_confirmed_on_own_answer']}, passed by a constant answer {q['facts_a_constant_answer_passes']}; "
+        f"distinct request phrasings per 100: {q['request_phrasings_per_100']}",
         "  shares " + ", ".join(f"{k} {v:.1%}" + (f" (configured {q['shares_configured'][k]:.0%})"
                                                  if k in q.get("shares_configured", {}) else "")
                                 for k, v in q["shares"].items()),
@@ -176,3 +267,18 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
         lines.append(f"  rendered conversation (tools included) min {t['min']}, median {t['median']}, max {t['max']} "
                      "characters")
     return lines
+
+
+def question_targets(q: dict[str, Any]) -> list[str]:
+    """The issue 21 figures that miss their targets (empty when all hold)."""
+    misses = []
+    if q["answers_about_arbitrary_row"] != 0:
+        misses.append(f"answers_about_arbitrary_row = {q['answers_about_arbitrary_row']} (target 0)")
+    if q["chains_through_unasked_entity_share"] > 0.02:
+        misses.append(f"chains_through_unasked_entity = {q['chains_through_unasked_entity_share']:.1%} (target <= 2%)")
+    if q["facts_a_constant_answer_passes"] != 0:
+        misses.append(f"facts_a_constant_answer_passes = {q['facts_a_constant_answer_passes']} (target 0)")
+    if q["facts_confirmed_on_own_answer"] != q["records_with_facts"] or q["records_with_facts"] == 0:
+        misses.append(f"facts confirmed on own answer {q['facts_confirmed_on_own_answer']} of "
+                      f"{q['records_with_facts']} with facts")
+    return misses

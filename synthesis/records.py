@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.models import LinkRecord, ToolRecord
+from synthesis.facts import Fact
 
 # ---------------------------------------------------------------------------------------------- plans
 
@@ -50,6 +51,7 @@ class Plan:
     shape: str
     steps: list[Step]
     finals: list[int]
+    route: str = ""
 
     @property
     def key(self) -> str:
@@ -68,6 +70,8 @@ class StepResponse(_Record):
     items: list[dict[str, Any]] = Field(description="the trimmed rows the model sees")
     shown: list[int] = Field(default_factory=list, description="0-based positions of the shown rows in the answer")
     chosen: int = Field(0, description="index in `items` of the row later steps and the answer use")
+    selected: bool = Field(True, description="the query or the user's words single out `chosen` (else a final "
+                                             "step answers about the set of rows)")
     url: str = Field("", description="the request URL without any secret")
     replayed_from_cache: bool = False
 
@@ -79,6 +83,29 @@ class TrajectoryStep(_Record):
     provenance: dict[str, dict[str, Any]] = Field(description="per argument: link (with from_step), slot or constant")
     depends_on: list[int] = Field(default_factory=list, description="1-based steps this one is fed by")
     response: StepResponse
+
+
+class FactRecord(_Record):
+    """One thing the final answer must state, in the benchmark's fact format (`synthesis.facts.Fact`)."""
+
+    kind: Literal["number", "text", "date", "count", "name"]
+    value: Any
+    tolerance: float = 0.0
+    unit: str | None = None
+    label: str = Field("", description="what the value means (the field's meaning, the category, the aggregate)")
+
+    def fact(self) -> Fact:
+        return Fact(kind=self.kind, value=self.value, tolerance=self.tolerance, unit=self.unit, label=self.label)
+
+
+class Question(_Record):
+    """The question a trajectory answers: who asks, about which entity they know, and what they want stated."""
+
+    persona: str = Field(description="citizen | civil | analyst")
+    entity: str = Field(description="the entity in the user's words (an address, place, facility, company, date)")
+    asks: list[str] = Field(description="per final step: row (one entity's values), table (an observation or "
+                                        "forecast over the rows asked), count, list, highest, range")
+    route: str = Field("", description="why this plan answers it: the kind of entity each step's rows are")
 
 
 class FailedAttempt(_Record):
@@ -122,9 +149,15 @@ class Trajectory(_Record):
     preamble: list[dict[str, str]] = Field(default_factory=list, description="turns before `request` (clarification)")
     attempts: list[FailedAttempt] = Field(default_factory=list, description="failed calls the assistant recovered from")
     now: str = Field("", description="the conversation's clock (ISO, KST), stated in the system message")
+    question: Question | None = Field(None, description="the question the trajectory answers (normal samples)")
+    facts: list[FactRecord] = Field(default_factory=list, description="what the final answer must state")
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+    def judge_facts(self) -> list[Fact]:
+        """The facts as the judge (`synthesis.facts.check_answer`) takes them."""
+        return [f.fact() for f in self.facts]
 
 
 def as_trajectory(record: Trajectory | dict[str, Any]) -> Trajectory:

@@ -12,11 +12,13 @@ A call goes to a backend:
   demos): per-API rate limits, daily quotas, the response cache and the call counter of the economy all apply, and
   the service key is added to the outgoing request only;
 * `ReplayBackend` — the recorded responses: a call whose normalised arguments equal a recorded step of the same
-  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error.
+  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error;
+  a built-in conversion tool (graph/conversions.py) is computed, as live, for whatever arguments the model sends.
 
 Each rollout may make at most `max_calls` tool calls (further calls get an error without executing); trl's
-`max_tool_calling_iterations` bounds the turns. Results are JSON strings (`{"rows", "items"}` or `{"error"}`),
-trimmed like the recorded trajectories, with every secret value known to the settings replaced by `***`.
+`max_tool_calling_iterations` bounds the turns. Results are the one view of a tool result (`execution.view`: the
+text SFT records and benchmark episodes show for the same response), with every secret value known to the settings
+replaced by `***`.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ import httpx
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
+from execution.view import render, view_object
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from graph.conversions import answer as conversion_answer
 from graph.models import ApiRecord, ToolRecord
-from synthesis.engine import trim
 from synthesis.records import Trajectory
 from training.datasets import toolset_key
 
@@ -71,15 +75,21 @@ class ReplayBackend:
     def __init__(self, records: Sequence[Trajectory]) -> None:
         self.by_record: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]]] = {}
         self.shared: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
+        self.specs: dict[str, dict[str, Any]] = {}
         for r in records:
             own = self.by_record.setdefault(r.id, {})
+            specs = {t["function"]["name"]: t for t in r.tools}
+            self.specs.update(specs)
             for s in r.steps:
                 key = (s.tool, normalise_args(s.arguments))
-                resp = {"rows": s.response.rows, "items": s.response.items}
+                resp = view_object("ok", s.response.items, total=s.response.rows, tool=specs.get(s.tool))
                 own[key] = resp
                 self.shared.setdefault(key, resp)
 
     def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if name in CONVERSION_TOOLS:  # deterministic: computed for whatever the model sends, as live
+            ans = conversion_answer(name, {k: v for k, v in args.items() if v is not None})
+            return view_object(ans.outcome, ans.items, reason=ans.reason, tool=self.specs.get(name))
         key = (name, normalise_args(args))
         hit = self.by_record.get(trajectory_id, {}).get(key) or self.shared.get(key)
         if hit is None:
@@ -116,10 +126,8 @@ class LiveBackend:
             result = self._submit(self.executor.call(tool, {k: v for k, v in args.items() if v is not None}))
         except FutureTimeout:
             return {"error": "the upstream did not answer in time"}
-        if not result.ok:
-            return {"error": f"{result.outcome}: {result.reason}".strip(": ")}
-        rows = [r for r in result.items if isinstance(r, dict)]
-        return {"rows": len(rows), "items": trim(rows)}
+        return view_object(result.outcome, [r for r in result.items if isinstance(r, dict)], reason=result.reason,
+                           tool=tool)
 
     def close(self) -> None:
         if self._loop.is_running():
@@ -156,10 +164,11 @@ class ToolEnvironment:
         else:
             out = self.backend.run(self.trajectory_id, name, args)
             self.counter[name] += 1
-        self.calls.append({"tool": name, "arguments": args, "ok": "error" not in out})
-        text = json.dumps(out, ensure_ascii=False, default=str)
+        text = render(out)
         for secret in self.secrets:
             text = text.replace(secret, "***")
+        # what the rewards read as executed (training.rewards: only recorded calls and results count)
+        self.calls.append({"tool": name, "arguments": args, "ok": "error" not in out, "result": text})
         return text
 
 

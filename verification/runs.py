@@ -14,6 +14,7 @@ import httpx
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
+from graph.conversions import is_conversion
 from graph.models import ApiRecord, RunRecord, ToolRecord, utcnow
 from graph.store import GraphStore, all_links
 from verification.engine import Engine, Progress, run_rounds
@@ -27,7 +28,8 @@ def new_run(api_ids: list[str] | None = None, budget: int | None = None, scope: 
 
 def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], dict[str, ApiRecord]]:
     apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
-    tools = [t for t in store.all_tools() if not run.api_ids or t.api_id in run.api_ids]
+    # the built-in conversion tools are correct by construction: no links of theirs to discover or verify
+    tools = [t for t in store.all_tools() if (not run.api_ids or t.api_id in run.api_ids) and not is_conversion(t)]
     return tools, apis
 
 

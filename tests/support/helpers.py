@@ -20,6 +20,7 @@ import httpx
 
 from core.settings import Settings
 from execution.limits import MemoryEconomy
+from graph.conversions import register_conversions
 from graph.embedded_store import EmbeddedStore
 from graph.registry import register
 from graph.store import GraphStore
@@ -133,6 +134,7 @@ def register_catalog(store: S, settings: Settings) -> S:
     """Register every shipped sandbox document into `store` (the set-up of most engine tests)."""
     for doc in shipped_documents().values():
         register(store, settings, doc)
+    register_conversions(store, settings)
     return store
 
 
