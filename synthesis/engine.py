@@ -50,6 +50,7 @@ from graph.paths import enumerate_paths
 from graph.specs import function_spec
 from graph.store import GraphStore, all_links
 from synthesis.contamination import BenchFingerprints
+from synthesis.conversions import with_conversions
 from synthesis.language import (
     answer_text,
     clarification_turns,
@@ -853,6 +854,7 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
     quota = _quota(DEFAULT_EXTRAS if extras is None else extras, count)
     normal_needed = max(1, count - quota.get("irrelevance", 0)) if count > 1 else count
     pool = sample_plans(graph, int(count * 1.6) + 5, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
+    pool = [with_conversions(p, graph.tools) for p in pool]  # projections become conversion-tool steps
     sem = asyncio.Semaphore(settings.verify.concurrency)
 
     async def one(i: int, plan: Plan) -> tuple[int, Plan, Outcome, random.Random]:

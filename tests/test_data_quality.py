@@ -244,6 +244,7 @@ def test_special_samples_are_real_and_configurable(setup: Setup, records: list[T
     for r in (r for r in records if r.kind == "clarification"):
         opening, question = r.preamble[0]["content"], r.preamble[1]["content"]
         value = next(iter(r.slots.values()))
+        value = ",".join(map(str, value)) if isinstance(value, list) else value  # b_no: a one-item list
         assert str(value) not in opening and str(value) in r.request and question.endswith(("?", "요."))
     refuted = {lk.id: lk for lk in store.list_links(limit=100_000)[0] if lk.status == "refuted"}
     for r in (r for r in records if r.kind == "hard_negative"):
