@@ -31,12 +31,12 @@ TO_KMA_GRID = "kopa_convert_to_kma_grid"
 CONVERT = "kopa_convert_coordinates"
 FROM_KMA_GRID = "kopa_convert_from_kma_grid"
 
-_X = ("x 좌표: WGS84이면 경도(longitude, 도 단위, 예 126.9779692), UTM-K·TM이면 동쪽 방향 좌표(easting, 미터, 예 "
-      "953898.3). 앞선 도구 결과의 값을 그대로 넣으세요 (TourAPI mapx, TAGO gpslong, juso entX, AirKorea tmX)")
-_Y = ("y 좌표: WGS84이면 위도(latitude, 도 단위, 예 37.5662952), UTM-K·TM이면 북쪽 방향 좌표(northing, 미터, 예 "
-      "1952009.4). 앞선 도구 결과의 값을 그대로 넣으세요 (TourAPI mapy, TAGO gpslati, juso entY, AirKorea tmY)")
-_CRS = ("WGS84 (위경도, EPSG:4326: TourAPI, TAGO, 심평원 XPos/YPos), UTMK (UTM-K 미터, EPSG:5179: "
-        "도로명주소 좌표 entX/entY), TM (중부원점 TM 미터, EPSG:5181: 에어코리아 tmX/tmY)")
+_X = ("x 좌표: WGS84는 경도(longitude, 예 126.9779692), UTMK·TM은 동쪽 좌표(easting, 미터). 앞선 도구 결과의 값을 "
+      "그대로 (mapx, gpslong, XPos, entX, tmX)")
+_Y = ("y 좌표: WGS84는 위도(latitude, 예 37.5662952), UTMK·TM은 북쪽 좌표(northing, 미터). 앞선 도구 결과의 값을 "
+      "그대로 (mapy, gpslati, YPos, entY, tmY)")
+_CRS = ("WGS84 (위경도: TourAPI mapx/mapy, TAGO, 심평원 XPos/YPos), UTMK (UTM-K 미터, EPSG:5179: 도로명주소 "
+        "entX/entY), TM (중부원점 TM 미터, EPSG:5181: 에어코리아 tmX/tmY)")
 
 
 def _query(name: str, type_: str, description: str, example: Any, enum: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -63,9 +63,8 @@ DOCUMENT: dict[str, Any] = {
         "/to-kma-grid": {"get": {
             "operationId": "toKmaGrid",
             "summary": "좌표를 기상청 격자(nx, ny)로 변환",
-            "description": ("위경도(WGS84)나 UTM-K, TM 좌표를 기상청 동네예보 격자(5 km, nx 1-149, ny 1-253)로 변환합니다. "
-                            "단기예보·초단기실황 조회의 nx, ny에 그대로 넣으세요. 격자 밖(한반도와 주변 바다 밖)의 점이나 "
-                            "숫자가 아닌 값은 오류로 답합니다."),
+            "description": ("위경도(WGS84)·UTM-K·TM 좌표를 기상청 예보 격자(5 km, nx 1-149, ny 1-253)로 변환합니다. "
+                            "단기예보·초단기실황의 nx, ny에 그대로 넣으세요."),
             "x-kopa-intent": "위치 주변의 기상청 예보 격자 변환",
             "parameters": [_query("x", "number", _X, 126.9779692), _query("y", "number", _Y, 37.5662952),
                            _query("crs", "string", "x, y의 좌표계: " + _CRS, "WGS84", CRS)],
@@ -77,13 +76,12 @@ DOCUMENT: dict[str, Any] = {
         "/coordinates": {"get": {
             "operationId": "coordinates",
             "summary": "좌표계 변환 (WGS84, UTM-K, TM)",
-            "description": ("x, y를 from_crs 좌표계에서 to_crs 좌표계로 변환합니다 (WGS84 위경도 ↔ UTM-K ↔ TM 중부원점). "
-                            "예: 위경도를 에어코리아 근접측정소 조회의 tmX, tmY로, 도로명주소 entX, entY를 위경도로. "
-                            "WGS84는 소수 7자리, 미터 좌표는 소수 3자리로 답합니다."),
+            "description": ("x, y를 from_crs에서 to_crs 좌표계로 변환합니다 (예: 위경도 → 에어코리아 근접측정소 tmX, tmY). "
+                            "WGS84는 소수 7자리, 미터는 3자리로 답합니다."),
             "x-kopa-intent": "위치 주변의 좌표 변환",
             "parameters": [_query("x", "number", _X, 126.9779692), _query("y", "number", _Y, 37.5662952),
                            _query("from_crs", "string", "입력 x, y의 좌표계: " + _CRS, "WGS84", CRS),
-                           _query("to_crs", "string", "결과 x, y의 좌표계 (WGS84, UTMK, TM)", "TM", CRS)],
+                           _query("to_crs", "string", "결과 x, y의 좌표계", "TM", CRS)],
             "responses": _rows({"x": ("number", "변환된 x 좌표 (WGS84 경도, 또는 미터 단위 easting)"),
                                 "y": ("number", "변환된 y 좌표 (WGS84 위도, 또는 미터 단위 northing)"),
                                 "crs": ("string", "결과 좌표계 (to_crs)")}),

@@ -36,6 +36,7 @@ from synthesis.build import (
     validate_arguments,
 )
 from synthesis.contamination import BenchFingerprints
+from synthesis.conversions import with_conversions
 from synthesis.execute import TRIM_RULE, Outcome, execute_plan
 from synthesis.plans import SHAPES, WHOLE_PAGE, VerifiedGraph, fan_in_triples, route_check, sample_plans
 from synthesis.records import Plan, Trajectory
@@ -75,6 +76,7 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
     quota = _quota(DEFAULT_EXTRAS if extras is None else extras, count)
     normal_needed = max(1, count - quota.get("irrelevance", 0)) if count > 1 else count
     pool = sample_plans(graph, int(count * 1.6) + 5, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
+    pool = [with_conversions(p, graph.tools) for p in pool]  # projections become conversion-tool steps
     sem = asyncio.Semaphore(settings.verify.concurrency)
 
     async def one(i: int, plan: Plan) -> tuple[int, Plan, Outcome, random.Random]:

@@ -1,7 +1,7 @@
 """Data-quality figures of a set of trajectories, computed from the records alone (what a training engineer
 would check before SFT/GRPO): requests that carry internal codes or list steps, sentence frames, slot value
-diversity, argument schema violations, linked values not visible in an earlier tool message, cross-entity
-pairs, answers that state the answered fields' values, unused steps, and the shares of special samples.
+diversity, argument schema violations, linked values not visible in an earlier tool message, arguments that need a
+map projection outside a conversion tool (synthesis/conversions.py), cross-entity pairs, answers that state the answered fields' values, unused steps, and the shares of special samples.
 
 `quality(records)` returns the figures; `quality_lines(figures)` the few lines `kopa synth` / `kopa demo` and the
 report print; `perf/data_quality.py` runs it over 1,000 trajectories.
@@ -19,6 +19,8 @@ from typing import Any
 import jsonschema
 
 from graph.concepts import PAIR_GROUPS, concepts_of
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from synthesis.conversions import projects
 from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS, answered_fields, fmt_value
 from synthesis.records import Trajectory, as_trajectory
@@ -165,11 +167,19 @@ def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str,
     invisible = 0
     cross = 0
     unused = 0
+    arguments = 0
+    projected = 0
+    conversion_steps = 0
     answered_ok = 0
     answered_total = 0
     for r in plain:
         specs = {t["function"]["name"]: t["function"].get("parameters") or {"type": "object"} for t in r.tools}
         for s in r.steps:
+            arguments += len(s.arguments)
+            conversion_steps += s.tool in CONVERSION_TOOLS
+            # a link whose transform projects coordinates: the model would compute it in its head
+            projected += sum(1 for prov in s.provenance.values()
+                             if prov["kind"] == "link" and projects(prov.get("transform")))
             errors = list(jsonschema.Draft202012Validator(specs.get(s.tool, {"type": "object"})).iter_errors(s.arguments))
             if errors:
                 violations.append(f"{r.id} step {s.step} {s.tool}: {errors[0].message[:80]}")
@@ -220,6 +230,9 @@ def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str,
         "linked_values_not_visible": invisible,
         "cross_entity_pairs": cross,
         "unused_steps": unused,
+        "arguments": arguments,
+        "arguments_projected_outside_conversion_tool": projected,
+        "conversion_steps": conversion_steps,
         "answers_with_answered_values": round(answered_ok / max(1, answered_total), 3),
         "answers_about_arbitrary_row": sum(arbitrary_rows(r) for r in plain),
         "chains": len(chains),
@@ -251,6 +264,8 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
         f"(fewest values: {', '.join(f'{k} {v}' for k, v in low) or 'n/a'})",
         f"  argument schema violations {q['argument_schema_violations']}, linked values not visible "
         f"{q['linked_values_not_visible']}, cross-entity pairs {q['cross_entity_pairs']}, unused steps {q['unused_steps']}",
+        f"  arguments needing a projection outside a conversion tool {q.get('arguments_projected_outside_conversion_tool', 0)}"
+        f" of {q.get('arguments', 0)} (conversion-tool steps {q.get('conversion_steps', 0)})",
         f"  answers stating the answered values {q['answers_with_answered_values']:.1%}",
         f"  answers about an arbitrary row of many {q['answers_about_arbitrary_row']}, chains through an entity the "
         f"question does not mention {q['chains_through_unasked_entity']} of {q['chains']} "

@@ -5,6 +5,7 @@ synthesised trajectories that carry a conversion step instead of a projection in
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from bench.tasks import load_tasks
 from cli.bench import bench_env
 from core.conversions import ConversionError, convert_rows, from_kma_grid_rows, to_kma_grid_rows
 from core.geo import convert, haversine_m, kma_grid_to_wgs84, wgs84_to_kma_grid
-from core.settings import get_settings
+from core.settings import Settings, get_settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from graph import transforms as T
@@ -33,9 +34,20 @@ from graph.conversions import (
     register_conversions,
 )
 from graph.embedded_store import EmbeddedStore
+from graph.models import LinkRecord, ToolRecord
+from graph.openapi import parse_document
 from graph.specs import function_spec
+from sandbox.catalog import shipped_documents
+from sandbox.inprocess import sandbox_mode
+from synthesis.conversions import projects, with_conversions
+from synthesis.engine import synthesize
+from synthesis.quality import quality, quality_lines
+from synthesis.records import Plan, Source, Step, StepResponse, Trajectory, TrajectoryStep
+from tests.support.helpers import verified_store
+from training.datasets import toolset_key
 from training.environment import LiveBackend as TrainLive
 from training.environment import ReplayBackend as TrainReplay
+from training.environment import environment_factories
 from verification.runs import new_run, scoped_tools
 
 CITY_HALL = (126.9779692, 37.5662952)  # 서울시청, WGS84 lon/lat
@@ -308,3 +320,151 @@ def test_grpo_live_rollouts_execute_conversions_through_the_executor() -> None:
     assert abs(out["items"][0]["x"] - convert(*CITY_HALL, "WGS84", "TM")[0]) < 0.001
     assert err["error"].startswith("invalid: to_crs must be one of")
     assert economy.calls("training").get("local_calls") == 2
+
+
+# ---------------------------------------------------------------------------------------------- synthesis
+
+def _catalog_tools() -> dict[str, ToolRecord]:
+    return {t.name: t for doc in shipped_documents().values() for t in parse_document(doc)[1]}
+
+
+def _coord(lid: str, src_tool: str, field: str, target: str, param: str, src: str, dst: str, axis: str,
+           pair: str) -> LinkRecord:
+    return LinkRecord(id=lid, source_tool=src_tool, source_field=field, target_tool=target,
+                      target_param=f"query:{param}", status="verified", transform={
+                          "kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair})
+
+
+def test_plan_rewrite_puts_one_shared_conversion_step_before_the_projecting_steps() -> None:
+    tools = _catalog_tools()
+    root, fcst, ncst = tools["juso_addr_coord_api"], tools["kma_get_vilage_fcst"], tools["kma_get_ultra_srt_ncst"]
+
+    def grid(target: ToolRecord) -> dict[str, Source]:
+        return {"nx": Source("link", link=_coord(f"l_{target.name}_x", root.name, "entX", target.name, "nx", "UTMK",
+                                                 "KMA_GRID", "x", "entY"), from_step=0),
+                "ny": Source("link", link=_coord(f"l_{target.name}_y", root.name, "entY", target.name, "ny", "UTMK",
+                                                 "KMA_GRID", "y", "entX"), from_step=0),
+                "base_date": Source("clock", "20261015")}
+
+    plan = Plan("parallel", [Step(root, {"admCd": Source("constant", "1111010100")}), Step(fcst, grid(fcst), [0]),
+                             Step(ncst, grid(ncst), [0])], [1, 2])
+    out = with_conversions(plan, {})
+    assert [s.tool.name for s in out.steps] == [root.name, TO_KMA_GRID, fcst.name, ncst.name]
+    assert out.finals == [2, 3] and out.shape == "parallel"
+    conv = out.steps[1]
+    assert conv.depends_on == [0] and conv.sources["crs"].value == "UTMK"
+    assert {p: (s.from_step, s.link.source_field if s.link else None) for p, s in conv.sources.items()
+            if s.kind == "link"} == {"x": (0, "entX"), "y": (0, "entY")}
+    for i in (2, 3):
+        fed = out.steps[i].sources
+        assert out.steps[i].depends_on == [1] and fed["base_date"].kind == "clock"
+        for p in ("nx", "ny"):
+            link = fed[p].link
+            assert link is not None and fed[p].from_step == 1 and link.source_tool == TO_KMA_GRID
+            assert link.source_field == p and link.transform == T.IDENTITY and link.id == f"l_{out.steps[i].tool.name}_{p[1]}"
+            assert not projects(link.transform)
+    assert with_conversions(out, {}) is out  # nothing left to rewrite
+    # between systems: the generic conversion, systems as constants
+    tour, near = tools["tour_area_based_list2"], tools["airkorea_get_nearby_msrstn_list"]
+    tm = Plan("chain", [Step(tour, {}), Step(near, {
+        "tmX": Source("link", link=_coord("a", tour.name, "mapx", near.name, "tmX", "WGS84", "TM", "x", "mapy"), from_step=0),
+        "tmY": Source("link", link=_coord("b", tour.name, "mapy", near.name, "tmY", "WGS84", "TM", "y", "mapx"), from_step=0),
+    }, [0])], [1])
+    rewritten = with_conversions(tm, {})
+    assert [s.tool.name for s in rewritten.steps] == [tour.name, CONVERT, near.name]
+    assert (rewritten.steps[1].sources["from_crs"].value, rewritten.steps[1].sources["to_crs"].value) == ("WGS84", "TM")
+    assert {p: s.link.source_field for p, s in rewritten.steps[2].sources.items() if s.link} == {"tmX": "x", "tmY": "y"}
+
+
+@pytest.fixture(scope="module")
+def synthesised(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Trajectory], dict[str, ToolRecord]]:
+    settings, transport = sandbox_mode(Settings())
+    store = verified_store(tmp_path_factory.mktemp("convert") / "g.sqlite3", settings, transport)
+
+    async def go() -> dict[str, Any]:
+        ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
+        try:
+            return await synthesize(store, settings, ex, count=60, seed=5, shapes=("chain", "fan_in", "parallel"))
+        finally:
+            await ex.aclose()
+
+    try:
+        out = run(go())
+        tools = {t.name: t for t in store.all_tools()}
+    finally:
+        store.close()
+    return out["records"], tools
+
+
+def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
+        synthesised: tuple[list[Trajectory], dict[str, ToolRecord]]) -> None:
+    records, tools = synthesised
+    converting = [r for r in records if any(s.tool in TOOL_NAMES for s in r.steps)]
+    assert len(converting) >= 5, [[s.tool for s in r.steps] for r in records]
+    for r in converting:
+        offered = {t["function"]["name"] for t in r.tools}
+        for i, s in enumerate(r.steps):
+            if s.tool not in TOOL_NAMES:
+                continue
+            assert s.tool in offered and i > 0
+            up = r.steps[s.provenance["x"]["from_step"]]
+            assert s.provenance["y"]["from_step"] == s.provenance["x"]["from_step"]
+            shown = up.response.items[up.response.chosen]
+            for axis in ("x", "y"):  # the inputs are the source row's values as the model saw them
+                prov = s.provenance[axis]
+                assert prov["kind"] == "link" and prov["transform"] == T.IDENTITY
+                assert str(shown[prov["field"]]) == str(prov["source_value"])
+                assert float(s.arguments[axis]) == float(shown[prov["field"]])
+            (row,) = s.response.items
+            assert row == answer(s.tool, s.arguments).items[0]  # executed, recorded as answered
+            consumers = [(later, p, prov) for later in r.steps for p, prov in later.provenance.items()
+                         if prov["kind"] == "link" and prov["from_step"] == i]
+            assert consumers
+            for later, p, prov in consumers:
+                assert str(later.arguments[p]) == str(row[prov["field"]])
+                # the value the replaced coord transform would have computed from the same row
+                src = s.arguments.get("crs") or s.arguments["from_crs"]
+                dst = "KMA_GRID" if s.tool == TO_KMA_GRID else s.arguments["to_crs"]
+                axis = "x" if prov["field"] in ("nx", "x") else "y"
+                pair = s.provenance["y" if axis == "x" else "x"]["field"]
+                legacy = T.apply({"kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair},
+                                 shown[s.provenance[axis]["field"]], shown)
+                assert abs(float(legacy) - float(later.arguments[p])) < 0.01
+    q = quality(records)
+    assert q["arguments_projected_outside_conversion_tool"] == 0 and q["conversion_steps"] >= len(converting)
+    assert q["linked_values_not_visible"] == 0 and q["argument_schema_violations"] == 0
+    assert all(tools[n].api_id == API_ID for n in TOOL_NAMES)
+
+
+def test_quality_counts_projections_left_in_the_models_head() -> None:
+    step = TrajectoryStep(step=2, tool="kma_get_vilage_fcst", arguments={"nx": 60, "ny": 127}, provenance={
+        "nx": {"kind": "link", "link": "l1", "from_step": 0, "field": "entX", "source_value": "953898.3",
+               "transform": {"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "entY"}},
+        "ny": {"kind": "link", "link": "l2", "from_step": 0, "field": "entY", "source_value": "1952009.4",
+               "transform": {"kind": "coord", "src": "UTMK", "dst": "UTMK", "axis": "y", "pair": "entX"}}},
+        response=StepResponse(rows=1, items=[{"fcstValue": "18"}]))
+    first = TrajectoryStep(step=1, tool="juso_addr_coord_api", arguments={}, provenance={},
+                           response=StepResponse(rows=1, items=[{"entX": "953898.3", "entY": "1952009.4"}]))
+    rec = Trajectory(id="tr_1", request="r", shape="chain", n_steps=2, steps=[first, step], final_steps=[2],
+                     final_answer="18", tools=[])
+    q = quality([rec])
+    assert q["arguments_projected_outside_conversion_tool"] == 1 and q["arguments"] == 2  # same-system: no projection
+    assert any("projection outside a conversion tool 1 of 2" in line for line in quality_lines(q))
+
+
+def test_grpo_environment_of_a_synthesised_record_executes_its_conversion_step(
+        synthesised: tuple[list[Trajectory], dict[str, ToolRecord]]) -> None:
+    records, tools = synthesised
+    record = next(r for r in records if any(s.tool == TO_KMA_GRID for s in r.steps))
+    step = next(s for s in record.steps if s.tool == TO_KMA_GRID)
+    economy = MemoryEconomy()
+    backend = TrainLive(get_settings(), {n: tools[n] for n in TOOL_NAMES}, {}, transport=NoNetwork(), economy=economy)
+    try:
+        classes, counter = environment_factories([record], backend)
+        env = classes[toolset_key(record)]()
+        env.reset(trajectory_id=record.id)
+        out = json.loads(getattr(env, TO_KMA_GRID)(**step.arguments))
+    finally:
+        backend.close()
+    assert out == {"rows": 1, "items": step.response.items}  # the rollout sees what the record recorded
+    assert counter[TO_KMA_GRID] == 1 and economy.calls("training").get("local_calls") == 1

@@ -41,6 +41,7 @@ from execution.limits import Economy, economy_for
 from execution.view import render, view_object
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.conversions import answer as conversion_answer
+from graph.conversions import conversion_tools
 from graph.models import ApiRecord, ToolRecord
 from synthesis.records import Trajectory
 from training.datasets import toolset_key
@@ -103,7 +104,8 @@ class LiveBackend:
     def __init__(self, settings: Settings, tools: dict[str, ToolRecord], apis: dict[str, ApiRecord], *,
                  transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
                  timeout_s: float = 60.0) -> None:
-        self.tools = tools
+        # the built-in conversion tools are callable even where a graph has not registered them
+        self.tools = {**{t.name: t for t in conversion_tools()}, **tools}
         self.timeout_s = timeout_s
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="kopa-train-tools", daemon=True)
