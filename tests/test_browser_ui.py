@@ -203,11 +203,16 @@ class Page:
 
     def graph(self, frame: Any) -> dict[str, Any]:
         """Nodes (caption, fill) and relationship captions drawn in a frame's graph view."""
-        data: dict[str, Any] = self.d.execute_script("""
+        data: dict[str, Any] = self.d.execute_script(r"""
             const svg = Array.from(arguments[0].querySelectorAll('svg')).find(s => s.querySelector('g.node'));
             if (!svg) return {nodes: [], rels: []};
+            const hex = c => { const m = (c || '').match(/\d+/g); return m && m.length >= 3 && !c.startsWith('#')
+                ? '#' + m.slice(0, 3).map(v => (+v).toString(16).padStart(2, '0')).join('') : (c || ''); };
+            const fillOf = g => { for (const c of g.querySelectorAll('circle')) {
+                const f = c.getAttribute('fill') || getComputedStyle(c).fill;
+                if (f && f !== 'none' && !f.startsWith('rgba(0, 0, 0, 0')) return hex(f); } return ''; };
             const nodes = Array.from(svg.querySelectorAll('g.node')).map(g => ({
-                fill: (g.querySelector('circle.b-outline, circle') || {getAttribute: () => ''}).getAttribute('fill'),
+                fill: fillOf(g),
                 caption: Array.from(g.querySelectorAll('text')).map(t => t.textContent).join('')}));
             const rels = Array.from(svg.querySelectorAll('g.relationship')).map(g =>
                 Array.from(g.querySelectorAll('text')).map(t => t.textContent).join(''));
@@ -291,11 +296,10 @@ def test_browser_walkthrough(seeded: dict[str, int], api_url: str, neo4j_uri: st
         _drop_file(chrome, zipped)
         chrome.find_element(by.CSS_SELECTOR, "[data-testid='navigationFavorites']").click()
         titles = [q.splitlines()[0].lstrip("/").strip() for q in saved_queries()]
-        page.wait("the imported favourites", lambda: all(chrome.find_elements(
-            by.CSS_SELECTOR, f"[data-testid='scriptTitle-{t}']") for t in titles[:1]))
-        folder = chrome.find_elements(by.CSS_SELECTOR, "[data-testid='expandFolder-KOPA EDGE']")
-        if folder:
-            folder[0].click()
+        folder = page.wait("the imported folder of favourites", lambda: chrome.find_elements(
+            by.CSS_SELECTOR, "[data-testid='savedScriptsFolder-KOPA EDGE'] [data-testid='expandFolder-KOPA EDGE'], "
+                             "[data-testid='expandFolder-KOPA EDGE'], [data-testid='savedScriptsFolder-KOPA EDGE']"))
+        folder[0].click()
         page.wait("every favourite", lambda: all(chrome.find_elements(
             by.CSS_SELECTOR, f"[data-testid='scriptTitle-{t}']") for t in titles))
         page.shot("03-favourites")

@@ -9,16 +9,16 @@
 :param tool => head([(t:Tool)-[:FEEDS]->(:Tool) WHERE t.status = 'active' | t.name]);
 :param api => head([(a:Api)-[:HAS_TOOL]->(:Tool)-[:FEEDS]->(:Tool) | a.id]);
 
-// KOPA 2 · Verified chains from $tool (up to 3 steps, 8 chains, 2 links per step)
+// KOPA 2 · Verified chains from $tool (up to 3 steps, 6 chains, 1 link per step)
 // Each step: a field of one tool feeds a parameter of the next; the VERIFIED caption is the transform and the
 // evidence (values that worked / values tried). Cyan = tools, green = output fields, orange = input parameters.
 MATCH chain = (:Tool {name: $tool})-[:FEEDS*1..3]->(:Tool)
-WITH chain LIMIT 8
+WITH chain LIMIT 6
 UNWIND relationships(chain) AS step
 WITH DISTINCT startNode(step) AS a, endNode(step) AS b
 CALL (a, b) {
   MATCH p = (a)-[:PRODUCES]->(:Field)-[:VERIFIED]->(:Param)<-[:HAS_PARAM]-(b)
-  RETURN p LIMIT 2
+  RETURN p LIMIT 1
 }
 RETURN p;
 
