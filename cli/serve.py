@@ -26,8 +26,10 @@ def serve(
     setup_logging(settings.log_level, settings.log_json)
     typer.echo(f"KOPA EDGE API on http://{host}:{port}  (docs: /docs, store: {settings.store})", err=True)
     if settings.store == "neo4j":
-        typer.echo(f"Neo4j Browser: {settings.neo4j.browser_url}  (style: :style http://{host}:{port}/browser/kopa.grass)",
-                   err=True)
+        # what a person's browser can reach (a wildcard listen address is not a URL); Neo4j allow-lists the host
+        base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}/browser"
+        typer.echo(f"Neo4j Browser: {settings.neo4j.browser_url}  then run  :style {base}/kopa.grass  and  "
+                   f":play {base}/guide.html  (saved queries: drop {base}/favorites.zip onto it)", err=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -36,6 +37,7 @@ from graph.models import (
     utcnow,
 )
 from graph.openapi import field_hash, param_hash
+from graph.transforms import describe
 
 log = logging.getLogger("kopa.neo4j")
 BATCH = 2000
@@ -55,6 +57,28 @@ POOL_SIZE = 20
 #: Largest list index Cypher slices accept (Java int); offsets beyond it are clamped: the page is empty anyway.
 MAX_INDEX = 2**31 - 1
 _UNAVAILABLE = (ServiceUnavailable, SessionExpired, ConnectionPoolError)
+
+
+class _ExpectedDeadlockRetries(logging.Filter):
+    """The driver logs every retry of a managed transaction as a WARNING. Writers in different processes (Celery
+    workers saving outcomes, a registration next to a verification) take locks on the same dense Tool, Field and
+    Param nodes in no common order, so Neo4j now and then aborts one of two waiting transactions with
+    DeadlockDetected, and the driver retries it: that is Neo4j's documented way of resolving them, and a write that
+    still fails after the retries raises (and is reported). Those retries are expected: logged at DEBUG, counted in
+    `retries`; every other driver warning stays a warning. (Within one process, link outcomes are written one at a
+    time: see Neo4jStore.save_link.)"""
+
+    retries = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and str(record.msg).startswith("Transaction failed and will be retried") \
+                and "DeadlockDetected" in record.getMessage():
+            type(self).retries += 1
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+logging.getLogger("neo4j.session").addFilter(_ExpectedDeadlockRetries())
 
 
 def _page(offset: int, limit: int) -> tuple[int, int]:
@@ -151,11 +175,24 @@ def _link_props(link: LinkRecord) -> dict[str, Any]:
     d = link.model_dump()
     for k in _LINK_JSON:
         d[k] = json.dumps(d[k], ensure_ascii=False)
+    d.update(_captions(link))
     return d
 
 
+#: Readable copies of a link's transform and evidence (the JSON properties are unreadable as captions): Neo4j
+#: Browser shows them on LINK and on the VERIFIED mirror (graph/browser/kopa.grass). Never read back.
+_CAPTIONS = ("transform_label", "evidence_label")
+
+
+def _captions(link: LinkRecord) -> dict[str, str]:
+    ev = link.evidence
+    trials = ev.get("trials")
+    evidence = f"{ev.get('successes', 0)}/{trials} ok" if isinstance(trials, int) and trials else ""
+    return {"transform_label": describe(link.transform), "evidence_label": evidence}
+
+
 def _link_from(props: dict[str, Any]) -> LinkRecord:
-    props = dict(props)
+    props = {k: v for k, v in props.items() if k not in _CAPTIONS}
     for k in _LINK_JSON:
         props[k] = json.loads(props.get(k) or ("[]" if k == "history" else "{}"))
     return LinkRecord.model_validate(props)
@@ -223,6 +260,9 @@ class Neo4jStore:
             connection_acquisition_timeout=ACQUIRE_TIMEOUT_S, max_transaction_retry_time=RETRY_TIME_S,
             liveness_check_timeout=30.0, notifications_min_severity="OFF")
         self.db = settings.database
+        #: one link outcome written at a time per store: a verification run saves outcomes from many threads, and
+        #: concurrent saves deadlock on the tools they share (20 driver retries, ~1 s each, in a 93-link run).
+        self._outcomes = threading.Lock()
 
     # ------------------------------------------------------------------ plumbing
     def _unavailable(self, exc: BaseException) -> StoreUnavailable:
@@ -409,7 +449,8 @@ class Neo4jStore:
             tx.run(Q.SAVE_LINK, id=link.id, props=_link_props(link)).consume()
             tx.run(Q.REFRESH_FEEDS_MANY, pairs=[[link.source_tool, link.target_tool]]).consume()
 
-        self._write(work)
+        with self._outcomes:
+            self._write(work)
 
     def run_counts(self, run_id: str) -> dict[str, int]:
         return {r["status"]: int(r["n"]) for r in self._read(Q.RUN_COUNTS, run=run_id)}

@@ -5,7 +5,7 @@ Model:
   (:Tool)-[:HAS_PARAM]->(:Param {id: "tool|location:name", ...})
   (:Tool)-[:PRODUCES]->(:Field {id: "tool|name", ...})
   (:Field)-[:LINK {id, status, score, transform, evidence, ...}]->(:Param)     every candidate link
-  (:Field)-[:VERIFIED {id}]->(:Param)                                          mirror of verified links
+  (:Field)-[:VERIFIED {id, transform, evidence}]->(:Param)                     mirror of verified links (captions)
   (:Tool)-[:FEEDS {key: "source->target", links}]->(:Tool)                     tool level, verified only
   (:Token {hash, id, role, name, expires_at, revoked_at})
 
@@ -210,7 +210,7 @@ MATCH (f:Field {id: l.field_id})
 MATCH (p:Param {id: l.param_id})
 MERGE (f)-[r:LINK {id: l.id}]->(p)
 ON CREATE SET r += l.props
-ON MATCH SET r.score = l.props.score, r.transform = l.props.transform
+ON MATCH SET r.score = l.props.score, r.transform = l.props.transform, r.transform_label = l.props.transform_label
 RETURN count(r) AS n
 """
 
@@ -233,7 +233,8 @@ CALL (l, f, p) {
 }
 CALL (l, f, p) {
   WITH * WHERE l.status = 'verified'
-  MERGE (f)-[:VERIFIED {id: l.id}]->(p)
+  MERGE (f)-[v:VERIFIED {id: l.id}]->(p)
+  SET v.transform = l.transform_label, v.evidence = l.evidence_label
 }
 """
 
@@ -294,7 +295,8 @@ RETURN count(v) AS removed
 REPAIR_MISSING_VERIFIED = """
 MATCH (f)-[l:LINK {status: 'verified'}]->(p)
 WHERE NOT (f)-[:VERIFIED {id: l.id}]->(p)
-MERGE (f)-[:VERIFIED {id: l.id}]->(p)
+MERGE (f)-[v:VERIFIED {id: l.id}]->(p)
+SET v.transform = l.transform_label, v.evidence = l.evidence_label
 RETURN count(l) AS added
 """
 REPAIR_DUPLICATE_STRUCTURE = """

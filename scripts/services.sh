@@ -28,6 +28,7 @@ wait_for() {  # wait_for NAME SECONDS COMMAND...
   local name=$1 secs=$2; shift 2
   for _ in $(seq 1 $((secs * 4))); do
     if "$@" >/dev/null 2>&1; then log "$name ready"; return 0; fi
+    alive "$name" || { log "$name exited during start; last log lines:"; tail -n 30 "$RUN/$name.log" >&2; return 1; }
     sleep 0.25
   done
   log "$name did not become ready within ${secs}s; last log lines:"
@@ -51,14 +52,21 @@ start_neo4j() {
   build_neo4j
   local dir="$ROOT/infra/neo4j"
   [ "${1:-}" = keep ] || rm -rf "$RUN/neo4j-home"
+  # Truncate the log before the launch (the redirection below happens in the background child, possibly after the
+  # first check), and wait for the ready line of THIS process: a NEO4J_READY left by an earlier run (or a pid
+  # reused after it) must not count, or the next command meets a Neo4j that is not listening yet.
+  : >"$RUN/neo4j.log"
   nohup java -Xms512m -Xmx1g \
     --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
     --add-opens=java.base/sun.nio.ch=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true -XX:+UseG1GC \
     -cp "$dir/target/neo4j-launcher-1.0.0.jar:$(cat "$dir/target/cp.txt")" \
     kopa.neo4j.Launcher "$RUN/neo4j-home" "$BOLT" "$HTTP" 256m >"$RUN/neo4j.log" 2>&1 &
-  echo $! >"$RUN/neo4j.pid"
-  wait_for neo4j 180 grep -q NEO4J_READY "$RUN/neo4j.log"
+  local pid=$!
+  echo "$pid" >"$RUN/neo4j.pid"
+  wait_for neo4j 180 neo4j_ready "$pid"
 }
+
+neo4j_ready() { grep -q "^NEO4J_READY pid=$1 " "$RUN/neo4j.log"; }  # the ready line of the launcher with this pid
 
 start_redis() {
   if alive redis; then log "redis already running"; return; fi
@@ -85,6 +93,7 @@ export KOPA_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
 export KOPA_TEST_SANDBOX_URL=http://127.0.0.1:$SANDBOX_PORT
 export KOPA_NEO4J__URI=bolt://127.0.0.1:$BOLT
 export KOPA_NEO4J__BROWSER_URL=http://127.0.0.1:$HTTP/browser/
+export KOPA_TEST_NEO4J_BROWSER_URL=http://127.0.0.1:$HTTP/browser/
 export KOPA_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0
 EOF
   log "wrote $ENV_FILE (source it)"

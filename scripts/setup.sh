@@ -10,6 +10,9 @@ command -v redis-server >/dev/null || need_pkgs+=(redis-server)
 command -v wrk >/dev/null || need_pkgs+=(wrk)
 command -v java >/dev/null || need_pkgs+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need_pkgs+=(maven)
+# headless Chromium and its WebDriver for the real-browser test of the Neo4j Browser helpers (tests/test_browser_ui.py)
+command -v chromium >/dev/null || need_pkgs+=(chromium)
+command -v chromedriver >/dev/null || need_pkgs+=(chromium-driver)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "[setup] apt-get install ${need_pkgs[*]}" >&2

@@ -14,12 +14,20 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
 
 /**
  * Starts Neo4j community embedded with the Bolt and HTTP connectors on loopback, prints one readiness line
- * ("NEO4J_READY bolt=PORT http=PORT") and blocks until SIGTERM/SIGINT, then shuts the DBMS down cleanly.
+ * ("NEO4J_READY pid=PID bolt=PORT http=PORT", PID being this process, so a caller can tell it from a line an
+ * earlier run left behind) and blocks until SIGTERM/SIGINT, then shuts the DBMS down cleanly.
+ *
+ * Neo4j Browser may fetch remote content (`:style URL`, `:play URL`) only from the hosts in
+ * browser.remote_content_hostname_whitelist (the 5.26 spelling; Browser 5 reads exactly this key from
+ * dbms.clientConfig). Neo4j's default, "guides.neo4j.com,localhost", leaves out 127.0.0.1, where `kopa serve` listens
+ * by default; KOPA_NEO4J_BROWSER_ALLOWLIST (comma-separated host names) replaces the list below.
  *
  * Usage: java -cp ... kopa.neo4j.Launcher HOME_DIR BOLT_PORT HTTP_PORT [PAGECACHE]
  */
 public final class Launcher {
     private Launcher() {}
+
+    static final String BROWSER_ALLOWLIST = "guides.neo4j.com,localhost,127.0.0.1";
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
@@ -45,6 +53,9 @@ public final class Launcher {
         cfg.put("db.transaction.timeout", "120s");
         cfg.put("db.tx_log.preallocate", "false");
         cfg.put("dbms.usage_report.enabled", "false");
+        String allow = System.getenv("KOPA_NEO4J_BROWSER_ALLOWLIST");
+        cfg.put("browser.remote_content_hostname_whitelist",
+                allow == null || allow.isBlank() ? BROWSER_ALLOWLIST : allow.replaceAll("\\s+", ""));
 
         Files.createDirectories(home);
         StringBuilder conf = new StringBuilder();
@@ -65,7 +76,7 @@ public final class Launcher {
         int httpPort = reg.getLocalAddress(ConnectorType.HTTP) != null ? reg.getLocalAddress(ConnectorType.HTTP).getPort() : -1;
         // Make sure the default database is up before we announce readiness.
         dbms.database("neo4j").executeTransactionally("RETURN 1");
-        System.out.println("NEO4J_READY bolt=" + boltPort + " http=" + httpPort);
+        System.out.println("NEO4J_READY pid=" + ProcessHandle.current().pid() + " bolt=" + boltPort + " http=" + httpPort);
         System.out.flush();
         stop.await();
     }
