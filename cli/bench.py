@@ -18,11 +18,12 @@ import typer
 
 from bench.agents import REFERENCE_AGENTS, Agent, OpenAIChatAgent, TransformersAgent
 from bench.backends import Backend, LiveBackend, ReplayBackend, Snapshot, SnapshotError
+from bench.check import REFUSAL_CLASSES, CheckResult, check_tasks
 from bench.compare import compare_all
 from bench.gold import clock_now
 from bench.overlap import overlap_report
 from bench.report import write_report
-from bench.run import BenchEnv, BenchError, prepare_gold, run_bench
+from bench.run import BenchEnv, BenchError, run_bench
 from bench.tasks import Task, TaskError, check_tools, load_tasks, task_set_hash
 from cli.bfcl import bfcl_cmd
 from cli.common import fail
@@ -198,28 +199,39 @@ def check_cmd(
     only: Annotated[str, typer.Option(help="Comma-separated task ids or categories.")] = "",
     live: Annotated[str | None, typer.Option(help="Base URL of a running sandbox (default: in process).")] = None,
 ) -> None:
-    """Validate tasks: the schema, the tool names, and their gold programs executed against the sandbox (a task
-    whose gold program fails or whose facts are empty is refused)."""
+    """Validate tasks: the schema, the tool names, their gold programs executed against the sandbox, and solvable by
+    construction (bench/check.py): a task is refused when its gold program fails, a fact or linked argument is not
+    in the view of its gold responses, a `where` is ambiguous, an argument breaks the tool's spec, a fact is trivial
+    or a constant answer passes, or an irrelevance task asks for what a model does itself."""
     task_list = _load(tasks, only)
 
-    async def go() -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    async def go() -> tuple[dict[str, CheckResult], list[str]]:
         async with bench_env(live=live) as env:
             errors = check_tools(task_list, set(env.registry))
             bad = {e.split(": task ")[1].split(":")[0] for e in errors if ": task " in e}
-            gold, refused = await prepare_gold([t for t in task_list if t.id not in bad], env.backend, env.now)
-            return gold, refused, errors
+            results = await check_tasks([t for t in task_list if t.id not in bad], env.backend, env.now, env.registry)
+            return results, errors
 
-    gold, refused, errors = asyncio.run(go())
+    results, errors = asyncio.run(go())
     for e in errors:
         typer.echo(f"invalid {e}", err=True)
-    for _tid, reason in sorted(refused.items()):
-        typer.echo(f"refused {reason}", err=True)
+    refused = {tid: r for tid, r in results.items() if r.refused}
+    for _tid, r in sorted(refused.items()):
+        for p in r.problems:
+            typer.echo(f"refused {p}", err=True)
     counts: dict[str, int] = {}
     for t in task_list:
         counts[t.category] = counts.get(t.category, 0) + 1
-    typer.echo(json.dumps({"tasks": len(task_list), "valid": len(gold), "refused": len(refused),
-                           "invalid": len(errors), "by_category": counts,
-                           "three_plus_calls": sum(1 for g in gold.values() if len(g["calls"]) >= 3),
+    classes: dict[str, int] = {}
+    for r in refused.values():
+        for p in r.problems:
+            kind = p.split(": ", 2)[1] if p.count(": ") >= 2 else "gold"
+            kind = kind if kind in REFUSAL_CLASSES else "gold"
+            classes[kind] = classes.get(kind, 0) + 1
+    valid = [r for r in results.values() if not r.refused]
+    typer.echo(json.dumps({"tasks": len(task_list), "valid": len(valid), "refused": len(refused),
+                           "invalid": len(errors), "by_category": counts, "refusals": classes,
+                           "three_plus_calls": sum(1 for r in valid if r.calls >= 3),
                            "task_set_hash": task_set_hash(task_list)}, ensure_ascii=False))
     if refused or errors:
         raise typer.Exit(1)

@@ -15,7 +15,8 @@ Budget (`BUDGET`), chosen from real responses and a real context:
 * `rows = 20`: data.go.kr's default page is 10 rows (`numOfRows`), juso's 10 (`countPerPage`); 20 shows two default
   pages or one hour of a KMA forecast with room (12 categories per forecast hour, about 130 characters a row), while
   a 32-field RTMS trade row (about 700 characters) fills the character cap at 8 rows first;
-* `fields = 32`: the widest real rows in the reference (RTMS apartment trades, 32 fields) fit whole;
+* `fields = 80`: the widest real rows fit whole (RTMS trades 32 fields; the 건축HUB 표제부 row about 75 in the real
+  API, 39 in the sandbox): an API has no parameter that selects fields, so a field cut out could never be seen;
 * `value_chars = 300`: TourAPI `overview`/`homepage` and MFDS `efcyQesitm` texts run to thousands of characters;
   the first 300 carry the facts, and a cut value ends with `…`.
 
@@ -36,7 +37,7 @@ from typing import Any, Protocol
 @dataclass(frozen=True)
 class Budget:
     rows: int = 20
-    fields: int = 32
+    fields: int = 80
     value_chars: int = 300
     message_chars: int = 6000
 

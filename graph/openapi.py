@@ -844,7 +844,7 @@ def model_schema(description: str, params: list[ParamRecord]) -> dict[str, Any]:
         s: dict[str, Any] = {"type": p.type if p.type in (*_SCALARS, "array") else "string"}
         one = s
         if p.type == "array":
-            one = s["items"] = {"type": p.item_type if p.item_type in _SCALARS else "string"}
+            one = s["items"] = {"type": p.item_type if p.item_type in (*_SCALARS, "object") else "string"}
         if p.description:
             s["description"] = p.description
         if p.enum:

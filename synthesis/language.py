@@ -41,8 +41,10 @@ def fmt_value(name: str, value: Any) -> str:
         return f"{text[:4]}년 {int(text[4:])}월"
     if re.fullmatch(r"\d{12}", text) and name == "tmFc":
         return f"{text[:4]}년 {int(text[4:6])}월 {int(text[6:8])}일 {text[8:10]}시 발표"
+    if isinstance(value, dict):  # an object item (nts_validate's businesses): its values in words
+        return " ".join(fmt_value(str(k), v) for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(fmt_value(name, v) if isinstance(v, dict) else str(v) for v in value)
     return text
 
 

@@ -302,9 +302,9 @@ def test_replay_computes_conversions_for_any_arguments() -> None:
 def test_grpo_replay_rollouts_compute_conversions() -> None:
     backend = TrainReplay([])
     out = backend.run("tr_x", TO_KMA_GRID, {"x": 126.978, "y": 37.5665, "crs": "WGS84"})
-    assert out == {"rows": 1, "items": [{"nx": 60, "ny": 127, "lon": 126.978, "lat": 37.5665}]}
+    assert out == {"rows": 1, "shown": 1, "items": [{"nx": 60, "ny": 127, "lon": 126.978, "lat": 37.5665}]}
     err = backend.run("tr_x", TO_KMA_GRID, {"x": 200, "y": 37.5665, "crs": "WGS84"})
-    assert "invalid" in err["error"] and "longitude" in err["error"]
+    assert err["error"] == "invalid" and "longitude" in err["message"]  # the one view of an error (execution/view.py)
 
 
 def test_grpo_live_rollouts_execute_conversions_through_the_executor() -> None:
@@ -318,7 +318,7 @@ def test_grpo_live_rollouts_execute_conversions_through_the_executor() -> None:
         backend.close()
     assert out["rows"] == 1 and out["items"][0]["crs"] == "TM"
     assert abs(out["items"][0]["x"] - convert(*CITY_HALL, "WGS84", "TM")[0]) < 0.001
-    assert err["error"].startswith("invalid: to_crs must be one of")
+    assert err["error"] == "invalid" and err["message"].startswith("to_crs must be one of")
     assert economy.calls("training").get("local_calls") == 2
 
 

@@ -39,7 +39,7 @@ def test_small_answers_are_whole_and_have_no_note() -> None:
 
 
 def test_budget_cuts_values_fields_and_message_size() -> None:
-    wide = [{f"f{j}": "가" * 1000 for j in range(40)} for _ in range(5)]
+    wide = [{f"f{j}": "가" * 1000 for j in range(100)} for _ in range(5)]
     doc = view_object("ok", wide, tool=SPEC)
     assert all(len(r) == BUDGET.fields for r in doc["items"])
     assert all(len(v) == BUDGET.value_chars and v.endswith("…") for r in doc["items"] for v in r.values())
@@ -51,7 +51,7 @@ def test_budget_cuts_values_fields_and_message_size() -> None:
 
 
 def test_visible_rows_and_total_render_the_same_text() -> None:
-    for rows in (forecast_rows(823), forecast_rows(5), [{f"k{j}": "x" * 400 for j in range(40)} for _ in range(30)]):
+    for rows in (forecast_rows(823), forecast_rows(5), [{f"k{j}": "x" * 400 for j in range(100)} for _ in range(30)]):
         shown = visible(rows, tool=SPEC)
         assert tool_view("ok", shown, total=len(rows), tool=SPEC) == tool_view("ok", rows, tool=SPEC)
 
