@@ -132,11 +132,13 @@ class Operation:
         return f"{self.service}.{self.name}"
 
 
-def paging_params(provider: Provider, default_rows: int = 10) -> list[Param]:
+def paging_params(provider: Provider, example_rows: int = 10) -> list[Param]:
+    """Page number and page size. The documented default is what the gateway serves when the size is left out (10
+    rows, as data.go.kr does); `example_rows` is the size a provider's guide shows in its examples (KMA's 1000)."""
     page, rows = provider.paging
     return [
         Param(page, "페이지번호", "integer", example="1", default="1"),
-        Param(rows, "한 페이지 결과 수", "integer", example=str(default_rows), default=str(default_rows)),
+        Param(rows, "한 페이지 결과 수", "integer", example=str(example_rows), default="10"),
     ]
 
 

@@ -96,7 +96,11 @@ OPERATIONS = [
               _validate, method="POST", path_override="/api/nts-businessman/v1/validate", paged=False,
               intent="사업자등록정보 진위 확인",
               body_schema={"type": "object", "required": ["businesses"], "properties": {"businesses": {
-                  "type": "array", "minItems": 1, "maxItems": 100, "items": {
+                  "type": "array",
+                  "description": "진위확인할 사업자 목록 (최대 100개). 각 항목은 문자열이 아니라 객체입니다: "
+                                 "{\"b_no\": 사업자등록번호 10자리('-' 제외), \"start_dt\": 개업일자 YYYYMMDD, "
+                                 "\"p_nm\": 대표자성명} (필수 세 항목; 선택: p_nm2, b_nm, corp_no, b_sector, b_type, b_adr)",
+                  "minItems": 1, "maxItems": 100, "items": {
                       "type": "object", "required": ["b_no", "start_dt", "p_nm"],
                       "properties": {"b_no": {"type": "string", "pattern": "^[0-9]{10}$", "description": "사업자등록번호"},
                                      "start_dt": {"type": "string", "pattern": "^[0-9]{8}$", "description": "개업일자 (YYYYMMDD)"},
