@@ -532,7 +532,8 @@ def _guessable(fact: Fact) -> bool:
             return True
         return fact.unit is None or (v.is_integer() and abs(v) < 10)
     hangul = re.findall(r"[가-힣]", raw)
-    return len(raw) <= 1 or (len(hangul) <= 1 and len(raw) <= 3) or bool(re.fullmatch(r"\d{1,2}", raw))
+    digit = bool(re.search(r"\d", raw))
+    return len(raw) <= 1 or (digit and len(hangul) <= 1 and len(raw) <= 3) or bool(re.fullmatch(r"\d{1,2}", raw))
 
 
 # ---------------------------------------------------------------------------------------------- matching
@@ -560,7 +561,7 @@ def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
         if m.unit and _family(m.unit) in ("money", "length", "duration") and m.korean:
             return False
         got, want, scale = m.value, value, 1.0
-    if abs(got - want) <= 1e-9 * max(1.0, abs(want)):
+    if abs(got - want) <= 1e-9 + 1e-12 * abs(want):
         return True
     if fact.tolerance <= 0 or m.korean:
         return False

@@ -8,8 +8,18 @@ from datetime import date
 
 import pytest
 
-from synthesis.facts import (Fact, FactCheck, check_answer, dates_in, dump, hedge, normalise_name, numbers_in,
-                             render_fact, time_spans)
+from synthesis.facts import (
+    Fact,
+    FactCheck,
+    check_answer,
+    dates_in,
+    dump,
+    hedge,
+    normalise_name,
+    numbers_in,
+    render_fact,
+    time_spans,
+)
 
 TEMP = Fact("number", 15.2, 0.5, "℃", "", "fcstValue", "TMP")
 TEMP_EXACT = Fact("number", 14.9, 0.0, "℃", "기온")
