@@ -37,6 +37,8 @@ from training.environment import ReplayBackend, ToolEnvironment, environment_fac
 from training.rewards import DEFAULT_WEIGHTS, REWARDS, answer_facts
 
 TASKS = load_tasks()
+#: the bench fixture plays every shipped task once per agent (about 2-3 minutes on 2 busy cores)
+pytestmark = pytest.mark.timeout(600)
 
 
 # ---------------------------------------------------------------------------------------------- bench
