@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from graph.concepts import ANSWER_FIELDS, KMA_CATEGORIES, norm
@@ -184,7 +186,7 @@ _NATIVE_RX = re.compile(r"(?<![가-힣])(열\s?[한두세네]|열다섯|열여�
                         r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b)")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Mention:
     """A number written in the answer: its value (in the unit written), where, the unit after it, its precision."""
 
@@ -243,6 +245,11 @@ def unit_at(text: str, end: int) -> tuple[str, int]:
 
 def mentions(text: str) -> list[Mention]:
     """Every number written in the (NFKC) text with the unit after it."""
+    return list(_mentions(text))
+
+
+@lru_cache(maxsize=512)
+def _mentions(text: str) -> tuple[Mention, ...]:
     out: list[Mention] = []
     for m in _AMOUNT.finditer(text):
         raw = m.group()
@@ -259,7 +266,7 @@ def mentions(text: str) -> list[Mention]:
         value = float(_NATIVE.get(word, 0) or (10 + _NATIVE.get(word[1:], 0) if word.startswith("열") else 0))
         unit, _ = unit_at(text, m.end())
         out.append(Mention(value, m.start(), m.end(), unit, 0, False))
-    return sorted(out, key=lambda x: x.start)
+    return tuple(sorted(out, key=lambda x: x.start))
 
 
 def numbers_in(text: str) -> list[float]:
@@ -293,6 +300,11 @@ def _mkdate(y: int, m: int, d: int) -> date | None:
 
 def date_spans(text: str, default_year: int | None = None) -> list[tuple[date, int, int]]:
     """(date, start, end) of every date written in the text."""
+    return list(_date_spans(text, default_year))
+
+
+@lru_cache(maxsize=512)
+def _date_spans(text: str, default_year: int | None) -> tuple[tuple[date, int, int], ...]:
     text = _nfkc(text)
     found: list[tuple[date, int, int]] = []
     taken: list[tuple[int, int]] = []
@@ -312,7 +324,7 @@ def date_spans(text: str, default_year: int | None = None) -> list[tuple[date, i
             if d:
                 found.append((d, m.start(), m.end()))
                 taken.append((m.start(), m.end()))
-    return sorted(found, key=lambda x: x[1])
+    return tuple(sorted(found, key=lambda x: x[1]))
 
 
 def dates_in(text: str, default_year: int | None = None) -> set[date]:
@@ -353,6 +365,11 @@ def time_values(value: Any) -> list[int] | None:
 def time_spans(text: str) -> list[tuple[set[int], int, int]]:
     """(possible minutes after midnight, start, end) of every time written in the text: a bare 12-hour `1시` may be
     either half of the day."""
+    return [(set(m), a, b) for m, a, b in _time_spans(text)]
+
+
+@lru_cache(maxsize=512)
+def _time_spans(text: str) -> tuple[tuple[frozenset[int], int, int], ...]:
     text = _nfkc(text).lower()
     out: list[tuple[set[int], int, int]] = []
     for m in _CLOCK.finditer(text):
@@ -378,7 +395,7 @@ def time_spans(text: str) -> list[tuple[set[int], int, int]]:
     for m in _RAW_TIME.finditer(text):
         if not any(a <= m.start() < b for _, a, b in out):
             out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))
-    return sorted(out, key=lambda x: x[1])
+    return tuple((frozenset(m), a, b) for m, a, b in sorted(out, key=lambda x: x[1]))
 
 
 # ---------------------------------------------------------------------------------------------- clauses
@@ -532,7 +549,8 @@ def _guessable(fact: Fact) -> bool:
             return True
         return fact.unit is None or (v.is_integer() and abs(v) < 10)
     hangul = re.findall(r"[가-힣]", raw)
-    return len(raw) <= 1 or (len(hangul) <= 1 and len(raw) <= 3) or bool(re.fullmatch(r"\d{1,2}", raw))
+    digit = bool(re.search(r"\d", raw))
+    return len(raw) <= 1 or (digit and len(hangul) <= 1 and len(raw) <= 3) or bool(re.fullmatch(r"\d{1,2}", raw))
 
 
 # ---------------------------------------------------------------------------------------------- matching
@@ -560,7 +578,7 @@ def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
         if m.unit and _family(m.unit) in ("money", "length", "duration") and m.korean:
             return False
         got, want, scale = m.value, value, 1.0
-    if abs(got - want) <= 1e-9 * max(1.0, abs(want)):
+    if abs(got - want) <= 1e-9 + 1e-12 * abs(want):
         return True
     if fact.tolerance <= 0 or m.korean:
         return False
@@ -628,8 +646,25 @@ def _inside_date_or_time(text: str, m: Mention) -> bool:
     after = text[m.end:m.end + 2]
     if re.match(r"\s?(년|월|일|시(?!간)|:)", after) and not m.unit:
         return True
-    return any(a <= m.start < b for _, a, b in date_spans(text)) or \
-        any(a <= m.start < b for _, a, b in time_spans(text) if ":" in text[a:b])
+    starts, ends = _covered(text)
+    i = bisect_right(starts, m.start) - 1
+    return i >= 0 and m.start < ends[i]
+
+
+@lru_cache(maxsize=512)
+def _covered(text: str) -> tuple[list[int], list[int]]:
+    """Sorted (starts, ends) of the dates and clock times written in the text (disjoint after merging)."""
+    spans = sorted([(a, b) for _, a, b in _date_spans(text, None)] +
+                   [(a, b) for _, a, b in _time_spans(text) if ":" in text[a:b]])
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in spans:
+        if starts and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+    return starts, ends
 
 
 def _span_hits(text: str, needle: str, prepared: str) -> list[tuple[int, int]]:
@@ -747,8 +782,12 @@ def dump(answer: str, facts: list[Fact]) -> str:
     prepared = _prepare(answer)
     if _JSON.search(prepared):
         return "raw JSON pasted from a result"
-    ms = [m for m in mentions(prepared) if not _inside_date_or_time(prepared, m)]
-    if len(ms) > max(DUMP_MIN, DUMP_FACTOR * len(facts)):
+    limit = max(DUMP_MIN, DUMP_FACTOR * len(facts))
+    every = mentions(prepared)
+    if len(every) > 4 * limit + 40:  # far past any date or time it could hold
+        return f"{len(every)} numbers for {len(facts)} facts"
+    ms = [m for m in every if not _inside_date_or_time(prepared, m)]
+    if len(ms) > limit:
         return f"{len(ms)} numbers for {len(facts)} facts"
     for fam in {_family(f.unit) for f in facts if f.kind == "number" and f.unit}:
         own = [f for f in facts if f.kind == "number" and _family(f.unit) == fam]

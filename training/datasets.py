@@ -132,7 +132,8 @@ def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
             if not re.search(rf"(?<![0-9A-Za-z.]){re.escape(text)}{ahead}", unicodedata.normalize("NFKC", record.final_answer)):
                 continue  # only values the answer states on their own, not digits inside another number
             seen.add(text)
-            kind = "number" if _NUMBER.match(text) else "text"
+            code = len(text) > 1 and text[0] == "0" and text[1] != "."  # a zip code or id is text, not a number
+            kind = "number" if _NUMBER.match(text) and not code else "text"
             label, category = _label(record, key, row)
             unit = _unit_after(record.final_answer, text) if kind == "number" else None
             facts.append({"kind": kind, "value": float(text) if kind == "number" else text, "tolerance": 0.0,
