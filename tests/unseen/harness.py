@@ -25,7 +25,7 @@ from verification.runs import execute_run, new_run, run_progress
 
 HERE = Path(__file__).parent
 HOSTS = ["corp.unseen.example", "odcloud.unseen.example", "adm.unseen.example", "ocean.unseen.example",
-         "sea.unseen.example"]
+         "sea.unseen.example", "culture.unseen.example", "kostat.unseen.example", "astro.unseen.example"]
 LOCAL = "unseen.local"
 SECRET = "KOPA_UNSEEN_KEY"
 
