@@ -74,7 +74,10 @@ def _diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]
         for row in group:
             by_entity.setdefault(_entity(row.get(field_name)), []).append(row)
         spread.append(_interleave(list(by_entity.values())))
-    return _interleave(spread)
+    # the finest level first: a 읍면동 code is where two code systems differ, and a 시도 code is the one a
+    # district-level target does not take
+    levels = [_level(str(g[0].get(field_name, ""))) for g in groups.values()]
+    return _interleave([g for _, g in sorted(zip(levels, spread, strict=True), key=lambda x: x[0])])
 
 
 def _entity(value: Any) -> str:
@@ -843,6 +846,11 @@ async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, li
         extra.update(more)
     run.extra_seeds = extra
     candidates = derive_candidates(tools, engine.samples)
+    if engine.samples:
+        # a link out of a tool not sampled yet cannot be tried this round, and its transform was chosen without a
+        # value seen (a ten-digit code passed as is where two digits are wanted): it is derived again, from values,
+        # in the round that samples its source
+        candidates = [c for c in candidates if c.source_tool in engine.samples]
     run.candidates = len(candidates)
     await asyncio.to_thread(engine.store.upsert_candidates, candidates)
     links = select_links(engine.store, run, {t.name for t in tools}, engine.settings)
