@@ -179,6 +179,10 @@ def _echoes(rows: list[dict[str, Any]], inputs: dict[str, Any]) -> dict[str, lis
     return out
 
 
+def _inputs_key(args: dict[str, Any]) -> frozenset[tuple[str, str]]:
+    return frozenset((k, str(v)) for k, v in args.items())
+
+
 def _class(value: Any) -> tuple[str, int]:
     text = str(value if value is not None else "")
     return value_shape(text), _level(text)
@@ -306,6 +310,8 @@ class Engine:
     #: (tool, required parameter) pairs shown to select: a value of the same shape answered differently.
     honoured: set[tuple[str, str]] = field(default_factory=set)
     _control_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
+    #: Inputs of this engine's definitive calls per tool: a value whose call was made already costs nothing more.
+    called: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ calls
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
@@ -322,6 +328,8 @@ class Engine:
             result = await self.executor.call(tool, args)
         if result.quota and result.code in ("22", "022"):
             self.executor.mark_exhausted(tool.api_id)
+        if result.definitive:
+            self.called.setdefault(tool.name, set()).add(_inputs_key(args))
         if result.ok:
             seen = self.answers.setdefault(tool.name, [])
             if len(seen) < 200:
@@ -452,6 +460,17 @@ class Engine:
         pname = link.target_param.split(":", 1)[1]
         optional = any(p.name == pname and not p.required for p in target.params)
         pool, src = rows, link.source_field
+        done = self.called.get(target.name, set())
+
+        def known(row: dict[str, Any]) -> bool:
+            try:
+                return _inputs_key(self._args(link, target, row, joint)) in done
+            except T.TransformError:
+                return False
+
+        # values whose calls were made already (by another link into this tool) first, the diverse order kept
+        # among the rest: the same evidence, paid for once
+        rows = sorted(rows, key=lambda r: not known(r))
         for row in rows[:k_max]:
             ok = sum(t.result.ok for t in trials)
             definitive = sum(t.result.definitive for t in trials)
