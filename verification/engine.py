@@ -310,7 +310,9 @@ class Engine:
     #: (tool, required parameter) pairs shown to select: a value of the same shape answered differently.
     honoured: set[tuple[str, str]] = field(default_factory=set)
     _control_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
-    #: Inputs of this engine's definitive calls per tool: a value whose call was made already costs nothing more.
+    #: Inputs of this engine's sampling calls per tool: a value whose call the sampling made costs nothing more.
+    #: (Sampling calls only: they are made before any link is tried, so the order of values does not depend on
+    #: which concurrent link or which retried fault came first.)
     called: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ calls
@@ -328,8 +330,6 @@ class Engine:
             result = await self.executor.call(tool, args)
         if result.quota and result.code in ("22", "022"):
             self.executor.mark_exhausted(tool.api_id)
-        if result.definitive:
-            self.called.setdefault(tool.name, set()).add(_inputs_key(args))
         if result.ok:
             seen = self.answers.setdefault(tool.name, [])
             if len(seen) < 200:
@@ -364,6 +364,7 @@ class Engine:
         used = args
         for i, plan in enumerate(plans):
             result = await self.call(tool, plan)
+            self.called.setdefault(tool.name, set()).add(_inputs_key(plan))
             tried.append(",".join(sorted(k for k in plan if k not in args)) or "(no filter)")
             if result.ok:
                 used = plan
@@ -389,6 +390,7 @@ class Engine:
             p = next(p for p in tool.params if p.name == name)
             if name not in used and sampling.narrows(p):
                 wider = await self.call(tool, {**used, name: value})
+                self.called.setdefault(tool.name, set()).add(_inputs_key({**used, name: value}))
                 if wider.ok:
                     rows.append(wider.items)
         self.samples[tool.name] = normalise_rows(_interleave(rows))
@@ -468,8 +470,8 @@ class Engine:
             except T.TransformError:
                 return False
 
-        # values whose calls were made already (by another link into this tool) first, the diverse order kept
-        # among the rest: the same evidence, paid for once
+        # values whose calls the sampling made already first, the diverse order kept among the rest: the same
+        # evidence, paid for once
         rows = sorted(rows, key=lambda r: not known(r))
         for row in rows[:k_max]:
             ok = sum(t.result.ok for t in trials)
@@ -821,7 +823,9 @@ def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, 
             for lk in page:
                 if lk.target_tool != name or lk.target_param.split(":", 1)[1] != pname:
                     continue
-                for row in engine.samples.get(lk.source_tool, []):
+                # in the order links are tried (finest code level first): a 시도 code is the one a target of
+                # districts and dongs answers with nothing
+                for row in _diverse(engine.samples.get(lk.source_tool, []), lk.source_field):
                     try:
                         value = T.apply(lk.transform, row.get(lk.source_field), row)
                     except T.TransformError:
