@@ -364,7 +364,8 @@ class Engine:
         used = args
         for i, plan in enumerate(plans):
             result = await self.call(tool, plan)
-            self.called.setdefault(tool.name, set()).add(_inputs_key(plan))
+            if result.definitive:
+                self.called.setdefault(tool.name, set()).add(_inputs_key(plan))
             tried.append(",".join(sorted(k for k in plan if k not in args)) or "(no filter)")
             if result.ok:
                 used = plan
@@ -390,7 +391,8 @@ class Engine:
             p = next(p for p in tool.params if p.name == name)
             if name not in used and sampling.narrows(p):
                 wider = await self.call(tool, {**used, name: value})
-                self.called.setdefault(tool.name, set()).add(_inputs_key({**used, name: value}))
+                if wider.definitive:
+                    self.called.setdefault(tool.name, set()).add(_inputs_key({**used, name: value}))
                 if wider.ok:
                     rows.append(wider.items)
         self.samples[tool.name] = normalise_rows(_interleave(rows))
