@@ -98,6 +98,8 @@ def apply(t: Transform, value: Any, row: dict[str, Any] | None = None) -> Any:
             parsed = datetime.strptime(text, DATE_FORMATS[t["src"]])
         except ValueError as exc:
             raise TransformError(f"{text!r} is not {t['src']}") from exc
+        if parsed.strftime(DATE_FORMATS[t["src"]]) != text:  # strptime reads 20261015 as %Y%m%d%H (day 1, 5 h)
+            raise TransformError(f"{text!r} is not {t['src']}")
         return parsed.strftime(DATE_FORMATS[t["dst"]])
     if kind == "coord":
         return _coord(t, value, row or {})
