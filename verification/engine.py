@@ -314,6 +314,7 @@ class Engine:
     #: (Sampling calls only: they are made before any link is tried, so the order of values does not depend on
     #: which concurrent link or which retried fault came first.)
     called: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    _profile_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ calls
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
@@ -503,8 +504,17 @@ class Engine:
                     break
         return trials
 
+    async def _know(self, target: ToolRecord) -> None:
+        """The target's sampling calls, for the order of values: an engine that did not sample it this round (a
+        Celery task verifies one source) samples it again, a cache hit, so its values are tried in the order the
+        in-process run tries them."""
+        async with self._profile_locks.setdefault(target.name, asyncio.Lock()):
+            if target.name not in self.called and target.name not in self.unreachable:
+                await self.profile(target, self.run.extra_seeds.get(target.name))
+
     async def verify_link(self, link: LinkRecord, rows: list[dict[str, Any]], siblings: list[LinkRecord]) -> LinkRecord:
         target = self.tools[link.target_tool]
+        await self._know(target)
         distinct: list[dict[str, Any]] = []
         seen: set[str] = set()
         for row in rows:
