@@ -140,13 +140,53 @@ def _fits(value: Any, p: Signals) -> bool:
     return not (p.type == "number" and not re.fullmatch(r"-?\d+(\.\d+)?", text))
 
 
+_CODE_NAME = re.compile(r"(id|cd|code|ids)$", re.IGNORECASE)
+
+
+def _kind_fits(value: Any, p: ParamRef) -> bool:
+    """What a document says of a parameter's values beyond its schema: a length in digits ("2자리" takes no
+    ten-digit code), a code name (`fcltyId`, `ctprvnCd`) takes no Korean name, and an example in Korean script
+    (시설명, 예: 도서관) takes no code."""
+    if isinstance(value, list):
+        return True
+    text = str(value).strip()
+    shape = value_shape(text)
+    if p.sig.length and text.isdigit() and len(text) != p.sig.length:
+        return False
+    if shape == "hangul" and (_CODE_NAME.search(p.param.name) or (p.sig.length and not p.example)):
+        return False
+    if p.example not in (None, ""):
+        want = value_shape(str(p.example))
+        if (want == "hangul") != (shape == "hangul"):
+            return False
+    return True
+
+
+_NAME_NAME = re.compile(r"(nm|name)$", re.IGNORECASE)
+
+
+def _declared_fit(t: T.Transform, f: FieldRef, p: ParamRef) -> bool:
+    """Before any value is seen, what the documents say: a field of ten digits ("10자리") passed as is does not
+    fit a two-digit parameter; an identifier or code (`fcltyId`) does not fit a parameter whose example is a name
+    in Korean script; a name (`ctprvnNm`) does not fit a code parameter."""
+    if t.get("kind") != "identity":
+        return True
+    if f.sig.length and p.sig.length and f.sig.length != p.sig.length:
+        return False
+    example_hangul = p.example not in (None, "") and value_shape(str(p.example)) == "hangul"
+    if _CODE_NAME.search(f.field.name) and example_hangul:
+        return False
+    return not (_NAME_NAME.search(f.field.name) and _CODE_NAME.search(p.param.name) and not example_hangul)
+
+
 def _fit_ratio(t: T.Transform, f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> float | None:
     if not rows:
-        return None
+        return None if _declared_fit(t, f, p) else 0.0
     ok = 0
     for row in rows[:6]:
         with contextlib.suppress(T.TransformError):
-            ok += _fits(T.apply(t, row.get(f.field.name), row), p.sig)
+            out = T.apply(t, row.get(f.field.name), row)
+            ok += _fits(out, p.sig) and _kind_fits(out, p)
     return ok / min(len(rows), 6)
 
 
@@ -188,14 +228,30 @@ def _transforms(f: FieldRef, p: ParamRef, sample_len: int | None) -> list[T.Tran
             out.append({"kind": "slice", "start": 0, "end": ps.length})
         elif ps.pads or {"jibun_main", "jibun_sub"} & fs.concepts & ps.concepts:
             out.append({"kind": "zfill", "width": ps.length})
-    if ps.enum and T.SIDO_SHORT.keys() and set(ps.enum) & set(T.SIDO_SHORT.values()):
-        out.append({"kind": "map", "table": "sido_short"})
+    wants = name_form(p.example) if p.example else None
+    if wants is None and ps.enum:
+        wants = "sido_short" if set(ps.enum) & set(T.SIDO_LONG) else "sido_long" if set(ps.enum) & set(
+            T.SIDO_SHORT) else None
+    if wants is not None:
+        # a province name in the form the parameter documents (AirKorea's sidoName takes 서울, not 서울특별시)
+        out.append({"kind": "map", "table": wants})
     out.append(dict(T.IDENTITY))
     unique: list[T.Transform] = []
     for t in out:
         if t not in unique:
             unique.append(t)
     return unique
+
+
+def name_form(value: Any) -> str | None:
+    """The table whose values a province name is written in: `sido_short` (서울, 강원) or `sido_long`
+    (서울특별시, 강원특별자치도); None for any other value."""
+    text = str(value or "").strip()
+    if text in T.SIDO_LONG:
+        return "sido_short"
+    if text in T.SIDO_SHORT:
+        return "sido_long"
+    return None
 
 
 CODE_FAMILY = {"bjd_code", "sgg_code", "sido_code", "sgg3_code", "umd_code", "zip", "road_code"}
@@ -259,6 +315,9 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
                 out = T.apply(t, samples[0], rows[0])
                 if not isinstance(out, list) and value_shape(str(out)) == value_shape(str(p.example)):
                     score = round(min(1.0, score + 0.08), 4)
+                wanted, got = name_form(p.example), name_form(out)
+                if wanted and got and wanted != got:
+                    score = round(score - 0.2, 4)  # 서울특별시 where the document shows 서울
             except T.TransformError:
                 pass
         if best is None or score > best[0]:
@@ -522,14 +581,34 @@ def derive_candidates(
 
 #: Date links proposed per (source tool, target tool): a record's own dates only.
 MAX_DATE_LINKS = 2
+#: Source tools proposed per date parameter of a tool that a date alone answers (a calendar by year and month).
+MAX_DATE_SOURCES = 12
+#: How fine a date format is: a source may feed a parameter of its own granularity or a coarser one (a day gives
+#: its month and year), never a finer one (a month is no day).
+GRANULARITY = {"YYYYMMDDHHMM": 5, "YYYY-MM-DD HH:MM": 5, "YYYYMMDDHH": 4, "YYYYMMDD": 3, "YYYY-MM-DD": 3,
+               "YYYYMM": 2, "YYYY-MM": 2, "YYYY": 1, "MM": 2, "DD": 3}
+
+
+def date_transform(src: str, dst: str) -> T.Transform | None:
+    """The transform from a date of format `src` to a parameter of format `dst` (a part: YYYY, MM, DD), None
+    when the source is coarser than the parameter."""
+    if src not in T.WHOLE_DATES or dst not in GRANULARITY or GRANULARITY[src] < GRANULARITY[dst]:
+        return None
+    return dict(T.IDENTITY) if src == dst else {"kind": "date", "src": src, "dst": dst}
 
 
 def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, str]]], found: list[LinkRecord],
                 min_score: float) -> list[LinkRecord]:
-    """A date of a record into a required date parameter of a tool that the same record already feeds through a
-    required parameter (a company's founding date as the reference date of that company's history), with the
-    format transform. Dates alone are no evidence (any date fits any date parameter), so a date link is proposed
-    only beside an entity link from the same source; the pair is then called jointly."""
+    """Dates into date parameters, with the format transform (formats read off descriptions, schema formats and
+    patterns, and observed values; parts by name: solYear takes YYYY, solMonth MM).
+
+    Dates alone are no evidence (any date fits any date parameter), so a date link is proposed
+    * into a required date parameter of a tool that names a record through other required parameters only beside
+      an entity link from the same source into that tool (a company's founding date as the reference date of
+      that company's history, a facility's opening date as the month of its programmes); the pair is then called
+      jointly;
+    * into the date parameters of a tool that a date alone answers (every required parameter a date: a calendar
+      by year and month, a daily statistic), from the dates of other tools, at most MAX_DATE_SOURCES of them."""
     by_name = {t.name: t for t in tools}
     first: dict[tuple[str, str], ParamRecord] = {}
     for t in tools:
@@ -542,36 +621,58 @@ def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, st
         if name is not None:
             feeds[(lk.source_tool, lk.target_tool)].add(name)
     dates_of: dict[str, list[tuple[FieldRecord, str]]] = {}
-    params_of: dict[str, list[tuple[ParamRecord, str]]] = {}
-    out: list[LinkRecord] = []
-    for (source_name, target_name), fed in sorted(feeds.items()):
-        source, target = by_name[source_name], by_name[target_name]
-        if source_name not in dates_of:
-            rows = samples.get(source_name, [])
-            dates_of[source_name] = []
-            for fld in source.fields:
-                values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
-                fmt = M.date_format(fld.description, None, None, values) if M.is_date(fld.name, fld.description) else None
-                if fmt:
-                    dates_of[source_name].append((fld, fmt))
-        if target_name not in params_of:
-            params_of[target_name] = []
-            for prm in target.params:
-                if not prm.required or not M.is_date(prm.name, prm.description, prm.format):
-                    continue
-                dst = M.date_format(prm.description, prm.format, prm.pattern, [])
-                if dst is not None:
-                    params_of[target_name].append((prm, dst))
-        dates = dates_of[source_name]
-        for prm, dst in params_of[target_name]:
-            if prm.name in fed:
+    for t in tools:
+        rows = samples.get(t.name, [])
+        dates_of[t.name] = []
+        for fld in t.fields:
+            values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
+            if not M.is_date(fld.name, fld.description) and not values:
                 continue
-            for fld, src in dates[:MAX_DATE_LINKS]:
-                transform: T.Transform = dict(T.IDENTITY) if src == dst else {"kind": "date", "src": src, "dst": dst}
-                score = 0.6
-                if score < min_score:
+            fmt = M.date_format(fld.description, None, None, values, fld.name)
+            if fmt in T.WHOLE_DATES and (values or M.is_date(fld.name, fld.description)):
+                dates_of[t.name].append((fld, fmt))
+    params_of: dict[str, list[tuple[ParamRecord, str]]] = {}
+    alone: set[str] = set()  # tools a date alone answers
+    for t in tools:
+        params_of[t.name] = []
+        for prm in t.params:
+            if prm.name in NON_LINKABLE or prm.enum or not M.is_date(prm.name, prm.description, prm.format):
+                continue
+            dst = M.date_format(prm.description, prm.format, prm.pattern, [], prm.name)
+            if dst is not None:
+                params_of[t.name].append((prm, dst))
+        dated = {p.name for p, _ in params_of[t.name]}
+        needed = [p for p in t.params if p.required and p.name not in NON_LINKABLE]
+        if dated and all(p.name in dated for p in needed) and any(p.required for p, _ in params_of[t.name]):
+            alone.add(t.name)
+    out: list[LinkRecord] = []
+
+    def add(source_name: str, fld: FieldRecord, target_name: str, prm: ParamRecord, transform: T.Transform,
+            score: float) -> None:
+        if score >= min_score:
+            out.append(LinkRecord(id=link_id(source_name, fld.name, target_name, prm.key(), transform),
+                                  source_tool=source_name, source_field=fld.name, target_tool=target_name,
+                                  target_param=prm.key(), transform=transform, score=score))
+
+    for (source_name, target_name), fed in sorted(feeds.items()):
+        if target_name in alone:
+            continue
+        for prm, dst in params_of[target_name]:
+            if not prm.required or prm.name in fed:
+                continue
+            for fld, src in dates_of[source_name][:MAX_DATE_LINKS]:
+                transform = date_transform(src, dst)
+                if transform is not None:
+                    add(source_name, fld, target_name, prm, transform, 0.6)
+    for target_name in sorted(alone):
+        for prm, dst in params_of[target_name]:
+            n = 0
+            for t in tools:
+                if t.name == target_name or n >= MAX_DATE_SOURCES or by_name[t.name].method not in ("GET", "POST"):
                     continue
-                out.append(LinkRecord(id=link_id(source_name, fld.name, target_name, prm.key(), transform),
-                                      source_tool=source_name, source_field=fld.name, target_tool=target_name,
-                                      target_param=prm.key(), transform=transform, score=score))
+                links = [(fld, tr) for fld, src in dates_of[t.name][:MAX_DATE_LINKS]
+                         if (tr := date_transform(src, dst)) is not None]
+                for fld, transform in links:
+                    add(t.name, fld, target_name, prm, transform, 0.55 if prm.required else 0.5)
+                n += bool(links)
     return out

@@ -19,8 +19,25 @@ _DIGITS_WORD = re.compile(r"\d+\s*자리|\d+")
 #: Words too generic to mean anything alone.
 GENERIC = {"코드", "번호", "이름", "명칭", "구분", "여부", "값", "정보", "목록", "검색", "조회", "기준", "입력", "필수", "선택",
            "페이지", "결과", "건수", "수", "예", "자리", "문자열", "항목"}
-DATE_WORDS = ("일자", "날짜", "일시", "date", "dt", "ymd", "연월일")
-_FORMATS = (("YYYY-MM-DD", re.compile(r"^\d{4}-\d{2}-\d{2}$")), ("YYYYMMDD", re.compile(r"^(19|20)\d{6}$")))
+DATE_WORDS = ("일자", "날짜", "일시", "date", "dt", "ymd", "연월일", "연월", "년월", "연도", "년도")
+#: Short date words that count only as a whole word of a name (stdrYm, opnDe, solYear), never inside another word.
+DATE_TOKENS = {"dt", "de", "ymd", "ym", "yyyymm", "yyyymmdd", "year", "month", "day", "date", "tm", "dtm", "locdate"}
+_MONTH = r"(0[1-9]|1[0-2])"
+_DAY = r"(0[1-9]|[12]\d|3[01])"
+#: Shapes of observed date values, finest first; digit-only shapes count only for a field named or described as a
+#: date (a six-digit code is no month).
+_FORMATS = (("YYYY-MM-DD HH:MM", re.compile(rf"^(19|20)\d\d-{_MONTH}-{_DAY}[ T]\d\d:\d\d(:\d\d)?$"), False),
+            ("YYYY-MM-DD", re.compile(rf"^(19|20)\d\d-{_MONTH}-{_DAY}$"), False),
+            ("YYYYMMDDHHMM", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}([01]\d|2[0-3])[0-5]\d$"), True),
+            ("YYYYMMDDHH", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}([01]\d|2[0-3])$"), True),
+            ("YYYYMMDD", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}$"), True),
+            ("YYYYMM", re.compile(rf"^(19|20)\d\d{_MONTH}$"), True))
+#: Format words a description states, longest first (YYYYMMDD before YYYYMM before YYYY; MM and DD alone).
+_STATED = (("YYYYMMDDHHMM", "YYYYMMDDHHMM"), ("YYYYMMDDHH", "YYYYMMDDHH"), ("YYYY-MM-DD HH:MM", "YYYY-MM-DD HH:MM"),
+           ("YYYY-MM-DD", "YYYY-MM-DD"), ("YYYYMMDD", "YYYYMMDD"), ("YYYY-MM", "YYYY-MM"), ("YYYYMM", "YYYYMM"),
+           ("YYYY", "YYYY"), ("MM", "MM"), ("DD", "DD"))
+#: A part of a date by the words of a name or description (KASI solYear/solMonth, 연도/월/일).
+_PART_WORDS = (("YYYY", ("year", "연도", "년도")), ("MM", ("month", "월 (", "월(")), ("DD", ("day", "일 (", "일(")))
 _PREFIXED = re.compile(r"^([A-Za-z]+[_-])(\d+)$")
 _EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
 
@@ -62,24 +79,55 @@ def described_example(description: str) -> str | None:
     return m.group(1).strip(".;:'\"") if m else None
 
 
+def _name_words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return {w for w in re.split(r"[^0-9a-zA-Z]+", spaced.lower()) if w}
+
+
 def is_date(name: str, description: str, fmt: str | None = None) -> bool:
-    text = f"{name} {description} {fmt or ''}".lower()
-    return any(w in text for w in DATE_WORDS)
+    """A field or parameter that holds a date or a part of one, by its description, format or a whole word of its
+    name (stdrYm, opnDe, solYear; not `symbol`)."""
+    text = f"{description} {fmt or ''}".lower()
+    if any(w in text for w in DATE_WORDS) or any(w in f"{description} {fmt or ''}".upper() for w, _ in _STATED[:7]):
+        return True
+    return bool(_name_words(name) & DATE_TOKENS) or "date" in name.lower()
 
 
-def date_format(description: str, fmt: str | None, pattern: str | None, samples: list[str]) -> str | None:
-    """The date format a field or parameter documents (YYYY-MM-DD, YYYYMMDD) or its values show."""
-    text = f"{description} {fmt or ''}".upper()
-    if "YYYY-MM-DD" in text:
-        return "YYYY-MM-DD"
-    if "YYYYMMDD" in text:
-        return "YYYYMMDD"
+def stated_format(text: str) -> str | None:
+    """The date format words a text states (YYYYMMDD, YYYY-MM-DD, YYYYMMDDHH, YYYYMM, YYYY, MM, DD), if any."""
+    upper = (text or "").upper()
+    for word, fmt in _STATED:
+        if len(word) <= 2:
+            if re.search(rf"(?<![A-Z]){word}(?![A-Z])", upper):
+                return fmt
+        elif word in upper:
+            return fmt
+    return None
+
+
+def date_format(description: str, fmt: str | None, pattern: str | None, samples: list[str],
+                name: str = "") -> str | None:
+    """The date format a field or parameter documents (its description or schema format), its pattern implies or
+    its values show; for a parameter that states none, the date part its name or description names (solYear:
+    YYYY, solMonth: MM)."""
+    stated = stated_format(f"{description} {fmt or ''}")
+    if stated:
+        return stated
     if pattern and pattern.strip("^$") in (r"[0-9]{8}", r"\d{8}"):
         return "YYYYMMDD"
-    values = [s for s in samples if s]
-    for name, rx in _FORMATS:
-        if values and all(rx.match(v) for v in values[:6]):
-            return name
+    if pattern and pattern.strip("^$") in (r"[0-9]{6}", r"\d{6}"):
+        return "YYYYMM"
+    values = [str(s).strip() for s in samples if str(s).strip()][:6]
+    dated = is_date(name, description, fmt) if name else True
+    for fmt_name, rx, digits_only in _FORMATS:
+        if values and all(rx.match(v) for v in values) and (dated or not digits_only):
+            return fmt_name
+    if name and not values:
+        text = f"{name} {description}".lower()
+        for part, words in _PART_WORDS:
+            if any(w in text for w in words) and (_name_words(name) & {"year", "month", "day"} or
+                                                  any(w in description for w in words)):
+                return part
     return None
 
 

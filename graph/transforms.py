@@ -22,8 +22,17 @@ SIDO_SHORT = {
     "강원도": "강원", "충청북도": "충북", "충청남도": "충남", "전북특별자치도": "전북", "전라북도": "전북",
     "전라남도": "전남", "경상북도": "경북", "경상남도": "경남", "제주특별자치도": "제주",
 }
-TABLES: dict[str, dict[str, str]] = {"sido_short": SIDO_SHORT}
-DATE_FORMATS = {"YYYYMMDD": "%Y%m%d", "YYYYMM": "%Y%m", "YYYY-MM-DD": "%Y-%m-%d", "YYYY": "%Y", "MM": "%m"}
+#: The current full name of each province's short form (강원 is 강원특별자치도 since 2023-06, 전북 전북특별자치도 since
+#: 2024-01: the old names are abolished and return no rows, see the reference's StanReginCd notes).
+SIDO_LONG = {short: full for full, short in SIDO_SHORT.items() if full not in ("강원도", "전라북도")}
+TABLES: dict[str, dict[str, str]] = {"sido_short": SIDO_SHORT, "sido_long": SIDO_LONG}
+#: Date formats Korean APIs use for dates and their parts (KMA tmFc YYYYMMDDHH(MM), RTMS DEAL_YMD YYYYMM, KASI
+#: solYear YYYY / solMonth MM, ASOS tm "YYYY-MM-DD HH:MM").
+DATE_FORMATS = {"YYYYMMDDHHMM": "%Y%m%d%H%M", "YYYYMMDDHH": "%Y%m%d%H", "YYYYMMDD": "%Y%m%d", "YYYYMM": "%Y%m",
+                "YYYY-MM-DD HH:MM": "%Y-%m-%d %H:%M", "YYYY-MM-DD": "%Y-%m-%d", "YYYY-MM": "%Y-%m", "YYYY": "%Y",
+                "MM": "%m", "DD": "%d"}
+#: Formats that name a whole instant or day (a source); YYYY, MM and DD are parts only a parameter takes.
+WHOLE_DATES = ("YYYYMMDDHHMM", "YYYYMMDDHH", "YYYYMMDD", "YYYYMM", "YYYY-MM-DD HH:MM", "YYYY-MM-DD", "YYYY-MM")
 
 
 class TransformError(ValueError):
@@ -89,6 +98,8 @@ def apply(t: Transform, value: Any, row: dict[str, Any] | None = None) -> Any:
             parsed = datetime.strptime(text, DATE_FORMATS[t["src"]])
         except ValueError as exc:
             raise TransformError(f"{text!r} is not {t['src']}") from exc
+        if parsed.strftime(DATE_FORMATS[t["src"]]) != text:  # strptime reads 20261015 as %Y%m%d%H (day 1, 5 h)
+            raise TransformError(f"{text!r} is not {t['src']}")
         return parsed.strftime(DATE_FORMATS[t["dst"]])
     if kind == "coord":
         return _coord(t, value, row or {})

@@ -31,7 +31,7 @@ from sandbox.ground_truth import load_ground_truth
 from sandbox.inprocess import sandbox_mode
 from sandbox.providers import all_operations
 from tests.support.helpers import register_catalog
-from tests.support.scoring import score
+from tests.support.scoring import sample_precision, score
 from verification.runs import execute_run, new_run, run_progress
 
 FAULTS = ('{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
@@ -90,6 +90,14 @@ def main() -> None:
               "   (target >= 95%)")
         print(f"decoys verified               {len(verified.matched_decoys)} of {verified.decoy_total}"
               f"   (target 0)   missed: {', '.join(verified.missed_true) or '-'}")
+        sample = sample_precision(links)
+        print(f"measured precision of verified links (labelled sample of {sample.sample_size}, "
+              f"{sample.still_verified} of them verified now): {sample.true_verified}/{sample.still_verified} = "
+              f"{sample.precision:.1%}   (target >= 95%)   false: {', '.join(sample.false_verified) or '-'}")
+        swaps = [lk for lk in links if lk.source_tool.startswith("kma_") and lk.target_tool.startswith("kma_")
+                 and {lk.source_field, lk.target_param.split(":", 1)[-1]} == {"nx", "ny"}]
+        print(f"grid-swap links (nx fed into ny and back) verified: {sum(lk.status == 'verified' for lk in swaps)} "
+              f"of {len(swaps)}   (target 0)")
         decided = cold["verified"] + cold["refuted"] + cold["inconclusive"]
         print(f"calls {cold['calls_spent']} (cache hits {cold['cache_hits']}): "
               f"{cold['calls_spent'] / cold['verified']:.2f} per verified link, {cold['calls_spent'] / decided:.2f} per candidate")

@@ -19,6 +19,12 @@ from graph.models import FieldRecord, ParamRecord, ToolRecord
     ({"kind": "map", "table": "sido_short"}, "서울특별시", {}, "서울"),
     ({"kind": "wrap_list"}, "1248100998", {}, ["1248100998"]),
     ({"kind": "date", "src": "YYYYMMDD", "dst": "YYYYMM"}, "20261015", {}, "202610"),
+    ({"kind": "date", "src": "YYYYMMDDHH", "dst": "YYYYMMDD"}, "2026101514", {}, "20261015"),
+    ({"kind": "date", "src": "YYYY-MM-DD", "dst": "YYYY"}, "1991-07-02", {}, "1991"),
+    ({"kind": "date", "src": "YYYY-MM-DD", "dst": "MM"}, "1991-07-02", {}, "07"),
+    ({"kind": "date", "src": "YYYY-MM-DD HH:MM", "dst": "DD"}, "2026-10-15 14:00", {}, "15"),
+    ({"kind": "date", "src": "YYYYMM", "dst": "YYYY-MM"}, "202609", {}, "2026-09"),
+    ({"kind": "map", "table": "sido_long"}, "강원", {}, "강원특별자치도"),
     ({"kind": "cast", "to": "int"}, "60.0", {}, "60"),
     ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "x", "pair": "lat"}, "126.9780", {"lat": "37.5665"}, "60"),
     ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "y", "pair": "lon"}, "37.5665", {"lon": "126.9780"}, "127"),
@@ -36,6 +42,8 @@ def test_transforms(t: T.Transform, value: str, row: dict[str, str], expected: o
     ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "x", "pair": "lat"}, "126.97", {}),
     ({"kind": "coord", "src": "WGS84", "dst": "TM", "axis": "x", "pair": "lat"}, "953901", {"lat": "1952032"}),
     ({"kind": "date", "src": "YYYYMMDD", "dst": "YYYYMM"}, "2026-10", {}),
+    ({"kind": "date", "src": "YYYYMMDDHH", "dst": "YYYYMMDD"}, "20261015", {}),
+    ({"kind": "map", "table": "sido_long"}, "서울특별시", {}),
 ])
 def test_transforms_refuse_unfit_values(t: T.Transform, value: str, row: dict[str, str]) -> None:
     with pytest.raises(T.TransformError):
@@ -94,3 +102,62 @@ def test_blocking_keeps_comparisons_sub_quadratic() -> None:
     # four times the tools: a quadratic method would compare sixteen times as much
     assert large["comparisons"] / small["comparisons"] < 6, (small, large)
     assert large["comparisons"] < large["fields"] * large["params"] / 10
+
+
+def test_date_formats_are_read_off_descriptions_names_and_values() -> None:
+    from graph import meaning as M
+    from graph.candidates import date_transform
+
+    assert M.date_format("행사 연월 (YYYYMM 형식)", None, None, [], "eventYm") == "YYYYMM"
+    assert M.date_format("행사 시작 일시 (YYYYMMDDHH)", None, None, [], "eventBgngDt") == "YYYYMMDDHH"
+    assert M.date_format("연도 (YYYY, 예: 2026)", None, None, [], "solYear") == "YYYY"
+    assert M.date_format("월 (MM, 예: 10). 없으면 연간 전체", None, None, [], "solMonth") == "MM"
+    assert M.date_format("개관일자", None, None, ["2020-03-30", "1991-07-02"], "opnDe") == "YYYY-MM-DD"
+    assert M.date_format("관측일시", None, None, ["2026-10-15 14:00"], "obs_dtm") == "YYYY-MM-DD HH:MM"
+    assert M.date_format("기준연월", None, None, ["202609"], "stdrYm") == "YYYYMM"
+    # a six-digit code is no month unless the field is named or described as a date
+    assert M.date_format("코드", None, None, ["202609"], "code") is None
+    assert not M.is_date("symbol", "") and M.is_date("stdrYm", "")
+    assert date_transform("YYYY-MM-DD", "YYYYMM") == {"kind": "date", "src": "YYYY-MM-DD", "dst": "YYYYMM"}
+    assert date_transform("YYYYMM", "YYYYMMDD") is None  # a month is no day
+    assert date_transform("YYYYMMDD", "YYYYMMDD") == {"kind": "identity"}
+
+
+def _trial(value: str, inputs: dict[str, str], rows: list[dict[str, str]], row: dict[str, str],
+           pool: list[dict[str, str]], field: str) -> object:
+    from execution.executor import CallResult
+    from verification.engine import Trial
+
+    return Trial(value, inputs, CallResult("ok", items=rows), row, pool, field)
+
+
+def test_a_grid_value_landing_in_the_other_coordinate_is_refuted() -> None:
+    from graph.models import LinkRecord
+    from verification.engine import _swapped
+
+    link = LinkRecord(id="x", source_tool="a", source_field="ny", target_tool="b", target_param="query:nx")
+    row = {"nx": "60", "ny": "127"}
+    answer = [{"category": "TMP", "nx": "127", "ny": "127"}, {"category": "SKY", "nx": "127", "ny": "127"}]
+    swapped = _trial("127", {"nx": "127", "ny": "127", "base_date": "20261015"}, answer, row, [row], "ny")
+    assert _swapped(link, swapped)  # type: ignore[arg-type]
+    right = LinkRecord(id="y", source_tool="a", source_field="nx", target_tool="b", target_param="query:nx")
+    ok = _trial("60", {"nx": "60", "ny": "127"}, [{"nx": "60", "ny": "127"}], row, [row], "nx")
+    assert _swapped(right, ok) is None  # type: ignore[arg-type]
+
+
+def test_codes_that_coincide_for_one_province_are_refuted_by_the_names_they_bring_back() -> None:
+    from graph.models import LinkRecord
+    from verification.engine import _coincides
+
+    link = LinkRecord(id="x", source_tool="a", source_field="ctprvnCd", target_tool="b", target_param="query:ctprvnCd")
+    pool = [{"ctprvnCd": "11", "ctprvnNm": "서울특별시"}, {"ctprvnCd": "26", "ctprvnNm": "부산광역시"},
+            {"ctprvnCd": "51", "ctprvnNm": "강원특별자치도"}]
+    seoul = _trial("11", {"ctprvnCd": "11"}, [{"ctprvnCd": "11", "ctprvnNm": "서울특별시", "n": "1"}], pool[0], pool,
+                   "ctprvnCd")
+    busan = _trial("26", {"ctprvnCd": "26"}, [{"ctprvnCd": "26", "ctprvnNm": "울산광역시", "n": "2"}], pool[1], pool,
+                   "ctprvnCd")
+    assert _coincides(link, [seoul, busan])  # type: ignore[list-item]
+    # the same code system: the names agree for every province
+    same = _trial("26", {"ctprvnCd": "26"}, [{"ctprvnCd": "26", "ctprvnNm": "부산광역시", "n": "2"}], pool[1], pool,
+                  "ctprvnCd")
+    assert _coincides(link, [seoul, same]) is None  # type: ignore[list-item]

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from graph import transforms as T
 from tests.unseen.app import KEY, create_app
 from tests.unseen.harness import documents, ground_truth, run_unseen
+from tests.unseen.world import get_world
 
 KEYS = {"/khoa": "ServiceKey", "/nifs": "key"}
 SOURCE_ARGS: dict[str, list[dict[str, str]]] = {
@@ -23,8 +24,16 @@ SOURCE_ARGS: dict[str, list[dict[str, str]]] = {
     "/api/15083277/v1/uddi:pension": [{"page": str(p), "perPage": "3"} for p in (1, 2, 3)],
     "/admcode/v1/list": [{}, {"p1": "강원특별자치도"}, {"p1": "경상남도", "p2": "창원시"}],
     "/khoa/obs/stations": [{}],
+    "/khoa/obs/tide": [{"ObsCode": "DT_0012", "Date": "20261015"}, {"ObsCode": "DT_0027", "Date": "20230301"}],
+    "/nifs/sst/v1": [{"stnCd": "0012"}],
+    "/admcode/v1/population": [{"admCd": u.adm_cd} for u in get_world().units if u.level != "시도"][:3],
+    "/cultr/v1/fclty": [{"fcltyNm": "도서관"}, {"sidoNm": "강원"}],
+    "/cultr/v1/program": [{"fcltyId": f.fclty_id, "eventYm": "202610"} for f in get_world().facilities[:3]],
+    "/sttst/v1/ctprvn": [{}],
+    "/sttst/v1/popltn": [{"ctprvnCd": c, "stdrYm": "202609"} for c in ("11", "21", "32")],
 }
-OTHER_ARGS = {"/corpinfo/v2/history": {"baseDt": "20261015"}, "/khoa/obs/tide": {"Date": "20261015"}}
+OTHER_ARGS = {"/corpinfo/v2/history": {"baseDt": "20261015"}, "/khoa/obs/tide": {"Date": "20261015"},
+              "/cultr/v1/program": {"eventYm": "202612"}, "/sttst/v1/popltn": {"stdrYm": "202609"}}
 
 
 def _items(path: str, resp: Any) -> list[dict[str, Any]]:
@@ -35,7 +44,8 @@ def _items(path: str, resp: Any) -> list[dict[str, Any]]:
     doc = resp.json()
     if isinstance(doc, list):
         return doc
-    for pointer in (("data",), ("response", "item"), ("result", "data"), ("body", "items")):
+    for pointer in (("data",), ("response", "item"), ("result", "data"), ("body", "items"),
+                    ("response", "body", "items", "item")):
         node: Any = doc
         for part in pointer:
             node = node.get(part) if isinstance(node, dict) else None
@@ -62,14 +72,22 @@ def test_ground_truth_executes_true_links_work_decoys_never() -> None:
                 value = T.apply(gt["transform"], row[src["field"]], row)
             except T.TransformError:
                 continue
-            args = {**OTHER_ARGS.get(tgt["path"], {}), tgt["param"]: str(value)}
+            if value in ("", None):
+                continue  # a row without this field's value (a 시도 row has no 시군구명)
+            args = {**OTHER_ARGS.get(tgt["path"], {}), **gt.get("other", {}), tgt["param"]: str(value)}
+            args.update({param: str(row[source]) for param, source in gt.get("joint", {}).items()})
             if tgt["path"] == "/corpinfo/v2/history" and tgt["param"] == "baseDt":
                 args["crno"] = row["crno"]
             tried += 1
-            worked += bool(_call(client, tgt["path"], args))
-        if gt["kind"] == "true" and not (tried and worked / tried >= 0.6):
+            answer = _call(client, tgt["path"], args)
+            if "echo" in gt:  # a call works only when the answer is about the source row's entity
+                answer = [r for r in answer if r.get(gt["echo"]) == row.get(gt["echo"])]
+            worked += bool(answer)
+        # a true link works for most source values, or for those the target covers (`min_rate` says how many)
+        if gt["kind"] == "true" and not (tried and worked / tried >= gt.get("min_rate", 0.6)):
             failures.append(f"{gt['id']} true link worked {worked}/{tried}")
-        if gt["kind"] == "decoy" and worked:
+        # a decoy works for no value, or (two code systems that coincide) for the values of one entity only
+        if gt["kind"] == "decoy" and worked and worked / tried > 0.34:
             failures.append(f"{gt['id']} decoy worked {worked}/{tried}")
     assert not failures, failures
 
@@ -101,7 +119,7 @@ def test_every_unseen_document_registers_over_rest(tmp_path: Path) -> None:
             r = client.post("/v1/apis", content=json.dumps(doc, ensure_ascii=False).encode(),
                             headers={"Authorization": "Bearer t0ken-for-tests", "Content-Type": "application/json"})
             assert r.status_code in (200, 201), (name, r.status_code, r.text[:300])
-    assert len(store.all_tools()) == 8
+    assert len(store.all_tools()) == 13
     store.close()
 
 
@@ -109,8 +127,10 @@ def test_engine_meets_the_unseen_family_targets(tmp_path: Path) -> None:
     score = run_unseen(tmp_path / "unseen.sqlite3")
     s = score.summary()
     print(json.dumps(s, ensure_ascii=False))
-    assert s["registered_documents"] == 5 and not s["registration_errors"]
-    assert s["recall"] >= 0.9, s
+    assert s["registered_documents"] == len(documents()) and not s["registration_errors"]
+    assert s["recall"] >= 0.95, s
     assert s["decoys_verified"] == [], s
+    assert s["unlabelled_verified"] == [], s  # every verified link is labelled: precision is measured
+    assert s["precision"] >= 0.98, s
     assert s["unreachable_tools"] == 0, s
-    assert s["calls_per_verified_link"] <= 2, s
+    assert s["calls_per_verified_link"] <= 1.5, s

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from execution.executor import CallResult, Executor
 from execution.seeds import PAGE_SIZE_PARAMS
 from graph import transforms as T
 from graph.candidates import derive_candidates
-from graph.concepts import signals, stem, value_shape
+from graph.concepts import norm, signals, stem, value_shape
 from graph.models import LinkRecord, RunRecord, ToolRecord, utcnow
 from graph.store import GraphStore, all_links
 
@@ -59,14 +60,36 @@ def _interleave(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def _diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]]:
-    """Rows reordered so the first values tried differ in kind and level: grouped by value shape and by the
-    trailing zeros that mark the level of a hierarchical code (1100000000 시도, 1111000000 시군구, 1111010100
-    읍면동 in 법정동/행정동 codes), the groups taken in turn, each group in its sampled order."""
+    """Rows reordered so the first values tried differ in kind, level and entity: grouped by value shape and by
+    the trailing zeros that mark the level of a hierarchical code (1100000000 시도, 1111000000 시군구, 1111010100
+    읍면동 in 법정동/행정동 codes), the groups taken in turn; inside a group the entities (see `_entity`) taken in
+    turn, each in its sampled order, so two values tried first are never two districts of one province."""
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in rows:
         text = str(row.get(field_name, ""))
         groups.setdefault((value_shape(text), _level(text)), []).append(row)
-    return _interleave(list(groups.values()))
+    spread = []
+    for group in groups.values():
+        by_entity: dict[str, list[dict[str, Any]]] = {}
+        for row in group:
+            by_entity.setdefault(_entity(row.get(field_name)), []).append(row)
+        spread.append(_interleave(list(by_entity.values())))
+    # the finest level first: a 읍면동 code is where two code systems differ, and a 시도 code is the one a
+    # district-level target does not take
+    levels = [_level(str(g[0].get(field_name, ""))) for g in groups.values()]
+    return _interleave([g for _, g in sorted(zip(levels, spread, strict=True), key=lambda x: x[0])])
+
+
+def _entity(value: Any) -> str:
+    """The entity a source value stands for, as far as a link must hold across entities: a region code (five or
+    ten digits: 시군구, 법정동 and 행정동 codes) by its two-digit head, the province (codes of one province are
+    where two code systems coincide: an agency's own 시도 numbering equals the legal-dong prefix for 서울 only;
+    행정동 and 법정동 codes are equal at province and district level); anything else (a company, a date, a
+    station, a name) by its value."""
+    text = str(value if value is not None else "").strip()
+    if text.isdigit() and len(text) in (5, 10) and _as_date(text) is None:
+        return text[:2]
+    return text
 
 
 def _level(value: Any) -> int:
@@ -133,6 +156,140 @@ class Trial:
     source_value: Any
     inputs: dict[str, Any]
     result: CallResult
+    #: The source row the value was drawn from (what echo consistency compares the answer with).
+    row: dict[str, Any] = field(default_factory=dict)
+    #: The source rows (one per distinct value of the linked field) the trial's value was drawn among.
+    pool: list[dict[str, Any]] = field(default_factory=list)
+    source_field: str = ""
+
+
+def _echoes(rows: list[dict[str, Any]], inputs: dict[str, Any]) -> dict[str, list[str]]:
+    """For each input, the fields of the answer that carry its value in every row (the provider echoing the
+    parameter), those named like the parameter first."""
+    out: dict[str, list[str]] = {}
+    if not rows:
+        return out
+    for name, value in inputs.items():
+        text = str(value).strip()
+        if not text or isinstance(value, list | dict):
+            continue
+        fields = [f for f in rows[0] if all(str(r.get(f, "")).strip() == text for r in rows)]
+        if fields:
+            out[name] = sorted(fields, key=lambda f: norm(f) != norm(name))
+    return out
+
+
+def _inputs_key(args: dict[str, Any]) -> frozenset[tuple[str, str]]:
+    return frozenset((k, str(v)) for k, v in args.items())
+
+
+def _class(value: Any) -> tuple[str, int]:
+    text = str(value if value is not None else "")
+    return value_shape(text), _level(text)
+
+
+def _entities(trials: list[Trial], ok: bool = False) -> int:
+    """Distinct entities among the values tried (those that worked, with ok)."""
+    return len({_entity(t.source_value) for t in trials if t.result.ok or not ok})
+
+
+def _spread(trials: list[Trial]) -> int:
+    """How many entities the source offered of the kinds of value that worked (a value's shape and level): one
+    where every row is of one province, or only one 시군구 code among 시도 codes the target does not take."""
+    first = next((t for t in trials if t.pool), None)
+    if first is None:
+        return 0
+    values = [r.get(first.source_field) for r in first.pool]
+    kinds = {_class(t.source_value) for t in trials if t.result.ok}
+    return max((len({_entity(v) for v in values if _class(v) == k}) for k in kinds), default=0)
+
+
+def _swapped(link: LinkRecord, trial: Trial) -> str | None:
+    """A value that lands in another field: the answer echoes the linked parameter as one field and carries the
+    source field's own name as the echo of another parameter (`ny` fed into `nx` of a service that echoes both:
+    every grid value answers, but the rows say the value was taken as nx, and ny has its own parameter)."""
+    pname = link.target_param.split(":", 1)[1]
+    src = link.source_field
+    rows = trial.result.items
+    echoes = _echoes(rows, {k: v for k, v in trial.inputs.items() if k not in PAGE_SIZE_PARAMS})
+    mine = echoes.get(pname)
+    if not mine or not rows or src not in rows[0]:
+        return None
+    landed = mine[0]
+    if norm(landed) == norm(src):
+        return None
+    for other, fields in echoes.items():
+        if other != pname and norm(other) == norm(src) and src in fields:
+            return (f"the value of {src} lands in {landed}: the answer echoes {pname} as {landed} and {other} as "
+                    f"{src}, so {src} feeds {other}, not {pname}")
+    return None
+
+
+_CODE_END = re.compile(r"_?(cd|code|id|no)$", re.IGNORECASE)
+_NAME_END = re.compile(r"_?(nm|name)$", re.IGNORECASE)
+
+
+def _name_of(code_field: str, field_name: str) -> bool:
+    """`field_name` names what `code_field` codes, by the standard terms' Cd/Nm pairing (ctprvnCd/ctprvnNm,
+    sido_cd/sido_nm, stationCode/stationName)."""
+    stem_ = _CODE_END.sub("", code_field)
+    return bool(stem_) and stem_ != code_field and _NAME_END.sub("", field_name).lower() == stem_.lower() and (
+        _NAME_END.search(field_name) is not None)
+
+
+def _dependent_fields(rows: list[dict[str, Any]], field_name: str) -> list[str]:
+    """The name fields of the source rows that the linked code names (ctprvnCd 26 → ctprvnNm 부산광역시): one
+    value of the code, one value of the name, two values or more."""
+    seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for row in rows:
+        key = str(row.get(field_name, ""))
+        if not key:
+            continue
+        for f, v in row.items():
+            if f != field_name and not isinstance(v, list | dict) and str(v).strip():
+                seen[f][key].add(str(v).strip())
+    out = []
+    for f, by_key in seen.items():
+        values = set().union(*by_key.values())
+        if _name_of(field_name, f) and len(by_key) >= 2 and len(values) >= 2 and all(
+                len(v) == 1 for v in by_key.values()):
+            out.append(f)
+    return out
+
+
+def _coincides(link: LinkRecord, trials: list[Trial]) -> str | None:
+    """Codes of two systems that coincide for some entities only: the answers carry a field of the source's
+    entity (the same name, one value per answer), which agrees with the source row for one entity and names
+    another entity for another (a legal-dong 시도 code 11 is 서울 to the statistics agency as well, but 26 is
+    부산 in one system and 울산 in the other)."""
+    pool = next((t.pool for t in trials if t.pool), [])
+    dependent = _dependent_fields(pool, link.source_field)
+    if not dependent:
+        return None
+    inputs = {str(v).strip() for t in trials for v in t.inputs.values()}
+    for f in dependent:
+        agree: list[str] = []
+        differ: list[tuple[str, str, str]] = []
+        if value_shape(str(pool[0].get(f, ""))) != "hangul":
+            continue  # names are one across systems; codes are what differs between them
+        for t in trials:
+            if not t.result.ok or f not in t.row or f not in t.result.items[0]:
+                continue
+            got = {str(r.get(f, "")).strip() for r in t.result.items}
+            if len(got) != 1:
+                continue
+            answer, own = got.pop(), str(t.row[f]).strip()
+            if answer in inputs and answer != own:
+                continue  # the echo of another input, not a statement about the entity
+            if answer == own:
+                agree.append(str(t.source_value))
+            else:
+                differ.append((str(t.source_value), own, answer))
+        if agree and differ:
+            value, own, answer = differ[0]
+            return (f"the codes coincide for some entities only: for {link.source_field}={agree[0]} the answer's {f} "
+                    f"is the source's, for {link.source_field}={value} it is {answer!r} where the source says {own!r}")
+    return None
 
 
 @dataclass
@@ -153,6 +310,11 @@ class Engine:
     #: (tool, required parameter) pairs shown to select: a value of the same shape answered differently.
     honoured: set[tuple[str, str]] = field(default_factory=set)
     _control_locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)
+    #: Inputs of this engine's sampling calls per tool: a value whose call the sampling made costs nothing more.
+    #: (Sampling calls only: they are made before any link is tried, so the order of values does not depend on
+    #: which concurrent link or which retried fault came first.)
+    called: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    _profile_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ calls
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
@@ -203,6 +365,8 @@ class Engine:
         used = args
         for i, plan in enumerate(plans):
             result = await self.call(tool, plan)
+            if result.definitive:
+                self.called.setdefault(tool.name, set()).add(_inputs_key(plan))
             tried.append(",".join(sorted(k for k in plan if k not in args)) or "(no filter)")
             if result.ok:
                 used = plan
@@ -228,6 +392,8 @@ class Engine:
             p = next(p for p in tool.params if p.name == name)
             if name not in used and sampling.narrows(p):
                 wider = await self.call(tool, {**used, name: value})
+                if wider.definitive:
+                    self.called.setdefault(tool.name, set()).add(_inputs_key({**used, name: value}))
                 if wider.ok:
                     rows.append(wider.items)
         self.samples[tool.name] = normalise_rows(_interleave(rows))
@@ -278,6 +444,11 @@ class Engine:
     def _args(self, link: LinkRecord, target: ToolRecord, row: dict[str, Any],
               joint: dict[str, LinkRecord]) -> dict[str, Any]:
         base, _ = sampling.required_args(target, self.settings)
+        for p in target.params:
+            if p.name in PAGE_SIZE_PARAMS:
+                # the page the sampling call asked for: a trial with the values a sample was taken with is that
+                # call again (a cache hit), and an answer of one page size compares with another of the same
+                base[p.name] = PAGE_SIZE_PARAMS[p.name]
         pname = link.target_param.split(":", 1)[1]
         base[pname] = T.apply(link.transform, row.get(link.source_field), row)
         partner = self._partner(link, target, row)
@@ -293,10 +464,23 @@ class Engine:
         trials: list[Trial] = []
         pname = link.target_param.split(":", 1)[1]
         optional = any(p.name == pname and not p.required for p in target.params)
+        pool, src = rows, link.source_field
+        done = self.called.get(target.name, set())
+
+        def known(row: dict[str, Any]) -> bool:
+            try:
+                return _inputs_key(self._args(link, target, row, joint)) in done
+            except T.TransformError:
+                return False
+
+        # values whose calls the sampling made already first, the diverse order kept among the rest: the same
+        # evidence, paid for once
+        rows = sorted(rows, key=lambda r: not known(r))
         for row in rows[:k_max]:
             ok = sum(t.result.ok for t in trials)
             definitive = sum(t.result.definitive for t in trials)
-            if (self._convincing(trials) and len(trials) >= min(k, len(rows))) or ok >= 2:
+            if (self._convincing(trials) and len(trials) >= min(k, len(rows))) or (
+                    ok >= 2 and self._convincing(trials)):
                 break
             if ok == 0 and definitive >= min(k, 3) and (definitive >= k or not _levels_empty(trials)):
                 # three failures of values of different kinds settle it; when codes of several levels all
@@ -306,10 +490,10 @@ class Engine:
             try:
                 args = self._args(link, target, row, joint)
             except T.TransformError as exc:
-                trials.append(Trial(value, {}, CallResult("invalid", reason=f"transform failed: {exc}")))
+                trials.append(Trial(value, {}, CallResult("invalid", reason=f"transform failed: {exc}"), row, pool, src))
                 continue
             result = await self.call(target, args)
-            trials.append(Trial(value, args, result))
+            trials.append(Trial(value, args, result, row, pool, src))
             if result.quota and (result.code == "budget" or target.api_id in self.executor.exhausted_apis):
                 break
             if result.ok and optional and sum(t.result.ok for t in trials) == 1:
@@ -320,8 +504,17 @@ class Engine:
                     break
         return trials
 
+    async def _know(self, target: ToolRecord) -> None:
+        """The target's sampling calls, for the order of values: an engine that did not sample it this round (a
+        Celery task verifies one source) samples it again, a cache hit, so its values are tried in the order the
+        in-process run tries them."""
+        async with self._profile_locks.setdefault(target.name, asyncio.Lock()):
+            if target.name not in self.called and target.name not in self.unreachable:
+                await self.profile(target, self.run.extra_seeds.get(target.name))
+
     async def verify_link(self, link: LinkRecord, rows: list[dict[str, Any]], siblings: list[LinkRecord]) -> LinkRecord:
         target = self.tools[link.target_tool]
+        await self._know(target)
         distinct: list[dict[str, Any]] = []
         seen: set[str] = set()
         for row in rows:
@@ -350,7 +543,7 @@ class Engine:
             for joint in self._joints(link, target, siblings):
                 joint_trials = await self._trials(link, target, distinct, joint)
                 doubt += [t for t in joint_trials if not t.result.definitive]
-                if self._rate(joint_trials) > self._rate(trials):
+                if self._rate(joint_trials) > self._rate(trials) or (joint_only and not trials):
                     trials, mode = joint_trials, "joint"
                 if self._convincing(trials):
                     break
@@ -517,15 +710,28 @@ class Engine:
 
     def _convincing(self, trials: list[Trial]) -> bool:
         ok = sum(t.result.ok for t in trials)
+        if _spread(trials) >= 2:
+            # the source offers values of several entities of the kind that worked: values of one entity do not
+            # convince, another entity's must work too (see _judge for a source of two entities)
+            return _entities(trials, ok=True) >= 2
         return ok >= 2 or (ok >= 1 and self._rate(trials) >= 0.34)
 
     def _judge(self, link: LinkRecord, trials: list[Trial], mode: str) -> LinkRecord:
         ok = [t for t in trials if t.result.ok]
         definitive = [t for t in trials if t.result.definitive]
         transient = [t for t in trials if not t.result.definitive]
+        conflict = next((why for t in ok if (why := _swapped(link, t))), None) or _coincides(link, trials)
+        if conflict:
+            return self._decide(link, trials, "refuted", f"echo: {conflict}", mode)
+        # values of several entities tried: one entity whose values worked among three or more is where two code
+        # systems coincide; two entities of which one worked may be a target with data for some entities only
+        several = _spread(trials) >= 2 and _entities(trials) >= 3
         # for the rate, transient trials count as failures: a fault can never tip a link into "verified"
-        if len(ok) >= 2 or (ok and len(ok) / len(trials) >= 0.34):
+        if (_entities(trials, ok=True) >= 2) if several else (len(ok) >= 2 or (ok and len(ok) / len(trials) >= 0.34)):
             return self._decide(link, trials, "verified", f"{len(ok)} of {len(definitive)} values worked{_kinds(trials)}", mode)
+        if several and ok and not transient:
+            return self._decide(link, trials, "refuted", f"worked for one entity only ({_entity(ok[0].source_value)}) "
+                                f"of {_entities(trials)} tried: the values coincide there", mode)
         if transient or not trials:
             # a value lost to a transient fault might have worked: never refute on it, go round again
             why = transient[-1].result.reason if transient else "no trial"
@@ -542,6 +748,11 @@ class Engine:
         evidence = {
             "run_id": self.run.id, "engine": ENGINE_VERSION, "at": now, "mode": mode, "transform": link.transform,
             "trials": len(trials), "successes": len(ok),
+            # the entities of the source the values were drawn from (a province, a company, a date) and how each
+            # fared: a link holds across entities, not for the one where two code systems coincide
+            "entities": [{"entity": e, "values": [str(t.source_value) for t in trials if _entity(t.source_value) == e][:3],
+                          "worked": sum(t.result.ok for t in trials if _entity(t.source_value) == e)}
+                         for e in dict.fromkeys(_entity(t.source_value) for t in trials)],
             "latency_ms": round(sum(t.result.latency_ms for t in calls) / len(calls), 1) if calls else None,
             "response_hash": (ok[0] if ok else trials[0]).result.response_hash if trials else "",
             "examples": [{"source_value": t.source_value, "input": t.inputs, "outcome": t.result.outcome,
@@ -624,7 +835,9 @@ def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, 
             for lk in page:
                 if lk.target_tool != name or lk.target_param.split(":", 1)[1] != pname:
                     continue
-                for row in engine.samples.get(lk.source_tool, []):
+                # in the order links are tried (finest code level first): a 시도 code is the one a target of
+                # districts and dongs answers with nothing
+                for row in _diverse(engine.samples.get(lk.source_tool, []), lk.source_field):
                     try:
                         value = T.apply(lk.transform, row.get(lk.source_field), row)
                     except T.TransformError:
@@ -668,6 +881,11 @@ async def prepare_round(engine: Engine, tools: list[ToolRecord]) -> dict[str, li
         extra.update(more)
     run.extra_seeds = extra
     candidates = derive_candidates(tools, engine.samples)
+    if engine.samples:
+        # a link out of a tool not sampled yet cannot be tried this round, and its transform was chosen without a
+        # value seen (a ten-digit code passed as is where two digits are wanted): it is derived again, from values,
+        # in the round that samples its source
+        candidates = [c for c in candidates if c.source_tool in engine.samples]
     run.candidates = len(candidates)
     await asyncio.to_thread(engine.store.upsert_candidates, candidates)
     links = select_links(engine.store, run, {t.name for t in tools}, engine.settings)

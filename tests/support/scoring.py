@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -58,4 +60,37 @@ def score(links: list[LinkRecord], tools: list[ToolRecord]) -> Score:
             if k in keys:
                 s.matched_decoys.append(g["id"])
     s.unlisted = len(keys - listed)
+    return s
+
+
+SAMPLE = Path(__file__).with_name("sandbox_verified_sample.json")
+
+
+@dataclass
+class SampleScore:
+    """Precision measured on the labelled sample of verified sandbox links (tests/support/sandbox_verified_sample.json)."""
+    sample_size: int = 0
+    still_verified: int = 0
+    true_verified: int = 0
+    false_verified: list[str] = field(default_factory=list)
+
+    @property
+    def precision(self) -> float:
+        return self.true_verified / self.still_verified if self.still_verified else 0.0
+
+
+def sample_precision(links: list[LinkRecord]) -> SampleScore:
+    """Of the labelled sample, the links verified now and how many of them are true."""
+    doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    verified = {_key(lk.source_tool, lk.source_field, lk.target_tool, lk.target_param, lk.transform)
+                for lk in links if lk.status == "verified"}
+    s = SampleScore(sample_size=int(doc["sample_size"]))
+    for g in doc["links"]:
+        k = _key(g["source_tool"], g["source_field"], g["target_tool"], g["target_param"], g["transform"])
+        if k in verified:
+            s.still_verified += 1
+            if g["label"] == "true":
+                s.true_verified += 1
+            else:
+                s.false_verified.append(f"{g['source_tool']}.{g['source_field']} -> {g['target_tool']}.{g['target_param']}")
     return s

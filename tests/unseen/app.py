@@ -6,6 +6,11 @@ envelope and error style. Hosts in the documents are `*.unseen.example`; tests m
     adm.unseen.example     /admcode/v1/list (JSON {"response":{"item":[...]}}, opaque p1/p2), /population (XML <response><item>)
     ocean.unseen.example   /khoa/obs/stations, /khoa/obs/tide (JSON {"result":{"data":[...]}}, codes "DT_0012")
     sea.unseen.example     /nifs/sst/v1 (key in `key`, station codes without the "DT_" prefix)
+    culture.unseen.example /cultr/v1/fclty (data.go.kr-style JSON, 시도명 in the short form only, code 11 without a
+                           filter), /cultr/v1/program (fcltyId + eventYm YYYYMM, both required)
+    kostat.unseen.example  /sttst/v1/ctprvn, /sttst/v1/popltn (the agency's own province numbers under the standard
+                           term names ctprvnCd/ctprvnNm that the culture service uses for legal-dong codes)
+    astro.unseen.example   /calendar/v1/anniversaries (XML like KASI: solYear YYYY required, solMonth MM optional)
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from xml.sax.saxutils import escape
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.unseen.world import get_world
+from tests.unseen.world import REGIONS, anniversaries, get_world, region_by_stat
 
 KEY = "unseen-demo-key-0001"
 
@@ -172,5 +177,82 @@ def create_app(key: str = KEY) -> FastAPI:
         return JSONResponse({"header": {"resultCode": "00", "resultMsg": "NORMAL"},
                              "body": {"items": [{"sta_cde": code, "sta_nam_kor": station.name, "wtr_tmp": f"{temp:.1f}",
                                                  "obs_dtm": date(2026, 10, 15).isoformat() + " 14:00"}]}})
+
+    def _datagokr(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL SERVICE") -> JSONResponse:
+        return JSONResponse({"response": {"header": {"resultCode": code, "resultMsg": msg},
+                                          "body": {"items": {"item": rows}, "totalCount": len(rows)}}})
+
+    @app.get("/cultr/v1/fclty")
+    def facilities(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return _key_error_xml()
+        sido, sgg, name = (q.get(k, "").strip() for k in ("sidoNm", "signguNm", "fcltyNm"))
+        if not (sido or sgg or name):
+            return _datagokr([], "11", "NO_MANDATORY_REQUEST_PARAMETERS_ERROR(sidoNm, signguNm, fcltyNm 중 하나 이상)")
+        # 시도명 is the short form (서울, 강원) as AirKorea's sidoName; filters are AND-combined
+        hits = [f for f in w.facilities if (not sido or f.region.short == sido) and (not sgg or f.district == sgg)
+                and (not name or name in f.name)]
+        rows = [{"fcltyId": f.fclty_id, "fcltyNm": f.name, "ctprvnCd": f.region.legal, "ctprvnNm": f.region.name,
+                 "signguNm": f.district, "rdnmadr": f.address, "opnDe": f.opened.isoformat()} for f in hits]
+        return _datagokr(_page(q, rows))
+
+    @app.get("/cultr/v1/program")
+    def programs(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return _key_error_xml()
+        fid, ym = q.get("fcltyId", ""), q.get("eventYm", "")
+        if not fid or not re.fullmatch(r"(19|20)[0-9]{2}(0[1-9]|1[0-2])", ym):
+            return _datagokr([], "10", "INVALID_REQUEST_PARAMETER_ERROR(fcltyId, eventYm)")
+        facility = next((f for f in w.facilities if f.fclty_id == fid), None)
+        if facility is None or ym < facility.opened.strftime("%Y%m") or ym > "202612":
+            return _datagokr([], "03", "NODATA_ERROR")
+        seed = sum(map(ord, fid + ym))
+        rows = [{"fcltyId": fid, "fcltyNm": facility.name, "eventYm": ym, "prgrmNm": f"{facility.name} {what}",
+                 "eventBgngDt": f"{ym}{10 + (seed * n) % 15:02d}{9 + (seed + n) % 10:02d}"}
+                for n, what in ((1, "정기 강좌"), (2, "특별 전시"))]
+        return _datagokr(rows)
+
+    def _kostat(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL") -> JSONResponse:
+        return JSONResponse({"header": {"resultCode": code, "resultMsg": msg}, "body": {"items": rows}})
+
+    @app.get("/sttst/v1/ctprvn")
+    def stat_regions(request: Request) -> Response:
+        if request.query_params.get("serviceKey") != key:
+            return JSONResponse({"header": {"resultCode": "30", "resultMsg": "SERVICE_KEY_IS_NOT_REGISTERED"}})
+        return _kostat([{"ctprvnCd": r.stat, "ctprvnNm": r.name} for r in sorted(REGIONS, key=lambda r: r.stat)])
+
+    @app.get("/sttst/v1/popltn")
+    def stat_population(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return JSONResponse({"header": {"resultCode": "30", "resultMsg": "SERVICE_KEY_IS_NOT_REGISTERED"}})
+        code, ym = q.get("ctprvnCd", ""), q.get("stdrYm", "")
+        if not re.fullmatch(r"[0-9]{2}", code) or not re.fullmatch(r"(19|20)[0-9]{2}(0[1-9]|1[0-2])", ym):
+            return _kostat([], "10", "INVALID_REQUEST_PARAMETER_ERROR(ctprvnCd 2자리, stdrYm YYYYMM)")
+        region = region_by_stat(code)
+        if region is None or not "199001" <= ym <= "202612":
+            return _kostat([], "03", "NODATA_ERROR")
+        seed = sum(map(ord, code + ym))
+        return _kostat([{"ctprvnCd": code, "ctprvnNm": region.name, "stdrYm": ym, "ageGrp": grp,
+                         "popltnCnt": str(100_000 + (seed * (i + 7)) % 900_000)}
+                        for i, grp in enumerate(("0-19세", "20-64세", "65세 이상"))])
+
+    @app.get("/calendar/v1/anniversaries")
+    def calendar(request: Request) -> Response:
+        q = dict(request.query_params)
+        if q.get("serviceKey") != key:
+            return _key_error_xml()
+        year, month = q.get("solYear", ""), q.get("solMonth", "")
+        if not re.fullmatch(r"[0-9]{4}", year) or (month and not re.fullmatch(r"0[1-9]|1[0-2]", month)):
+            return _xml("response", [], {"resultCode": "10", "resultMsg": "INVALID_REQUEST_PARAMETER_ERROR"})
+        if not 1950 <= int(year) <= 2030:
+            return _xml("response", [], {"resultCode": "00", "resultMsg": "NORMAL SERVICE.", "totalCount": 0})
+        months = [int(month)] if month else list(range(1, 13))
+        rows = [{"dateKind": "02", "dateName": name, "isHoliday": "N", "locdate": d.strftime("%Y%m%d"), "seq": 1}
+                for m in months for d, name in anniversaries(int(year), m)]
+        return _xml("response", _page(q, rows), {"resultCode": "00", "resultMsg": "NORMAL SERVICE.",
+                                                 "totalCount": len(rows)})
 
     return app

@@ -25,7 +25,7 @@ from verification.runs import execute_run, new_run, run_progress
 
 HERE = Path(__file__).parent
 HOSTS = ["corp.unseen.example", "odcloud.unseen.example", "adm.unseen.example", "ocean.unseen.example",
-         "sea.unseen.example"]
+         "sea.unseen.example", "culture.unseen.example", "kostat.unseen.example", "astro.unseen.example"]
 LOCAL = "unseen.local"
 SECRET = "KOPA_UNSEEN_KEY"
 
@@ -71,10 +71,19 @@ class UnseenScore:
     registered: int = 0
     registration_errors: list[str] = field(default_factory=list)
     rounds: int = 0
+    #: Verified links that the ground truth does not list (precision is measured only when there are none).
+    unlabelled: list[str] = field(default_factory=list)
 
     @property
     def recall(self) -> float:
         return len(self.verified_true) / max(1, self.true_total)
+
+    @property
+    def precision(self) -> float:
+        """True links among the verified links the ground truth labels (every verified link, when none is
+        unlabelled)."""
+        labelled = len(self.verified_true) + len(self.verified_decoys)
+        return len(self.verified_true) / labelled if labelled else 0.0
 
     @property
     def calls_per_verified_link(self) -> float:
@@ -84,6 +93,7 @@ class UnseenScore:
         return {"tools": self.tools, "registered_documents": self.registered, "candidates": self.candidates,
                 "true_links": self.true_total, "verified_true": len(self.verified_true),
                 "recall": round(self.recall, 3), "decoys": self.decoy_total, "decoys_verified": self.verified_decoys,
+                "precision": round(self.precision, 3), "unlabelled_verified": self.unlabelled,
                 "unreachable_tools": len(self.unreachable), "calls": self.calls,
                 "calls_per_verified_link": round(self.calls_per_verified_link, 2), "missed": self.missed,
                 "registration_errors": self.registration_errors}
@@ -118,6 +128,19 @@ def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[
     return true_hit, decoy_hit, missed
 
 
+def unlabelled_links(links: list[LinkRecord], tools: list[ToolRecord]) -> list[str]:
+    """Verified links the ground truth does not list, as 'path.field -> path.param transform'."""
+    paths = {t.name: urlparse(t.url).path for t in tools}
+    listed = {(g["source"]["path"], g["source"]["field"], g["target"]["path"], g["target"]["param"],
+               _transform_key(g["transform"])) for g in ground_truth()}
+    out = []
+    for lk in links:
+        k = _key(lk, paths)
+        if lk.status == "verified" and k not in listed:
+            out.append(f"{k[0]}.{k[1]} -> {k[2]}.{k[3]} {k[4]}")
+    return sorted(out)
+
+
 def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
     """Register every unseen document (the key by its env var name), verify in process, score."""
     settings = unseen_settings(base or Settings(store="embedded", embedded_path=graph_file))
@@ -137,6 +160,7 @@ def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
         tools = store.all_tools()
         links = all_links(store)
         score.verified_true, score.verified_decoys, score.missed = score_links(links, tools)
+        score.unlabelled = unlabelled_links(links, tools)
         score.tools, score.candidates = len(tools), progress["candidates"]
         score.verified, score.calls = progress["verified"], progress["calls_spent"]
         score.unreachable = progress["unreachable"]
