@@ -138,13 +138,14 @@ def compute_facts(task: Task, results: dict[str, Observation]) -> list[Fact]:
 
 
 def _fact(spec: FactSpec, results: dict[str, Observation]) -> Fact:
+    category = str(spec.row.where.get("category", "")) if isinstance(spec.row, Where) else ""
     if spec.from_ is None:
         return Fact(spec.kind, spec.value, spec.tolerance, spec.unit, spec.label)
     obs = results.get(spec.from_)
     if obs is None:
         raise GoldError(f"step {spec.from_!r} was not executed (its `when` did not hold)")
     if spec.kind == "count" and spec.field is None:
-        return Fact("count", len(obs.items), 0.0, spec.unit, spec.label)
+        return Fact("count", len(obs.items), 0.0, spec.unit, spec.label)  # the rows, not a field
     row = pick_row(obs.items, spec.row)
     if row is None:
         raise GoldError(f"step {spec.from_!r} has no row {_row_text(spec.row)}")
@@ -160,7 +161,7 @@ def _fact(spec: FactSpec, results: dict[str, Observation]) -> Fact:
         value = d.isoformat()
     if spec.kind in ("number", "count"):
         value = _num(value)
-    return Fact(spec.kind, value, spec.tolerance, spec.unit, spec.label)
+    return Fact(spec.kind, value, spec.tolerance, spec.unit, spec.label, spec.field or "", category)
 
 
 @dataclass
@@ -187,7 +188,7 @@ class GoldResult:
                 "calls": [{"step": c.step, "tool": c.tool, "args": c.args, "outcome": c.observation.outcome,
                            "rows": len(c.observation.items)} for c in self.calls],
                 "facts": [{"kind": f.kind, "value": f.value, "tolerance": f.tolerance, "unit": f.unit,
-                           "label": f.label} for f in self.facts]}
+                           "label": f.label, "field": f.field, "category": f.category} for f in self.facts]}
 
 
 async def execute_gold(task: Task, backend: Backend, now: datetime) -> GoldResult:

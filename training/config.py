@@ -46,7 +46,8 @@ grpo:
   environment: replay        # replay (recorded responses) | live (the execution layer)
   sandbox: false             # live against an in-process sandbox (kopa train only)
   max_calls: 6               # tool calls per rollout
-  rewards: {right_tools: 1.0, ...}   # weights; 0 disables (see training.rewards.DEFAULT_WEIGHTS)
+  rewards: {right_tools: 1.0, ...}   # weights merged onto training.rewards.DEFAULT_WEIGHTS; 0 disables one;
+                                     # an unknown name is an error
 ```
 
 Overrides from the command line are dotted `key=value` pairs (`train.max_steps=3`, `lora.enabled=false`), values
@@ -59,7 +60,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.errors import KopaError
 from training.rewards import DEFAULT_WEIGHTS
@@ -134,6 +135,20 @@ class GrpoConfig(_Section):
     max_calls: int = Field(6, ge=1)
     rewards: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
 
+    @field_validator("rewards", mode="before")
+    @classmethod
+    def _merge_rewards(cls, v: Any) -> Any:
+        """Weights named in a config are merged onto the defaults (naming one never switches off the others);
+        an unknown name is refused."""
+        if v is None:
+            return dict(DEFAULT_WEIGHTS)
+        if not isinstance(v, dict):
+            raise ValueError("grpo.rewards must map reward names to weights")
+        unknown = sorted(set(v) - set(DEFAULT_WEIGHTS))
+        if unknown:
+            raise ValueError(f"unknown rewards {unknown} (known: {', '.join(DEFAULT_WEIGHTS)})")
+        return {**DEFAULT_WEIGHTS, **v}
+
 
 class RunConfig(_Section):
     model: Path
@@ -191,7 +206,7 @@ def load_config(path: Path | None, overrides: list[str] | None = None, **direct:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise ConfigError(f"config {where}: {first['msg']}") from None
+        raise ConfigError(f"config {where}: {str(first['msg']).removeprefix('Value error, ')}") from None
     unknown = set(cfg.grpo.rewards) - set(DEFAULT_WEIGHTS)
     if unknown:
         raise ConfigError(f"grpo.rewards: unknown rewards {sorted(unknown)} (known: {', '.join(DEFAULT_WEIGHTS)})")

@@ -4,7 +4,9 @@
   trained with `assistant_only_loss` so tool responses and the prompt never count in the loss.
 * **GRPO**: prompt-only rows: the system prompt and the request, the record's own offered tools (routed through the
   `environment` column, see `training.environment`), and the columns the rewards read: `gold_calls` (tool,
-  arguments, argument provenance, dependencies), `facts` (what the final answer must state), `offered` (tool names),
+  arguments, argument provenance, dependencies), `facts` (what the final answer must state, with label, field,
+  category and unit; facts a constant or request-echo answer would pass are dropped, and a record left without
+  any is dropped: `grpo_rows` reports how many), `offered` (tool names),
   `tool_schemas` (for schema validation), `refuted_links` (links among the offered tools that execution refuted) and
   `trajectory_id`.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import KopaError
+from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
+from synthesis import facts as F
 from synthesis.export import SYSTEM, to_trl
-from synthesis.facts import Fact, fact_hit
 from synthesis.records import Trajectory, as_trajectory
 
 
@@ -79,12 +83,32 @@ def split_by_sequence(records: Sequence[Trajectory], eval_fraction: float, seed:
 # ---------------------------------------------------------------------------------------------- reward columns
 
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+#: Answers a guess could give without any tool: the constant numbers, with and without counters.
+CONSTANT_GUESS = " ".join(str(i) for i in range(12)) + ". " + ", ".join(f"{i}건" for i in range(12))
 
 
-def facts_of(record: Trajectory) -> list[dict[str, Any]]:
+def _unit_after(answer: str, value: str) -> str | None:
+    """The canonical unit the recorded answer writes right after `value` (`45㎍/㎥`, `14.9℃`), if any."""
+    prepared = unicodedata.normalize("NFKC", answer).lower()
+    m = re.search(rf"(?<![0-9A-Za-z.]){re.escape(value.lower())}(?![0-9]|\.[0-9])", prepared)
+    if not m:
+        return None
+    unit, _ = F.unit_at(prepared, m.end())
+    return unit or None
+
+
+def _label(record: Trajectory, key: str, row: dict[str, Any]) -> tuple[str, str]:
+    """(label, category) of a field of a row: the KMA category's label for forecast values, else the field's."""
+    if key in ("fcstValue", "obsrValue") and str(row.get("category", "")) in KMA_CATEGORIES:
+        return KMA_CATEGORIES[str(row["category"])][0], str(row["category"])
+    return answer_label(key) or "", ""
+
+
+def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
     """The facts the recorded final answer states: scalar values of the final steps' first rows that the answer
-    text contains, as `synthesis.facts.Fact` fields (`kind` "number" or "text", `value`, `tolerance`, `unit`,
-    `label` = the field name)."""
+    text contains, each with its label (the field's Korean label or its KMA category's), field, category and the
+    unit the answer writes after it, and the final steps' row counts; only those the strict checker reads as
+    stated in the recorded answer."""
     facts: list[dict[str, Any]] = []
     seen: set[str] = set()
     if not record.steps:
@@ -94,23 +118,95 @@ def facts_of(record: Trajectory) -> list[dict[str, Any]]:
         if step.step not in finals:
             continue
         if re.search(rf"(?<![0-9]){step.response.rows}건", record.final_answer):
-            facts.append({"kind": "count", "value": step.response.rows, "tolerance": 0.0, "unit": None,
-                          "label": f"{step.tool}.rows"})
+            facts.append({"kind": "count", "value": step.response.rows, "tolerance": 0.0, "unit": "건",
+                          "label": "결과", "field": "", "category": ""})
         if not step.response.items:
             continue
-        for key, value in step.response.items[0].items():
+        row = step.response.items[0]
+        for key, value in row.items():
             text = str(value).strip() if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
+            text = re.sub(r"\s+", " ", re.sub(r"<br\s*/?>", " ", text)).rstrip(". ")  # as the answer writes it
             if not any(ch.isalnum() for ch in text) or text in seen:
                 continue
-            if not re.search(rf"(?<![0-9A-Za-z.]){re.escape(text)}(?![0-9A-Za-z])", record.final_answer):
+            ahead = r"(?![0-9]|\.[0-9])" if _NUMBER.match(text) else r"(?![0-9A-Za-z])"
+            if not re.search(rf"(?<![0-9A-Za-z.]){re.escape(text)}{ahead}", unicodedata.normalize("NFKC", record.final_answer)):
                 continue  # only values the answer states on their own, not digits inside another number
             seen.add(text)
-            kind = "number" if _NUMBER.match(text) else "text"
-            fval: float | str = float(text) if kind == "number" else text
-            fact: dict[str, Any] = {"kind": kind, "value": fval, "tolerance": 0.0, "unit": None, "label": key}
-            if fact_hit(record.final_answer, Fact(kind, fval, 0.0, None, key)):  # the benchmark's checker must see it as stated
-                facts.append(fact)
-    return facts
+            code = len(text) > 1 and text[0] == "0" and text[1] != "."  # a zip code or id is text, not a number
+            kind = "number" if _NUMBER.match(text) and not code else "text"
+            label, category = _label(record, key, row)
+            unit = _unit_after(record.final_answer, text) if kind == "number" else None
+            facts.append({"kind": kind, "value": float(text) if kind == "number" else text, "tolerance": 0.0,
+                          "unit": unit, "label": label, "field": key, "category": category})
+    every = [_fact(f) for f in facts]
+    return [f for f, fact in zip(facts, every, strict=True) if F.fact_hit(record.final_answer, fact, every)]
+
+
+def _fact(f: dict[str, Any]) -> F.Fact:
+    return F.Fact(f["kind"], f["value"], float(f.get("tolerance") or 0.0), f.get("unit"), str(f.get("label", "")),
+                  str(f.get("field", "")), str(f.get("category", "")))
+
+
+def guesses(record: Trajectory) -> list[str]:
+    """Answers that need no tool: constant numbers, the request echoed, both."""
+    return [CONSTANT_GUESS, record.request, f"{record.request} {CONSTANT_GUESS}"]
+
+
+def guessable(record: Trajectory, fact: dict[str, Any]) -> bool:
+    """A constant or request-echo answer would pass this fact."""
+    f = _fact(fact)
+    return any(F.fact_hit(g, f, [f]) for g in guesses(record))
+
+
+def facts_of(record: Trajectory) -> list[dict[str, Any]]:
+    """The facts the final answer must state, without those a guess passes (see `strengthen`)."""
+    return strengthen(record)[0]
+
+
+def strengthen(record: Trajectory) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(kept facts, dropped facts): a fact a constant or request-echo answer would pass is strengthened (given
+    the unit the recorded answer writes) and dropped if a guess still passes it."""
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    for fact in raw_facts(record):
+        if guessable(record, fact) and fact["kind"] == "number" and not fact.get("unit"):
+            fact = {**fact, "unit": _unit_after(record.final_answer, str(fact["value"]).removesuffix(".0"))}
+        (dropped if guessable(record, fact) else kept).append(fact)
+    return kept, dropped
+
+
+@dataclass
+class FactsReport:
+    """What `grpo_rows` did to the reward facts: facts dropped because a guess passes them, records left without
+    any fact (dropped from GRPO)."""
+
+    records: int = 0
+    facts: int = 0
+    dropped_facts: int = 0
+    dropped_records: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"records": self.records, "facts": self.facts, "guessable_facts_dropped": self.dropped_facts,
+                "records_dropped": len(self.dropped_records), "dropped_ids": self.dropped_records[:50]}
+
+
+def grpo_rows(records: Sequence[Trajectory], refuted: Iterable[LinkRecord] = ()) -> tuple[list[dict[str, Any]],
+                                                                                         FactsReport]:
+    """GRPO rows of the records with calls, and the report of facts dropped as guessable: a record whose facts a
+    constant or request-echo answer would all pass (or that has none left) is dropped."""
+    refuted = list(refuted)
+    report = FactsReport()
+    rows = []
+    for r in records:
+        report.records += 1
+        kept, dropped = strengthen(r)
+        report.facts += len(kept)
+        report.dropped_facts += len(dropped)
+        if r.steps and not kept:
+            report.dropped_records.append(r.id)
+            continue
+        rows.append(grpo_row(r, refuted, facts=kept))
+    return rows, report
 
 
 def gold_calls(record: Trajectory) -> list[dict[str, Any]]:
@@ -140,7 +236,8 @@ def sft_row(record: Trajectory) -> dict[str, Any]:
     return {"messages": trl["messages"], "tools": trl["tools"], "trajectory_id": record.id}
 
 
-def grpo_row(record: Trajectory, refuted: Iterable[LinkRecord] = ()) -> dict[str, Any]:
+def grpo_row(record: Trajectory, refuted: Iterable[LinkRecord] = (),
+             facts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
         "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": record.request}],
         "environment": toolset_key(record),
@@ -148,7 +245,7 @@ def grpo_row(record: Trajectory, refuted: Iterable[LinkRecord] = ()) -> dict[str
         "offered": [t["function"]["name"] for t in record.tools],
         "tool_schemas": {t["function"]["name"]: t["function"].get("parameters", {}) for t in record.tools},
         "gold_calls": gold_calls(record),
-        "facts": facts_of(record),
+        "facts": facts_of(record) if facts is None else facts,
         "refuted_links": refuted_links_for(record, refuted),
     }
 

@@ -154,10 +154,11 @@ class ToolEnvironment:
         else:
             out = self.backend.run(self.trajectory_id, name, args)
             self.counter[name] += 1
-        self.calls.append({"tool": name, "arguments": args, "ok": "error" not in out})
         text = json.dumps(out, ensure_ascii=False, default=str)
         for secret in self.secrets:
             text = text.replace(secret, "***")
+        # what the rewards read as executed (training.rewards: only recorded calls and results count)
+        self.calls.append({"tool": name, "arguments": args, "ok": "error" not in out, "result": text})
         return text
 
 

@@ -8,17 +8,24 @@ those of the GRPO dataset (`training.datasets.grpo_row`), one value per completi
 
 Rewards (each in [0, 1]):
 
-* `well_formed_calls` — share of attempted calls that parsed as a tool call (an unparsed `<tool_call>` block stays in
-  the text and counts as an attempt); 0 when the model calls nothing;
+Only **executed** calls count: a call is executed when its tool result follows it in the rollout (trl appends it)
+and, when trl hands the rollout's environments (`environments`, `training.environment.ToolEnvironment`), when that
+environment recorded it. A `<tool_call>` block written as text and never executed is an attempt that earns nothing.
+
+* `well_formed_calls` — share of attempted calls that were executed as tool calls (an unparsed or never-executed
+  `<tool_call>` block counts as an attempt); 0 when the model calls nothing;
 * `schema_valid_arguments` — share of calls whose arguments validate against the offered tool's JSON schema;
 * `right_tools` — F1 of the called tool names against the gold ones (as multisets);
 * `gold_arguments` — share of gold arguments matched after normalisation; an argument the gold trajectory took from
-  an earlier result (provenance `link`) gets full credit only when that value appeared in an earlier tool result of
-  this rollout (it came from the right result), half credit when it was right but never observed;
+  an earlier result (provenance `link`) gets credit only when it was derived in this rollout: the value appeared in
+  an earlier tool result, or is the link's transform of an earlier result's value (a grid from coordinates), or
+  came out of any earlier executed tool (a conversion tool); a right value that appears out of nowhere earns 0;
 * `executed_calls` — share of distinct calls whose tool result was not an error;
-* `answer_facts` — share of the answered facts the final answer states (`synthesis.facts.check_answer`, the same
-  checker as KOPA-Bench); 0 for an empty answer and for an answer that dumps numbers (more than
-  `max(DUMP_MIN, DUMP_FACTOR × facts)` numbers).
+* `answer_facts` — share of the answered facts the final answer commits to (`synthesis.facts.check_answer`, the
+  same strict checker as KOPA-Bench: hedges, dumps, negations and rival values fail) **and whose value came from a
+  tool result executed in this rollout** (directly, or through a conversion tool or a date/number form of it); 0
+  without an executed successful call, for an empty answer and for a dump. Records without gold calls
+  (irrelevance) earn it for an honest refusal without calls.
 
 Penalties (each in [-1, 0]):
 
@@ -27,7 +34,9 @@ Penalties (each in [-1, 0]):
 * `excess_calls` — calls beyond the gold count, relative to the gold count (capped at 1);
 * `repeated_calls` — share of calls that repeat an identical earlier call.
 
-`REWARDS` maps names to functions; `DEFAULT_WEIGHTS` are the weights `training.config` starts from.
+`REWARDS` maps names to functions; `DEFAULT_WEIGHTS` are the weights `training.config` starts from (a config's
+`grpo.rewards` is merged onto them). With these weights every way of calling more than needed (spraying every
+offered tool, repeating a call, inventing tools) totals less than the direct correct trajectory.
 """
 
 from __future__ import annotations
@@ -41,15 +50,13 @@ from typing import Any
 
 import jsonschema
 
-from synthesis.facts import Fact, check_answer, numbers_in
+from graph import transforms as T
+from synthesis.facts import Fact, as_date, check_answer, hedge, time_values
 from training.environment import normalise_value
 
 Completion = list[dict[str, Any]] | str
 RewardFn = Callable[..., list[float]]
 
-#: An answer with more numbers than max(DUMP_MIN, DUMP_FACTOR × facts) is a dump, not an answer.
-DUMP_MIN = 12
-DUMP_FACTOR = 3
 _BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
@@ -60,6 +67,10 @@ class Call:
     result: str | None = None
     #: tool results seen before this call (for provenance)
     seen_before: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def executed(self) -> bool:
+        return self.result is not None
 
     @property
     def failed(self) -> bool:
@@ -74,9 +85,20 @@ class Call:
 
 @dataclass
 class Parsed:
-    calls: list[Call]
+    #: every call the model made, executed or not
+    attempts: list[Call]
     malformed: int
     answer: str
+
+    @property
+    def calls(self) -> list[Call]:
+        """The executed calls (a tool result came back)."""
+        return [c for c in self.attempts if c.executed]
+
+    @property
+    def results(self) -> list[tuple[str, str]]:
+        """(tool, result text) of every executed call that did not fail."""
+        return [(c.name, c.result or "") for c in self.calls if not c.failed]
 
 
 def _parse_block(text: str) -> tuple[str, dict[str, Any]] | None:
@@ -95,8 +117,9 @@ def _parse_block(text: str) -> tuple[str, dict[str, Any]] | None:
     return (doc["name"], args) if isinstance(args, dict) else None
 
 
-def parse_completion(completion: Completion) -> Parsed:
-    """Calls (with their results and what was seen before them), malformed call attempts and the final answer."""
+def parse_completion(completion: Completion, environment: Any = None) -> Parsed:
+    """Calls (with their results and what was seen before them), malformed call attempts and the final answer.
+    With the rollout's `environment`, a call counts as executed only when the environment recorded it."""
     if isinstance(completion, str):
         completion = [{"role": "assistant", "content": completion}]
     calls: list[Call] = []
@@ -137,7 +160,30 @@ def parse_completion(completion: Completion) -> Parsed:
                 match.result = content
                 pending.remove(match)
             seen.append((str(msg.get("name", "")), content))
+    if environment is not None:
+        _confirm(calls, list(getattr(environment, "calls", []) or []))
     return Parsed(calls, malformed, answer)
+
+
+def _confirm(calls: list[Call], recorded: list[dict[str, Any]]) -> None:
+    """Keep a result only for calls the environment executed (same tool, same normalised arguments), in order."""
+    left = list(recorded)
+    for call in calls:
+        key = _call_key(call)
+        hit = next((r for r in left if _call_key(Call(str(r.get("tool", "")), dict(r.get("arguments") or {}))) == key),
+                   None)
+        if hit is None:
+            call.result = None
+            continue
+        left.remove(hit)
+        if hit.get("result") is not None:
+            call.result = str(hit["result"])
+
+
+def _parsed(completions: list[Completion], kwargs: dict[str, Any]) -> list[Parsed]:
+    envs = kwargs.get("environments")
+    envs = list(envs) if envs is not None else [None] * len(completions)
+    return [parse_completion(c, e) for c, e in zip(completions, envs, strict=True)]
 
 
 def _col(kwargs: dict[str, Any], name: str, n: int) -> list[Any]:
@@ -156,9 +202,8 @@ def _loads(value: Any) -> Any:
 def well_formed_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of attempted tool calls that parsed as calls; 0 when nothing was called."""
     out = []
-    for c in completions:
-        p = parse_completion(c)
-        attempts = len(p.calls) + p.malformed
+    for p in _parsed(completions, kwargs):
+        attempts = len(p.attempts) + p.malformed
         out.append(len(p.calls) / attempts if attempts else 0.0)
     return out
 
@@ -166,14 +211,14 @@ def well_formed_calls(prompts: list[Any], completions: list[Completion], **kwarg
 def schema_valid_arguments(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of calls whose arguments validate against the offered tool's JSON schema (`tool_schemas`)."""
     out = []
-    for c, schemas in zip(completions, _col(kwargs, "tool_schemas", len(completions)), strict=True):
+    for p, schemas in zip(_parsed(completions, kwargs), _col(kwargs, "tool_schemas", len(completions)), strict=True):
         schemas = _loads(schemas) or {}
-        calls = parse_completion(c).calls
+        calls = p.calls
         if not calls:
             out.append(0.0)
             continue
         valid = 0
-        for call in calls:
+        for call in calls:  # (`calls`: executed only)
             schema = schemas.get(call.name)
             if schema is None:
                 continue
@@ -189,9 +234,9 @@ def schema_valid_arguments(prompts: list[Any], completions: list[Completion], **
 def right_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """F1 of the called tool names against the gold calls' tools (multisets)."""
     out = []
-    for c, gold in zip(completions, _col(kwargs, "gold_calls", len(completions)), strict=True):
+    for p, gold in zip(_parsed(completions, kwargs), _col(kwargs, "gold_calls", len(completions)), strict=True):
         want = Counter(g["tool"] for g in _loads(gold) or [])
-        got = Counter(call.name for call in parse_completion(c).calls)
+        got = Counter(call.name for call in p.calls)
         hit = sum((want & got).values())
         if not hit:
             out.append(0.0)
@@ -214,28 +259,59 @@ def values_equal(a: Any, b: Any) -> bool:
     return not leading and fx == fy
 
 
+def _rows(content: str) -> list[dict[str, Any]]:
+    try:
+        doc = json.loads(content)
+    except ValueError:
+        return []
+    items = doc.get("items", []) if isinstance(doc, dict) else []
+    rows = [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+    if isinstance(doc, dict) and not rows and "error" not in doc:
+        rows = [doc]  # a conversion tool's plain object
+    return rows
+
+
 def _observed(value: Any, source_tool: str, source_field: str, seen: list[tuple[str, str]]) -> bool:
+    """The value appeared in an earlier result of `source_tool` (in `source_field` when named)."""
     for name, content in seen:
         if source_tool and name != source_tool:
             continue
-        try:
-            doc = json.loads(content)
-        except ValueError:
-            continue
-        for row in doc.get("items", []) if isinstance(doc, dict) else []:
-            if isinstance(row, dict) and (source_field in row or not source_field):
-                candidates = [row[source_field]] if source_field in row else list(row.values())
-                if any(values_equal(v, value) or normalise_value(value) in normalise_value(v) for v in candidates):
-                    return True
+        for row in _rows(content):
+            if source_field and source_field not in row:
+                continue
+            candidates = [row[source_field]] if source_field in row else list(row.values())
+            if any(values_equal(v, value) or normalise_value(value) in normalise_value(v) for v in candidates):
+                return True
     return False
 
 
+def _derived(value: Any, prov: dict[str, Any], source_tool: str, seen: list[tuple[str, str]]) -> bool:
+    """The value is the link's transform of an earlier result's value (a grid from coordinates, a zero-padded
+    code), or came out of any earlier executed tool (a conversion tool)."""
+    transform = prov.get("transform")
+    fld = str(prov.get("field", ""))
+    if isinstance(transform, dict) and transform.get("kind", "identity") != "identity" and fld:
+        for name, content in seen:
+            if source_tool and name != source_tool:
+                continue
+            for row in _rows(content):
+                if fld not in row:
+                    continue
+                try:
+                    got = T.apply(transform, row[fld], row)
+                except (T.TransformError, KeyError, ValueError, TypeError):
+                    continue
+                if values_equal(got, value):
+                    return True
+    return any(_observed(value, name, "", [(name, content)]) for name, content in seen if name != source_tool)
+
+
 def gold_arguments(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
-    """Share of gold arguments the model's calls match, with provenance credit for linked arguments."""
+    """Share of gold arguments the model's executed calls match; a linked argument counts only when derived."""
     out = []
-    for c, gold in zip(completions, _col(kwargs, "gold_calls", len(completions)), strict=True):
+    for p, gold in zip(_parsed(completions, kwargs), _col(kwargs, "gold_calls", len(completions)), strict=True):
         gold_calls = _loads(gold) or []
-        calls = list(parse_completion(c).calls)
+        calls = list(p.calls)
         total = sum(len(g["arguments"]) for g in gold_calls)
         if not total:
             out.append(0.0)
@@ -255,7 +331,9 @@ def gold_arguments(prompts: list[Any], completions: list[Completion], **kwargs: 
                     prov = (g.get("provenance") or {}).get(k, {})
                     if prov.get("kind") == "link":
                         src = by_step.get(int(prov.get("from_step", -1)) + 1, "")
-                        s += 1.0 if _observed(v, src, str(prov.get("field", "")), call.seen_before) else 0.5
+                        seen = [x for x in call.seen_before if not _failed_text(x[1])]
+                        if _observed(v, src, str(prov.get("field", "")), seen) or _derived(v, prov, src, seen):
+                            s += 1.0
                     else:
                         s += 1.0
                 return s
@@ -267,13 +345,17 @@ def gold_arguments(prompts: list[Any], completions: list[Completion], **kwargs: 
     return out
 
 
+def _failed_text(content: str) -> bool:
+    return Call("", {}, content).failed
+
+
 def executed_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
-    """Share of distinct calls whose tool result was not an error (repeats earn nothing)."""
+    """Share of distinct attempted calls that executed without an error (repeats and text-only calls earn
+    nothing)."""
     out = []
-    for c in completions:
-        calls = parse_completion(c).calls
+    for p in _parsed(completions, kwargs):
         distinct: dict[str, Call] = {}
-        for call in calls:
+        for call in p.attempts:
             distinct.setdefault(_call_key(call), call)
         out.append(sum(not x.failed for x in distinct.values()) / len(distinct) if distinct else 0.0)
     return out
@@ -281,22 +363,81 @@ def executed_calls(prompts: list[Any], completions: list[Completion], **kwargs: 
 
 def _facts(value: Any) -> list[Fact]:
     return [Fact(kind=f["kind"], value=f["value"], tolerance=float(f.get("tolerance") or 0.0), unit=f.get("unit"),
-                 label=str(f.get("label", ""))) for f in _loads(value) or []]
+                 label=str(f.get("label", "") or ""), field=str(f.get("field", "") or ""),
+                 category=str(f.get("category", "") or "")) for f in _loads(value) or []]
+
+
+def _result_values(results: list[tuple[str, str]]) -> list[Any]:
+    out: list[Any] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif x is not None and not isinstance(x, bool):
+            out.append(x)
+
+    for _, content in results:
+        try:
+            walk(json.loads(content))
+        except ValueError:
+            out.append(content)
+    return out
+
+
+def grounded(fact: Fact, results: list[tuple[str, str]]) -> bool:
+    """The fact's value came from an executed tool result of this rollout (the same value, as a number, a date or
+    a time in any form; a conversion tool's output counts like any result)."""
+    values = _result_values(results)
+    if fact.kind == "count":
+        for _, content in results:
+            try:
+                doc = json.loads(content)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and (values_equal(doc.get("rows"), fact.value) or
+                                          (isinstance(doc.get("items"), list) and len(doc["items"]) == float(fact.value))):
+                return True
+    if fact.kind == "date":
+        want = as_date(fact.value)
+        return want is not None and any(as_date(v) == want for v in values if isinstance(v, str | int))
+    want_t = time_values(fact.value)
+    if want_t is not None:
+        return any(time_values(v) == want_t for v in values if isinstance(v, str | int))
+    text = normalise_value(fact.value)
+    for v in values:
+        if values_equal(v, fact.value):
+            return True
+        if fact.kind in ("name", "text") and len(text) >= 2 and isinstance(v, str) and \
+                text.casefold() in normalise_value(v).casefold():
+            return True
+    return False
 
 
 def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
-    """Share of the answered facts the final answer states; 0 for empty answers and number dumps."""
+    """Share of the facts the final answer commits to whose values came from this rollout's executed results."""
     out = []
-    for c, facts in zip(completions, _col(kwargs, "facts", len(completions)), strict=True):
+    n = len(completions)
+    for p, facts, gold in zip(_parsed(completions, kwargs), _col(kwargs, "facts", n), _col(kwargs, "gold_calls", n),
+                              strict=True):
         wanted = _facts(facts)
-        answer = parse_completion(c).answer
-        if not answer.strip() or not wanted:
+        answer = p.answer
+        if not (_loads(gold) or []) and gold is not None:  # an irrelevance record: the honest refusal
+            out.append(1.0 if not p.attempts and answer.strip() and hedge(answer, []) else 0.0)
+            continue
+        results = p.results
+        if not answer.strip() or not wanted or not results:
             out.append(0.0)
             continue
-        if len(numbers_in(answer)) > max(DUMP_MIN, DUMP_FACTOR * len(wanted)):
+        check = check_answer(answer, wanted)
+        if check.rejected:
             out.append(0.0)
             continue
-        out.append(check_answer(answer, wanted).score)
+        hit = [f for f in wanted if f not in check.missing and grounded(f, results)]
+        out.append(len(hit) / len(wanted))
     return out
 
 
@@ -305,9 +446,9 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
 def invented_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the share of calls to tools the task did not offer."""
     out = []
-    for c, offered in zip(completions, _col(kwargs, "offered", len(completions)), strict=True):
+    for p, offered in zip(_parsed(completions, kwargs), _col(kwargs, "offered", len(completions)), strict=True):
         names = set(_loads(offered) or [])
-        calls = parse_completion(c).calls
+        calls = p.attempts
         out.append(-sum(call.name not in names for call in calls) / len(calls) if calls else 0.0)
     return out
 
@@ -315,9 +456,9 @@ def invented_tools(prompts: list[Any], completions: list[Completion], **kwargs: 
 def refuted_links(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the share of calls feeding a parameter with a value from an earlier result along a refuted link."""
     out = []
-    for c, refuted in zip(completions, _col(kwargs, "refuted_links", len(completions)), strict=True):
+    for p, refuted in zip(_parsed(completions, kwargs), _col(kwargs, "refuted_links", len(completions)), strict=True):
         links = _loads(refuted) or []
-        calls = parse_completion(c).calls
+        calls = p.attempts
         bad = 0
         for call in calls:
             for link in links:
@@ -334,9 +475,9 @@ def refuted_links(prompts: list[Any], completions: list[Completion], **kwargs: A
 def excess_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the calls beyond the gold count, relative to it (at most -1)."""
     out = []
-    for c, gold in zip(completions, _col(kwargs, "gold_calls", len(completions)), strict=True):
+    for p, gold in zip(_parsed(completions, kwargs), _col(kwargs, "gold_calls", len(completions)), strict=True):
         want = max(1, len(_loads(gold) or []))
-        extra = max(0, len(parse_completion(c).calls) - want)
+        extra = max(0, len(p.attempts) - want)
         out.append(-min(1.0, extra / want))
     return out
 
@@ -349,9 +490,8 @@ def _call_key(call: Call) -> str:
 def repeated_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the share of calls that repeat an identical earlier call (same tool, same normalised arguments)."""
     out = []
-    for c in completions:
-        calls = parse_completion(c).calls
-        keys = [_call_key(x) for x in calls]
+    for p in _parsed(completions, kwargs):
+        keys = [_call_key(x) for x in p.attempts]
         out.append(-(len(keys) - len(set(keys))) / len(keys) if keys else 0.0)
     return out
 

@@ -335,12 +335,15 @@ def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequenc
     with_calls = [r for r in train if r.steps]
     if not with_calls:
         raise TrainingError("no training record has a tool call to learn from")
-    rows, lengths = D.measure([D.grpo_row(r, refuted) for r in with_calls], by_id, tok, "grpo",
-                              g.max_prompt_length, cfg.data.length_policy)
+    candidates, facts_report = D.grpo_rows(with_calls, refuted)
+    if not candidates:
+        raise TrainingError("every training record's facts are passed by a guess: no GRPO row left")
+    rows, lengths = D.measure(candidates, by_id, tok, "grpo", g.max_prompt_length, cfg.data.length_policy)
     man = D.manifest(records, train, evaluation, source=cfg.data.records, eval_fraction=cfg.data.eval_fraction,
                      seed=cfg.data.split_seed, lengths=[lengths], bench=cfg.data.benchmark)
     man["used_train_rows"] = len(rows)
     man["without_calls"] = len(train) - len(with_calls)
+    man["facts"] = facts_report.to_json()
     man["environment"] = g.environment
     (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
     model = load_model(cfg.model)
