@@ -3,7 +3,9 @@ missing) generates against tiny OpenAI-compatible servers on loopback and scores
 
 * oracle (answers every question with its ground truth from bfcl-eval's possible_answer/): 100% on the single-turn
   categories it covers, also when the calls come back as text (Hermes JSON, Qwen XML) for the handler to decode;
-* null (never calls a tool): 0% on those, 100% on irrelevance, 0% on relevance.
+* null (never calls a tool): 0% on those, 100% on irrelevance, 0% on relevance;
+* oracle on multi-turn (state-based checkers: the ground-truth calls played turn by turn, one per request, with the
+  tool results BFCL's own classes return read back) and live_relevance (any call is right): 100%.
 
 Each run takes the first 5 entries of each category in BFCL's own order (--limit-per-category).
 """
@@ -19,7 +21,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from bench.bfcl.categories import OFFLINE_DEFAULT, not_run, resolve
+from bench.bfcl.categories import MULTI_TURN, OFFLINE_DEFAULT, not_run, resolve
 from bench.bfcl.env import data_dir, default_venv, ensure_venv, is_ready
 from bench.bfcl.results import bfcl_summary, compare_columns, load_summary, percent, render_table
 from bench.bfcl.run import BfclRequest, normalise_endpoint, registry_name, run_bfcl
@@ -84,6 +86,40 @@ def test_oracle_scores_full_marks_through_bfcls_checker(bfcl_venv: Path, bfcl_da
     assert load_summary(tmp_path / "oracle") == summary
     assert compare_columns(summary)["bfcl.simple_python"] == 1.0
     assert "not run: web_search_base" in render_table(summary)
+
+
+@pytest.mark.slow
+def test_oracle_plays_multi_turn_and_relevance_to_full_marks(bfcl_venv: Path, bfcl_data: Path,
+                                                              tmp_path: Path) -> None:
+    """BFCL's multi-turn checkers compare the state of its own classes (file system, trading, travel, ...) after
+    each turn with the ground truth's; the endpoint sends each turn's calls one request at a time as BFCL executes
+    them and feeds the results back, so 100% shows generation, execution and scoring of those categories work."""
+    categories = [*MULTI_TURN, "live_relevance"]
+    with serve_endpoint("oracle", bfcl_data) as (url, app):
+        summary = _run(bfcl_venv, url, tmp_path / "mt", categories)
+        requests, results, oracle = app.state.requests, list(app.state.tool_results), app.state.oracle
+    assert _accuracies(summary) == {c: (1.0, LIMIT) for c in categories}
+    groups = summary["groups"]
+    assert isinstance(groups, dict)
+    assert groups["multi_turn"] == 1.0 and groups["relevance"] == 1.0
+    # one request per ground-truth call plus one text reply per turn, for the first LIMIT entries of each category
+    scripts = {s.entry: s for group in oracle.multi_turn.by_opening.values() for s in group}
+    played = [scripts[f"{c}_{i}"] for c in MULTI_TURN for i in range(LIMIT)]
+    calls = sum(len(turn) for s in played for turn in s.calls)
+    assert requests == calls + sum(len(s.calls) for s in played) + LIMIT
+    assert oracle.multi_turn.ambiguous == 0
+    # every call's result came back from BFCL's classes, none an error (an exception, or a method's {"error": ...})
+    assert len(results) == calls
+    failed = [r for r in results if r.startswith("Error during execution") or _error_object(r)]
+    assert not failed, failed[:3]
+
+
+def _error_object(text: str) -> bool:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and "error" in doc
 
 
 def test_handler_decodes_calls_left_in_the_text(bfcl_venv: Path, bfcl_data: Path, tmp_path: Path) -> None:

@@ -2,9 +2,10 @@
 
 trl exposes one tool list to every prompt when given `tools=`; per-record tool sets need `environment_factory` as
 a dict `{name: factory}` with an `environment` column in the dataset (`training.datasets.toolset_key`). Here every
-distinct set of offered tools becomes one environment class whose public methods are exactly those tools, built
-from their function specs (name, description, parameter types, descriptions, enums, required), so
-`transformers.utils.get_json_schema` renders them into the prompt the way the specs describe them.
+distinct set of offered tools becomes one environment class whose public tools are exactly those tools, each the
+record's own function spec (`ToolMethod`/`BoundTool`): trl renders an environment's tools into the prompt with
+`apply_chat_template(tools=...)`, which takes a dict as the spec itself, so a GRPO prompt shows the very specs an SFT
+row (`record.tools`) and a benchmark episode (`bench.episode.offered_tools`) show, `pattern`, `format` and all.
 
 A call goes to a backend:
 
@@ -24,12 +25,11 @@ replaced by `***`.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol, TypeVar
 
@@ -47,8 +47,6 @@ from synthesis.records import Trajectory
 from training.datasets import toolset_key
 
 T = TypeVar("T")
-JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
-                               "object": dict}
 
 
 def normalise_value(value: Any) -> str:
@@ -174,65 +172,60 @@ class ToolEnvironment:
         return text
 
 
-def _docline(text: str) -> str:
-    return " ".join(str(text or "").split()).replace("(choices:", "(options:")
+class BoundTool(dict[str, Any]):
+    """One environment instance's tool as trl and transformers see it: the function spec itself (a dict, which
+    `apply_chat_template(tools=...)` renders as given, so the prompt shows exactly the spec an SFT row and a benchmark
+    episode show) that is also callable (trl's tool loop calls it with the model's arguments)."""
+
+    __name__: str
+
+    def __init__(self, spec: dict[str, Any], env: ToolEnvironment) -> None:
+        super().__init__(spec)
+        self.__name__ = str(spec["function"]["name"])
+        self._env = env
+
+    def __call__(self, **kwargs: Any) -> str:
+        return self._env._invoke(self.__name__, kwargs)
 
 
-def make_tool(spec: dict[str, Any]) -> Callable[..., str]:
-    """A method for an environment class from an OpenAI-style function spec (keyword-only, documented)."""
-    fn = spec["function"]
-    name = fn["name"]
-    params = fn.get("parameters", {}) or {}
-    props: dict[str, Any] = params.get("properties", {}) or {}
-    required = set(params.get("required", []) or [])
-    order = [p for p in props if p in required] + [p for p in props if p not in required]
-    sig = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    lines = [_docline(fn.get("description") or name), "", "Args:"]
-    for p in order:
-        schema = props[p]
-        hint: Any = JSON_TYPES.get(str(schema.get("type", "string")), str)
-        if hint is list:
-            item: Any = JSON_TYPES.get(str((schema.get("items") or {}).get("type", "string")), str)
-            hint = list[item]
-        annotations[p] = hint
-        default = inspect.Parameter.empty if p in required else None
-        sig.append(inspect.Parameter(p, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint))
-        desc = _docline(schema.get("description") or p)
-        choices = schema.get("enum") or (schema.get("items") or {}).get("enum")  # an array's are its items'
-        if choices:
-            desc += f" (choices: {json.dumps(choices, ensure_ascii=False)})"
-        lines.append(f"    {p}: {desc}")
-    if not order:
-        lines = lines[:1]
+class ToolMethod:
+    """A tool as an environment class attribute. trl lists an environment's tools as the class's functions
+    (`inspect.getmembers(cls, inspect.isfunction)`) and then reads them from the instance: on the class this is a
+    plain function (so it is listed), on an instance a `BoundTool` (so the prompt renders the spec, not a schema
+    re-derived from a signature and docstring, which drops `pattern`, `format`, examples and nested schemas)."""
 
-    def tool(self: ToolEnvironment, **kwargs: Any) -> str:
-        return self._invoke(name, kwargs)
+    def __init__(self, spec: dict[str, Any]) -> None:
+        fn = spec.get("function") or {}
+        name = fn.get("name")
+        if spec.get("type") != "function" or not isinstance(name, str) or not name:
+            raise ValueError(f"not a function spec with a name: {str(spec)[:120]}")
+        if not isinstance(fn.get("parameters", {}), dict):
+            raise ValueError(f"tool {name}: parameters must be a JSON schema object")
+        self.spec = spec
+        self.name = name
 
-    tool.__name__ = tool.__qualname__ = name
-    tool.__doc__ = "\n".join(lines)
-    tool.__signature__ = inspect.Signature(sig)  # type: ignore[attr-defined]
-    tool.__annotations__ = annotations
-    return tool
+        def tool(env: ToolEnvironment, **kwargs: Any) -> str:
+            return env._invoke(name, kwargs)
+
+        tool.__name__ = tool.__qualname__ = name
+        tool.__doc__ = str(fn.get("description") or name)
+        self.function = tool
+
+    def __get__(self, env: ToolEnvironment | None, owner: type | None = None) -> Any:
+        return self.function if env is None else BoundTool(self.spec, env)
 
 
 def environment_factories(records: Sequence[Trajectory], backend: Backend, *, max_calls: int = 6,
                           secrets: Sequence[str] = ()) -> tuple[dict[str, type[ToolEnvironment]], Counter[str]]:
     """One environment class per distinct set of offered tools, keyed like the dataset's `environment` column,
     and the shared counter of executed calls per tool (for the run's tool-call frequency)."""
-    from transformers.utils.chat_template_utils import get_json_schema
-
     counter: Counter[str] = Counter()
     classes: dict[str, type[ToolEnvironment]] = {}
     for r in records:
         key = toolset_key(r)
         if key in classes:
             continue
-        methods: dict[str, Any] = {}
-        for spec in r.tools:
-            method = make_tool(spec)
-            get_json_schema(method)  # fail now, not at the first generation, if a spec cannot be rendered
-            methods[method.__name__] = method
+        methods = {m.name: m for m in map(ToolMethod, r.tools)}
         bad = [n for n in methods if n.startswith("_") or n in ("reset", "get_reward")]
         if bad:
             raise ValueError(f"tool names cannot be used as environment methods: {bad}")
