@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import redis
@@ -71,127 +71,176 @@ async def _probe(state: State, name: str, fn: Callable[[], Any], timeout_s: floa
         return f"unavailable: {type(exc).__name__}: {hide_addresses(str(exc))[:200]}"
 
 
+TAGS = [{"name": "apis", "description": "Register and manage API documents"},
+        {"name": "tools", "description": "Tools derived from registered operations"},
+        {"name": "verification", "description": "Verification runs, links and evidence, reports"},
+        {"name": "trajectories", "description": "Batches of executed trajectories for teams"},
+        {"name": "operations", "description": "Health, readiness and metrics"}]
+
+
 def create_app(settings: Settings | None = None, store: GraphStore | None = None) -> FastAPI:
+    """The service: clients opened in the lifespan, errors mapped to `{"error", "detail"}`, requests measured,
+    bodies bounded, then the routers and the operations endpoints."""
     settings = settings or get_settings()
     install_redaction()
     settings.check_production()  # ProductionRefused, a ConfigurationError
+    app = FastAPI(title="KOPA EDGE", version="0.1.0", description=DESCRIPTION,
+                  lifespan=_lifespan(settings, store), openapi_tags=TAGS)
+    _map_errors(app)
+    app.middleware("http")(_measure)
+    app.add_middleware(BodyLimit, default=settings.max_body_bytes,
+                       per_prefix={"/v1/apis": settings.max_document_bytes})
+    _add_routers(app)
+    _add_operations(app)
+    return app
+
+
+# --- lifespan: the clients of one process -------------------------------------------------------------------
+
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+
+def _lifespan(settings: Settings, store: GraphStore | None) -> Lifespan:
+    """Open the store (unless one was given) and the Redis and Celery clients at startup; close them at
+    shutdown."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         own_store = store is None
         st = store or open_store(settings)
         st.init_schema()
-        app.state.kopa = State(settings, st)
-        if settings.redis_url:
-            app.state.kopa.redis = redis.Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2)
-            short = min(settings.ready_timeout_s, 2.0)
-            app.state.kopa.ready_redis = redis.Redis.from_url(settings.redis_url, socket_timeout=short,
-                                                              socket_connect_timeout=short, retry_on_timeout=False)
-            app.state.kopa.celery = make_celery(settings)
+        app.state.kopa = _open_clients(State(settings, st))
         try:
             yield
         finally:
-            pending = list(app.state.kopa.background)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)  # cancelled work records itself as failed
-            for client in (app.state.kopa.redis, app.state.kopa.ready_redis):
-                if client is not None:
-                    client.close()
-            if app.state.kopa.celery is not None:
-                app.state.kopa.celery.close()
+            await _close_clients(app.state.kopa)
             if own_store:
                 st.close()
 
-    app = FastAPI(title="KOPA EDGE", version="0.1.0", description=DESCRIPTION, lifespan=lifespan,
-                  openapi_tags=[{"name": "apis", "description": "Register and manage API documents"},
-                                {"name": "tools", "description": "Tools derived from registered operations"},
-                                {"name": "verification", "description": "Verification runs, links and evidence, reports"},
-                                {"name": "trajectories", "description": "Batches of executed trajectories for teams"},
-                                {"name": "operations", "description": "Health, readiness and metrics"}])
+    return lifespan
 
-    @app.exception_handler(KopaError)
-    async def kopa_error(_: Request, exc: KopaError) -> JSONResponse:
-        retry = getattr(exc, "retry_after_s", None)  # StoreBusy: busy, not away
-        return JSONResponse(exc.to_dict(), status_code=exc.status_code,
-                            headers={"Retry-After": str(retry)} if retry else None)
 
-    @app.exception_handler(RequestValidationError)
-    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-        locations = [{"pointer": "/" + "/".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-        return JSONResponse({"error": "invalid_input", "detail": "the request is invalid; see locations",
-                             "locations": locations}, status_code=422)
+def _open_clients(state: State) -> State:
+    settings = state.settings
+    if settings.redis_url:
+        state.redis = redis.Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2)
+        short = min(settings.ready_timeout_s, 2.0)
+        state.ready_redis = redis.Redis.from_url(settings.redis_url, socket_timeout=short,
+                                                 socket_connect_timeout=short, retry_on_timeout=False)
+        state.celery = make_celery(settings)
+    return state
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "payload_too_large"}
-        return JSONResponse({"error": names.get(exc.status_code, "http_error"), "detail": str(exc.detail)},
-                            status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
-    @app.exception_handler(Exception)
-    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error")
-        return JSONResponse({"error": "internal_error", "detail": "unexpected server error; see the server log"},
-                            status_code=500)
+async def _close_clients(state: State) -> None:
+    pending = list(state.background)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)  # cancelled work records itself as failed
+    for client in (state.redis, state.ready_redis):
+        if client is not None:
+            client.close()
+    if state.celery is not None:
+        state.celery.close()
 
-    @app.middleware("http")
-    async def metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        start = time.perf_counter()
-        state: State | None = getattr(request.app.state, "kopa", None)
-        try:
-            response = await call_next(request)
-        except Exception:
-            # unhandled: rendered as 500 by the outermost handler; counted here, so 500s show in /metrics
-            path = getattr(request.scope.get("route"), "path", "unmatched")
-            if state is not None:
-                state.requests.labels(request.method, path, "500").inc()
-                state.errors.labels(path).inc()
-                state.latency.labels(path).observe(time.perf_counter() - start)
-            raise
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
+
+# --- error mapping: every error is {"error": ..., "detail": ...} --------------------------------------------
+
+
+def _map_errors(app: FastAPI) -> None:
+    app.exception_handler(KopaError)(_kopa_error)
+    app.exception_handler(RequestValidationError)(_validation_error)
+    app.exception_handler(StarletteHTTPException)(_http_error)
+    app.exception_handler(Exception)(_unexpected)
+
+
+async def _kopa_error(_: Request, exc: KopaError) -> JSONResponse:
+    retry = getattr(exc, "retry_after_s", None)  # StoreBusy: busy, not away
+    return JSONResponse(exc.to_dict(), status_code=exc.status_code,
+                        headers={"Retry-After": str(retry)} if retry else None)
+
+
+async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+    locations = [{"pointer": "/" + "/".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
+    return JSONResponse({"error": "invalid_input", "detail": "the request is invalid; see locations",
+                         "locations": locations}, status_code=422)
+
+
+async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "payload_too_large"}
+    return JSONResponse({"error": names.get(exc.status_code, "http_error"), "detail": str(exc.detail)},
+                        status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error")
+    return JSONResponse({"error": "internal_error", "detail": "unexpected server error; see the server log"},
+                        status_code=500)
+
+
+# --- measuring: counts, latency and 5xx per route, one log line per request ---------------------------------
+
+
+async def _measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    start = time.perf_counter()
+    state: State | None = getattr(request.app.state, "kopa", None)
+    try:
+        response = await call_next(request)
+    except Exception:
+        # unhandled: rendered as 500 by the outermost handler; counted here, so 500s show in /metrics
+        path = getattr(request.scope.get("route"), "path", "unmatched")
         if state is not None:
-            state.requests.labels(request.method, path, str(response.status_code)).inc()
+            state.requests.labels(request.method, path, "500").inc()
+            state.errors.labels(path).inc()
             state.latency.labels(path).observe(time.perf_counter() - start)
-            if response.status_code >= 500:
-                state.errors.labels(path).inc()
-        log.info("%s %s -> %s", request.method, path, response.status_code,
-                 extra={"method": request.method, "path": path, "status": response.status_code,
-                        "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
-        return response
+        raise
+    route = request.scope.get("route")
+    path = getattr(route, "path", "unmatched")
+    if state is not None:
+        state.requests.labels(request.method, path, str(response.status_code)).inc()
+        state.latency.labels(path).observe(time.perf_counter() - start)
+        if response.status_code >= 500:
+            state.errors.labels(path).inc()
+    log.info("%s %s -> %s", request.method, path, response.status_code,
+             extra={"method": request.method, "path": path, "status": response.status_code,
+                    "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
+    return response
 
-    app.add_middleware(BodyLimit, default=settings.max_body_bytes,
-                       per_prefix={"/v1/apis": settings.max_document_bytes})
-    app.include_router(apis.router)
-    app.include_router(batches.router)
-    app.include_router(tools.router)
-    app.include_router(verification.router)
-    app.include_router(tokens.router)
-    app.include_router(browser.router)
 
-    @app.get("/healthz", tags=["operations"], summary="Liveness")
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+# --- routers and the operations endpoints -------------------------------------------------------------------
 
-    @app.get("/readyz", tags=["operations"], summary="Readiness: the graph store and Redis (when configured)",
-             description="200 when every dependency answers; 503 within about a second when one does not.")
-    async def readyz(request: Request) -> JSONResponse:
-        state: State = request.app.state.kopa
-        timeout = state.settings.ready_timeout_s
-        names = [state.store.backend]
-        probes = [_probe(state, state.store.backend, state.store.ping, timeout)]
-        if state.ready_redis is not None:
-            names.append("redis")
-            probes.append(_probe(state, "redis", state.ready_redis.ping, timeout))
-        results = await asyncio.gather(*probes)
-        checks = dict(zip(names, results, strict=True))
-        ok = all(v == "ok" for v in checks.values())
-        return JSONResponse({"status": "ready" if ok else "not_ready", "checks": checks}, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics",
-             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
-                              "description": "Prometheus text exposition format"}})
-    def metrics_endpoint(request: Request) -> Response:
-        return Response(generate_latest(request.app.state.kopa.registry), media_type=CONTENT_TYPE_LATEST)
+def _add_routers(app: FastAPI) -> None:
+    for module in (apis, batches, tools, verification, tokens, browser):
+        app.include_router(module.router)
 
-    return app
+
+def _add_operations(app: FastAPI) -> None:
+    app.get("/healthz", tags=["operations"], summary="Liveness")(healthz)
+    app.get("/readyz", tags=["operations"], summary="Readiness: the graph store and Redis (when configured)",
+            description="200 when every dependency answers; 503 within about a second when one does not.")(readyz)
+    app.get("/metrics", tags=["operations"], summary="Prometheus metrics",
+            responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                             "description": "Prometheus text exposition format"}})(metrics_endpoint)
+
+
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+async def readyz(request: Request) -> JSONResponse:
+    state: State = request.app.state.kopa
+    timeout = state.settings.ready_timeout_s
+    names = [state.store.backend]
+    probes = [_probe(state, state.store.backend, state.store.ping, timeout)]
+    if state.ready_redis is not None:
+        names.append("redis")
+        probes.append(_probe(state, "redis", state.ready_redis.ping, timeout))
+    results = await asyncio.gather(*probes)
+    checks = dict(zip(names, results, strict=True))
+    ok = all(v == "ok" for v in checks.values())
+    return JSONResponse({"status": "ready" if ok else "not_ready", "checks": checks}, status_code=200 if ok else 503)
+
+
+def metrics_endpoint(request: Request) -> Response:
+    return Response(generate_latest(request.app.state.kopa.registry), media_type=CONTENT_TYPE_LATEST)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from core.errors import Forbidden, InvalidInput, Unauthorized
 from core.settings import Settings
 from graph.models import Role, TokenRecord
-from graph.store import GraphStore
+from graph.store import TokenStore
 
 ROLE_RANK = {"reader": 1, "admin": 2}
 #: Longest token accepted in a header (minted tokens are 48 characters); longer ones are refused unhashed.
@@ -65,7 +65,7 @@ def new_token(role: Role, name: str = "", expires_in: timedelta | None = None) -
     return token, record
 
 
-def mint_token(store: GraphStore, role: Role, name: str = "", expires_in: timedelta | None = None) -> str:
+def mint_token(store: TokenStore, role: Role, name: str = "", expires_in: timedelta | None = None) -> str:
     token, record = new_token(role, name, expires_in)
     store.add_token(record)
     return token
@@ -86,7 +86,7 @@ def bearer(header: str | None) -> str:
     return token
 
 
-def principal(store: GraphStore, settings: Settings, header: str | None) -> Principal:
+def principal(store: TokenStore, settings: Settings, header: str | None) -> Principal:
     token = bearer(header)
     boot = settings.bootstrap_token.get_secret_value() if settings.bootstrap_token else ""
     if boot and hmac.compare_digest(token.encode("utf-8", "surrogateescape"), boot.encode("utf-8", "surrogateescape")):
@@ -102,7 +102,7 @@ def principal(store: GraphStore, settings: Settings, header: str | None) -> Prin
     return Principal(record.role, record.name, record.id)
 
 
-def authenticate(store: GraphStore, settings: Settings, header: str | None) -> Role:
+def authenticate(store: TokenStore, settings: Settings, header: str | None) -> Role:
     return principal(store, settings, header).role
 
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
 import httpx
+import pyproj
 import pytest
 
 from core.geo import convert, haversine_m, wgs84_to_kma_grid
@@ -112,6 +118,36 @@ def test_world_is_deterministic_per_seed() -> None:
     assert [f.ykiho for f in a.facilities] == [f.ykiho for f in b.facilities]
     assert [f.ykiho for f in a.facilities] != [f.ykiho for f in c.facilities]
     assert [r.code for r in a.regions] == [r.code for r in c.regions]  # real codes never change
+
+
+#: sha256 of the world of seed 20261130 as sorted JSON, computed before `build_world` was split into steps: the
+#: whole world, and the world without the projected coordinates (TM, UTM-K), which come from PROJ, not from the
+#: seed, and are pinned only for the PROJ version that computed them.
+WORLD_SHA256 = "c0eae6e3dcef4ace67d2715284c3d480c9b8fd029b28ed3f393ee2d74d01f1b7"
+WORLD_WITH_PROJECTION_SHA256 = ("5bb00e41011be53b37568fcba2b5095e5afa02918a5e278ba38980adb7237766", "9.5.1")
+PROJECTED = {"tm_x", "tm_y", "ent_x", "ent_y"}
+
+
+def _without_projection(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_projection(v) for k, v in value.items() if k not in PROJECTED}
+    if isinstance(value, list):
+        return [_without_projection(v) for v in value]
+    return value
+
+
+def _sha256(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def test_world_of_a_fixed_seed_is_unchanged() -> None:
+    """Every record of the world, byte for byte: the sandbox's answers, and what was recorded against them,
+    depend on it."""
+    doc = dataclasses.asdict(build_world(20261130))
+    assert _sha256(_without_projection(doc)) == WORLD_SHA256
+    digest, proj = WORLD_WITH_PROJECTION_SHA256
+    if pyproj.proj_version_str == proj:
+        assert _sha256(doc) == digest
 
 
 def _key() -> str:

@@ -33,6 +33,7 @@ from synthesis.batches import fail_batch, run_batch
 from verification.engine import Engine, another_round, prepare_round, resume, select_links
 from verification.runs import closing, fail_run, new_run, scoped_tools
 from workers.celery_app import celery_app
+from workers.ledger import RoundLedger
 
 log = logging.getLogger("kopa.tasks")
 _store: GraphStore | None = None
@@ -112,8 +113,8 @@ def _engine(run: RunRecord, settings: Settings, economy: RedisEconomy) -> tuple[
     return Engine(store(), settings, executor, run, tools={t.name: t for t in tools}), tools
 
 
-def _pending_key(run_id: str, round_no: int) -> str:
-    return f"kopa:run:{run_id}:round:{round_no}:pending"
+def _ledger(economy: RedisEconomy) -> RoundLedger:
+    return RoundLedger(economy.r, prefix=economy.prefix)
 
 
 async def _start_round(run_id: str) -> None:
@@ -130,24 +131,22 @@ async def _start_round(run_id: str) -> None:
         await engine.executor.aclose()
     run.pending_sources = list(groups)
     store().save_run(run)
-    key = _pending_key(run.id, run.round)
     if not groups:
         await _finish_round(run, economy)
         return
-    economy.r.sadd(key, *groups)
-    economy.r.expire(key, 7 * 86400)
+    _ledger(economy).open(run.id, run.round, groups)
     for source in groups:
         verify_source.delay(run.id, run.round, source)
 
 
 async def _finish_round(run: RunRecord, economy: RedisEconomy) -> None:
-    done_key = f"kopa:run:{run.id}:round:{run.round}:done"
-    if not economy.r.set(done_key, 1, nx=True, ex=7 * 86400):
+    ledger = _ledger(economy)
+    if not ledger.claim_closing(run.id, run.round):
         return  # another task closes this round
     try:
         await _close_round(run.id, economy)
     except BaseException:
-        economy.r.delete(done_key)  # Neo4j or Redis failed half-way: the retried task must close the round
+        ledger.release_closing(run.id, run.round)  # Neo4j or Redis failed half-way: the retry closes it
         raise
 
 
@@ -195,8 +194,7 @@ async def _verify_source(run_id: str, round_no: int, source: str) -> None:
             await engine.verify_source(source, links)
     finally:
         await engine.executor.aclose()
-    economy.r.srem(_pending_key(run_id, round_no), source)
-    if economy.r.scard(_pending_key(run_id, round_no)) == 0:
+    if _ledger(economy).finish(run_id, round_no, source) == 0:
         await _finish_round(run, economy)
 
 
