@@ -25,7 +25,6 @@ replaced by `***`.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
 from collections import Counter
