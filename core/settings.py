@@ -379,7 +379,8 @@ def find_override(overrides: list[UpstreamOverride], url: str, api_id: str | Non
         host, port = normalise_host(parts.hostname or ""), parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
     except (DisallowedHost, ValueError):
         return None
-    names = {host, f"{host}:{port}"}
+    # a bare host key names the host on its scheme's default port; another port is another server
+    names = {f"{host}:{port}"} | ({host} if port == _DEFAULT_PORTS.get(parts.scheme.lower()) else set())
     return next((o for o in overrides if o.kind == "host" and o.key in names), None)
 
 
