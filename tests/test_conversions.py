@@ -21,6 +21,7 @@ from core.geo import convert, haversine_m, kma_grid_to_wgs84, wgs84_to_kma_grid
 from core.settings import Settings, get_settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
+from execution.view import tool_view
 from graph import transforms as T
 from graph.conversions import (
     API_ID,
@@ -463,8 +464,10 @@ def test_grpo_environment_of_a_synthesised_record_executes_its_conversion_step(
         classes, counter = environment_factories([record], backend)
         env = classes[toolset_key(record)]()
         env.reset(trajectory_id=record.id)
-        out = json.loads(getattr(env, TO_KMA_GRID)(**step.arguments))
+        out = getattr(env, TO_KMA_GRID)(**step.arguments)
     finally:
         backend.close()
-    assert out == {"rows": 1, "items": step.response.items}  # the rollout sees what the record recorded
+    # the rollout sees what the record recorded, through the one view
+    assert out == tool_view("ok", step.response.items, tool=tools[TO_KMA_GRID])
+    assert json.loads(out)["items"] == step.response.items
     assert counter[TO_KMA_GRID] == 1 and economy.calls("training").get("local_calls") == 1

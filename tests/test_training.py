@@ -93,8 +93,13 @@ def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str
     assert all("name" not in m for m in sft[0]["messages"] if m["role"] != "tool")
     # facts: what the recorded answer states, checked by the benchmark's checker
     assert any(D.facts_of(r) for r in records)
+    # the recorded rollout (its calls, their results, the answer) earns the answer reward; the bare answer, with
+    # no executed call behind it, earns nothing
+    rollout = [m for m in D.sft_row(train[0])["messages"] if m["role"] not in ("system", "user")]
+    facts = [D.facts_of(train[0])]
+    assert REWARDS["answer_facts"]([[]], [rollout], facts=facts) == [1.0] or not facts[0]
     assert REWARDS["answer_facts"]([[]], [[{"role": "assistant", "content": train[0].final_answer}]],
-                                   facts=[D.facts_of(train[0])]) == [1.0] or not D.facts_of(train[0])
+                                   facts=facts) == [0.0]
     tok = load_tokenizer(world["model"])
     assert check_template(tok) == {"tool_calling": True, "prefix_preserving": True}
     by_id = {r.id: r for r in records}
