@@ -211,3 +211,17 @@ def test_config_weights_merge_onto_the_defaults_and_unknown_names_are_refused(tm
 def test_columns_may_arrive_as_json_strings() -> None:
     got = R.gold_arguments([[]], [GOOD], gold_calls=[json.dumps(GOLD)])
     assert got == [1.0]
+
+
+def test_a_decoded_code_is_grounded_and_an_invented_word_is_not() -> None:
+    """An answer that decodes a returned code (SKY 1 -> 맑음, pm10Grade 1 -> 좋음) states a value the tool returned;
+    a word no result or code table gives was not looked up."""
+    from synthesis.facts import Fact
+    from training.rewards import grounded
+
+    results = [("kma", json.dumps({"rows": 1, "items": [{"category": "SKY", "fcstValue": "1"}]})),
+               ("air", json.dumps({"rows": 1, "items": [{"pm10Grade": "1", "khaiValue": "53"}]}))]
+    assert grounded(Fact("text", "맑음", label="하늘"), results)
+    assert grounded(Fact("text", "좋음", label="미세먼지 등급"), results)
+    assert not grounded(Fact("text", "흐림", label="하늘"), results)
+    assert not grounded(Fact("text", "나쁨", label="미세먼지 등급"), results)

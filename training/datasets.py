@@ -105,7 +105,8 @@ def _label(record: Trajectory, key: str, row: dict[str, Any]) -> tuple[str, str]
 
 
 def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
-    """The facts the recorded final answer states: scalar values of the final steps' first rows that the answer
+    """The facts the recorded final answer states: the trajectory's own facts when synthesis recorded them, else
+    scalar values of the final steps' first rows that the answer
     text contains, each with its label (the field's Korean label or its KMA category's), field, category and the
     unit the answer writes after it, and the final steps' row counts; only those the strict checker reads as
     stated in the recorded answer."""
@@ -113,6 +114,9 @@ def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
     seen: set[str] = set()
     if not record.steps:
         return facts
+    if record.facts:  # the trajectory carries what its answer must state: the one judge scores exactly those
+        return [{"kind": f.kind, "value": f.value, "tolerance": f.tolerance, "unit": f.unit, "label": f.label,
+                 "field": "", "category": ""} for f in record.facts]
     finals = record.final_steps or [record.steps[-1].step]
     for step in record.steps:
         if step.step not in finals:

@@ -51,6 +51,7 @@ from typing import Any
 import jsonschema
 
 from graph import transforms as T
+from graph.concepts import AIR_GRADES, KMA_CODES
 from synthesis.facts import Fact, as_date, check_answer, hedge, time_values
 from training.environment import normalise_value
 
@@ -388,6 +389,32 @@ def _result_values(results: list[tuple[str, str]]) -> list[Any]:
     return out
 
 
+def _squeezed(text: str) -> str:
+    return re.sub(r"[\s\u200b]+|<br\s*/?>", "", text).casefold()
+
+
+def _decoded_words(results: list[tuple[str, str]]) -> set[str]:
+    """The words the documented code tables give the coded values of the results' rows (KMA's SKY 1 is 맑음,
+    AirKorea's grade 1 is 좋음): an answer that decodes a code states a value the tool returned."""
+    words: set[str] = set()
+    for _, content in results:
+        try:
+            doc = json.loads(content)
+        except ValueError:
+            continue
+        items = doc.get("items") if isinstance(doc, dict) else None
+        for row in items if isinstance(items, list) else []:
+            if not isinstance(row, dict):
+                continue
+            if str(row.get("category")) in KMA_CODES:
+                value = str(row.get("fcstValue", row.get("obsrValue", ""))).strip()
+                if word := KMA_CODES[str(row["category"])].get(value):
+                    words.add(word)
+            words.update(AIR_GRADES[str(v).strip()] for k, v in row.items()
+                         if k.lower().endswith(("grade", "grade1h")) and str(v).strip() in AIR_GRADES)
+    return words
+
+
 def grounded(fact: Fact, results: list[tuple[str, str]]) -> bool:
     """The fact's value came from an executed tool result of this rollout (the same value, as a number, a date or
     a time in any form; a conversion tool's output counts like any result)."""
@@ -408,11 +435,13 @@ def grounded(fact: Fact, results: list[tuple[str, str]]) -> bool:
     if want_t is not None:
         return any(time_values(v) == want_t for v in values if isinstance(v, str | int))
     text = normalise_value(fact.value)
+    if fact.kind in ("name", "text") and str(fact.value).strip() in _decoded_words(results):
+        return True
     for v in values:
         if values_equal(v, fact.value):
             return True
         if fact.kind in ("name", "text") and len(text) >= 2 and isinstance(v, str) and \
-                text.casefold() in normalise_value(v).casefold():
+                _squeezed(text) in _squeezed(normalise_value(v)):  # the answer may re-space a quoted text
             return True
     return False
 
