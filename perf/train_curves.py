@@ -1,16 +1,31 @@
-"""Training figures on a CPU (issue 13), with a tiny model built here (no downloads):
+"""A learning signal on a CPU (issue 25, item 8), with a tiny model built here (no downloads):
 
-1. the well-formed tool-call rate on held-out prompts (tool sequences never seen in training) before and after
-   `kopa train sft` on single-call trajectories;
-2. the mean reward per step of a short `kopa train grpo` run (replay) on the same single-call curriculum, starting
-   from the SFT checkpoint;
-3. KOPA-Bench's single-call tasks scored through the local transformers adapter (the code path a real model takes),
-   untrained vs SFT vs SFT+GRPO.
+1. the well-formed tool-call rate (and first-tool accuracy) on held-out prompts (requests never trained on, for
+   tools seen in training) before and after `kopa train sft` on single-call trajectories (`training.run.probe`);
+2. a `kopa train grpo` run (replay) from the SFT checkpoint: the mean reward per step with its parts, the tool calls
+   each rollout executed and the share of them that succeeded. The rewards (training.rewards) give nothing to a
+   completion that executes no call, so a rising reward is a rise on completions that execute calls;
+3. KOPA-Bench's single-call tasks through the local transformers adapter (the code path a real model takes),
+   untrained vs SFT vs SFT+GRPO: pass^1 and the share of episodes whose first call names an offered tool.
 
-    python -m perf.train_curves [--records 160] [--sft-steps 150] [--grpo-steps 8] [--workdir .kopa/train-curves]
+    python -m perf.train_curves [--records 160] [--sft-steps 300] [--grpo-steps 24] [--workdir .kopa/train-curves]
 
-A random 64-wide model learns the call format, not the task: expect the format rate to rise and KOPA-Bench to stay
-near zero. The figures that matter for the method come from the GPU experiment (docs/experiment.md).
+Sizes, chosen so that the loop can teach within about 15 minutes on 2 cores:
+
+* the tiny model: Qwen2 architecture, hidden size 96, 3 layers, a 2,048-token BPE vocabulary trained on the
+  conversations, with every tool name one token (`training.tiny.build_tokenizer(words=...)`: Qwen2's
+  pre-tokeniser cuts a tool name into up to eight pieces, too many to spell for a model this size);
+* the CPU view of a record (`cpu_view`): the offered tools (the called one and its distractors) with their
+  descriptions cut to 30 characters and only their required parameters, the tool result's first row; about 800
+  tokens per conversation instead of 1,100-1,800. SFT rows, GRPO prompts and the held-out probes all read this
+  same view (KOPA-Bench offers the registry's full specs, as it does to any model);
+* SFT: learning rate 1e-2 (a randomly initialised model this small, full fine-tuning, no LoRA), batch 4, 300
+  steps, conversations cut at 768 tokens (the prompt and the call fit; the tail of a long answer is cut);
+  GRPO: 4 generations per prompt, 2 prompts per step, learning rate 1e-4, completions up to 96 tokens.
+
+A model this size learns the call format and which of the offered tools a request needs, not the task: expect
+the format rate to rise far more than KOPA-Bench. The figures that matter for the method come from the GPU
+experiment (docs/experiment.md).
 """
 
 from __future__ import annotations
@@ -26,6 +41,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from bench.run import read_episodes
 from bench.tasks import load_tasks
 from cli.bench import app as bench_app
 from cli.train import app as train_app
@@ -36,12 +52,35 @@ from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.records import Trajectory
 from tests.support.helpers import verified_store
-from tests.test_training import compact
 from training import datasets as D
-from training.run import call_format_rate
+from training.run import load_model, load_tokenizer, offline, probe
 from training.tiny import build_tiny, conversation_texts
 
 os.environ.update({"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1"})
+
+#: The tiny model and the CPU budget (see the module docstring).
+TINY = {"hidden_size": 96, "layers": 3, "vocab_size": 2048, "max_positions": 2048}
+SFT_LR = 1e-2
+SFT_MAX_LENGTH = 768
+GRPO_LR = 1e-4
+
+
+def cpu_view(r: Trajectory) -> Trajectory:
+    """The record with every offered tool's description cut to 30 characters and only its required parameters
+    (descriptions 20), and each step's result cut to its first row: short sequences for a CPU."""
+    tools = []
+    for t in r.tools:
+        fn = t["function"]
+        params = fn.get("parameters") or {}
+        required = params.get("required", []) or []
+        props = {k: {"type": v.get("type", "string"), "description": str(v.get("description", k))[:20]}
+                 for k, v in (params.get("properties") or {}).items() if k in required}
+        tools.append({"type": "function", "function": {"name": fn["name"], "description": fn["description"][:30],
+                                                       "parameters": {"type": "object", "properties": props,
+                                                                      "required": list(props)}}})
+    steps = [s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
+             for s in r.steps]
+    return r.model_copy(update={"tools": tools, "steps": steps})
 
 
 def _invoke(app: Any, *args: str) -> dict[str, Any]:
@@ -51,27 +90,46 @@ def _invoke(app: Any, *args: str) -> dict[str, Any]:
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
-def _bench(model_dir: Path, out: Path, only: str) -> float:
+def _bench(model_dir: Path, out: Path, only: str) -> dict[str, float]:
+    """pass^1 over the tasks, and the share of episodes whose first call is well formed and names an offered
+    tool, and names the gold one."""
     result = CliRunner().invoke(bench_app, ["run", "--agent", "transformers", "--model-dir", str(model_dir),
-                                            "--only", only, "--k", "1", "--out", str(out), "--max-tokens", "96"])
+                                            "--only", only, "--k", "1", "--out", str(out), "--max-tokens", "96",
+                                            "--max-turns", "2", "--concurrency", "1"])
     if result.exit_code != 0:
         raise SystemExit(f"bench run failed: {result.output[-2000:]}")
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    return float(doc["scores"]["overall"]["pass_hat_k"])
+    gold = {t.id: {g.tool for g in t.gold} for t in load_tasks()}
+    episodes = read_episodes(out / "episodes.jsonl")
+    firsts = [ep["calls"][0] if ep["calls"] else None for ep in episodes]
+    n = max(1, len(episodes))
+    return {"pass": float(doc["scores"]["overall"]["pass_hat_k"]),
+            "offered_call": sum(1 for c in firsts if c and c["valid"]) / n,
+            "gold_tool": sum(1 for ep, c in zip(episodes, firsts, strict=True)
+                             if c and c["valid"] and c["tool"] in gold.get(ep["task"], set())) / n}
+
+
+def _probe(model_dir: Path, records: list[Trajectory]) -> dict[str, float]:
+    offline()
+    return probe(load_model(model_dir), load_tokenizer(model_dir), records)
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / max(1, len(xs))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--records", type=int, default=160, help="single-call trajectories to synthesise")
-    ap.add_argument("--sft-steps", type=int, default=150)
-    ap.add_argument("--grpo-steps", type=int, default=8)
+    ap.add_argument("--sft-steps", type=int, default=300)
+    ap.add_argument("--grpo-steps", type=int, default=24)
     ap.add_argument("--heldout", type=int, default=24, help="held-out prompts for the call-format rate")
     ap.add_argument("--workdir", type=Path, default=Path(".kopa/train-curves"))
     args = ap.parse_args()
     root: Path = args.workdir
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     settings, transport = sandbox_mode(Settings())
     store = verified_store(root / "g.sqlite3", settings, transport)
 
@@ -82,52 +140,72 @@ def main() -> None:
         finally:
             await ex.aclose()
 
-    records: list[Trajectory] = [compact(r) for r in asyncio.run(go())["records"]]
+    records: list[Trajectory] = [cpu_view(r) for r in asyncio.run(go())["records"]]
     store.close()
     # held-out prompts: requests the model never saw, for tools it did see (a single-call "tool sequence" is one
-    # tool, so a split by sequence would ask a 64-wide random model for tool names it never met)
+    # tool, so a split by sequence would ask a model this small for tools it never met)
     shuffled = sorted(records, key=lambda r: r.id)
     heldout, train = shuffled[: len(shuffled) // 5], shuffled[len(shuffled) // 5:]
     (root / "train.jsonl").write_text("".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in train),
                                       encoding="utf-8")
-    model = build_tiny(root / "tiny", conversation_texts([D.sft_row(r) for r in records]), vocab_size=1024,
-                       max_positions=2048)
-    probe = heldout[: args.heldout]
-    print(f"data: {len(records)} single-call trajectories, train {len(train)}, held out {len(heldout)} "
-          f"(requests never trained on); {time.perf_counter() - t0:.0f} s")
+    names = sorted({t["function"]["name"] for r in records for t in r.tools})
+    model = build_tiny(root / "tiny", conversation_texts([D.sft_row(r) for r in records]), words=names, **TINY)
+    probes = heldout[: args.heldout]
+    print(f"data: {len(records)} single-call trajectories over {len(names)} tools, train {len(train)}, held out "
+          f"{len(heldout)} (requests never trained on); tiny model {TINY}; {time.perf_counter() - t0:.0f} s",
+          flush=True)
 
-    before = call_format_rate(model, probe)
-    common = ["--set", "lora.enabled=false", "--set", "train.logging_steps=5", "--set", "data.eval_fraction=0.0",
-              "--set", "sft.max_length=2048", "--set", "grpo.max_prompt_length=1536"]
+    before = _probe(model, probes)
+    common = ["--set", "lora.enabled=false", "--set", "data.eval_fraction=0.0", "--set", "data.length_policy=keep",
+              "--set", f"sft.max_length={SFT_MAX_LENGTH}", "--set", "grpo.max_prompt_length=1536"]
     t1 = time.perf_counter()
     sft = _invoke(train_app, "sft", "--model", str(model), "--data", str(root / "train.jsonl"), "--out",
-                  str(root / "sft"), "--steps", str(args.sft_steps), "--set", "train.learning_rate=3e-3",
-                  "--set", f"train.save_steps={args.sft_steps}", *common)
-    after = call_format_rate(root / "sft" / "model", probe)
-    print(f"SFT {sft['steps']} steps in {time.perf_counter() - t1:.0f} s, final train loss {sft['train_loss']:.3f}")
-    print(f"well-formed tool-call rate on {len(probe)} held-out prompts: before {before:.0%}  after SFT {after:.0%}")
+                  str(root / "sft"), "--steps", str(args.sft_steps), "--set", f"train.learning_rate={SFT_LR}",
+                  "--set", f"train.save_steps={args.sft_steps}", "--set", "train.logging_steps=20", *common)
+    after = _probe(root / "sft" / "model", probes)
+    losses = [round(float(x["loss"]), 2) for x in (json.loads(line) for line in
+              (root / "sft" / "log.jsonl").read_text(encoding="utf-8").splitlines()) if "loss" in x]
+    print(f"SFT {sft['steps']} steps in {time.perf_counter() - t1:.0f} s; train loss every 20 steps {losses}")
+    print(f"held-out ({len(probes)} prompts): well-formed call rate before {before['well_formed_call_rate']:.0%} "
+          f"-> after SFT {after['well_formed_call_rate']:.0%}; first tool right before "
+          f"{before['first_tool_right']:.0%} -> after {after['first_tool_right']:.0%}", flush=True)
 
     t2 = time.perf_counter()
     grpo = _invoke(train_app, "grpo", "--model", str(root / "sft" / "model"), "--data", str(root / "train.jsonl"),
                    "--out", str(root / "grpo"), "--steps", str(args.grpo_steps), "--set", "grpo.num_generations=4",
-                   "--set", "train.per_device_train_batch_size=4", "--set", "grpo.max_completion_length=96",
+                   "--set", "train.per_device_train_batch_size=8", "--set", "grpo.max_completion_length=96",
                    "--set", "grpo.temperature=1.0", "--set", "grpo.max_tool_calling_iterations=2",
-                   "--set", f"train.save_steps={args.grpo_steps}", "--set", "train.learning_rate=1e-4", *common,
-                   "--set", "train.logging_steps=1")
-    log = [json.loads(x) for x in (root / "grpo" / "log.jsonl").read_text(encoding="utf-8").splitlines()]
-    curve = [round(float(x["reward"]), 3) for x in log if "reward" in x]
-    print(f"GRPO {grpo['steps']} steps in {time.perf_counter() - t2:.0f} s (replay); mean reward per logged step: "
-          f"{curve}")
-    if len(curve) >= 2:
-        half = len(curve) // 2
-        print(f"  first half {sum(curve[:half]) / half:.3f} -> second half {sum(curve[half:]) / (len(curve) - half):.3f}")
+                   "--set", f"train.save_steps={args.grpo_steps}", "--set", f"train.learning_rate={GRPO_LR}",
+                   "--set", "train.logging_steps=1", *common)
+    rows = [json.loads(x) for x in (root / "grpo" / "rewards.jsonl").read_text(encoding="utf-8").splitlines()]
+    reward = [round(float(r["reward"]), 3) for r in rows]
+    calls = [round(float(r.get("calls_per_rollout") or 0.0), 2) for r in rows]
+    executed = [round(float(r.get("executed_calls") or 0.0), 2) for r in rows]
+    print(f"GRPO {grpo['steps']} steps in {time.perf_counter() - t2:.0f} s (replay), {grpo['tool_calls']} tool calls "
+          f"executed; per step:\n  mean reward      {reward}\n  calls per rollout {calls}\n"
+          f"  executed_calls   {executed}")
+    parts = sorted(k for k in rows[0] if k not in ("step", "reward", "calls_per_rollout", "tool_failures"))
+    half = max(1, len(rows) // 2)
+    for key in ["reward", *parts]:
+        first = _mean([float(r.get(key) or 0.0) for r in rows[:half]])
+        second = _mean([float(r.get(key) or 0.0) for r in rows[half:]])
+        print(f"  {key:24s} first half {first:+.3f} -> second half {second:+.3f}")
+    print(f"  calls per rollout        first half {_mean(calls[:half]):.2f} -> second half {_mean(calls[half:]):.2f} "
+          "(no executed call, no reward: training.rewards)", flush=True)
+    after_grpo = _probe(root / "grpo" / "model", probes)
+    print(f"held-out after GRPO: well-formed call rate {after_grpo['well_formed_call_rate']:.0%}, first tool right "
+          f"{after_grpo['first_tool_right']:.0%}", flush=True)
 
     singles = ",".join(t.id for t in load_tasks() if t.category == "single")
+    t3 = time.perf_counter()
     scores = {name: _bench(path, root / f"bench-{name}", singles) for name, path in
               (("untrained", model), ("sft", root / "sft" / "model"), ("sft+grpo", root / "grpo" / "model"))}
-    print("KOPA-Bench single-call tasks, pass^1 through the local transformers adapter: "
-          + ", ".join(f"{k} {v:.0%}" for k, v in scores.items()))
-    print(f"total {time.perf_counter() - t0:.0f} s; run folders under {root}")
+    print(f"KOPA-Bench single-call tasks ({len(singles.split(','))}) through the local transformers adapter, "
+          f"{time.perf_counter() - t3:.0f} s: " + "; ".join(
+              f"{k} pass^1 {v['pass']:.0%}, first call to an offered tool {v['offered_call']:.0%}, to the gold tool "
+              f"{v['gold_tool']:.0%}" for k, v in scores.items()))
+    print(f"total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU in this process "
+          f"(os.cpu_count()={os.cpu_count()}); run folders under {root}")
 
 
 if __name__ == "__main__":

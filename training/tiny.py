@@ -37,8 +37,11 @@ def _filler() -> list[str]:
     return lines
 
 
-def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096) -> Any:
-    """A byte-level BPE tokenizer (`PreTrainedTokenizerFast`) trained on `corpus`, with the Qwen2.5 template."""
+def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096, words: Iterable[str] = ()) -> Any:
+    """A byte-level BPE tokenizer (`PreTrainedTokenizerFast`) trained on `corpus`, with the Qwen2.5 template.
+    `words` (e.g. the tool names) become whole tokens: Qwen2's pre-tokeniser splits `mfds_get_dur_prdlst_info_list03`
+    into eight pieces no merge can join, and a model a few layers deep cannot learn to spell eight-piece names it
+    reads three times per prompt within a CPU budget; as one token, naming a tool is one choice among the offered."""
     from tokenizers import (
         AddedToken,
         Regex,
@@ -66,7 +69,7 @@ def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096) -> Any:
     bpe.train_from_iterator([*corpus, template_text, *_filler()], trainer=trainer)
     tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left")
-    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in MARKERS])
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in [*MARKERS, *dict.fromkeys(words)]])
     tok.chat_template = template_text
     return tok
 
@@ -103,10 +106,10 @@ def conversation_texts(rows: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def build_tiny(out: Path, corpus: Iterable[str] = (), *, vocab_size: int = 4096, hidden_size: int = 64,
-               layers: int = 2, max_positions: int = 4096, seed: int = 0) -> Path:
+def build_tiny(out: Path, corpus: Iterable[str] = (), *, vocab_size: int = 4096, words: Iterable[str] = (),
+               hidden_size: int = 64, layers: int = 2, max_positions: int = 4096, seed: int = 0) -> Path:
     """Build and save a tiny model + tokenizer to `out` (loadable with `load_tiny` or any `from_pretrained`)."""
-    tok = build_tokenizer(corpus, vocab_size=vocab_size)
+    tok = build_tokenizer(corpus, vocab_size=vocab_size, words=words)
     model = build_model(tok, hidden_size=hidden_size, layers=layers, max_positions=max_positions, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(out)
