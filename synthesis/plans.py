@@ -110,12 +110,13 @@ class VerifiedGraph:
         return seed_value(p, self.settings)
 
     def user_value(self, tool: ToolRecord, p: ParamRecord, rnd: random.Random) -> Any:
-        """A value a user would state: from the harvested pool, a clock-relative date, or the seed."""
+        """A value a user would state: a clock-relative date for a date parameter (a person asks about a month
+        relative to today, not about dates harvested from other tools' rows), else from the harvested pool, else
+        the seed."""
         pool = self.pools.get((tool.name, p.name))
-        if pool:
-            value = rnd.choice(pool)
-        else:
-            value = user_date(p.name, p.description, self.settings, rnd) or seed_value(p, self.settings)
+        value = user_date(p.name, p.description, self.settings, rnd)
+        if value is None:
+            value = rnd.choice(pool) if pool else seed_value(p, self.settings)
         return coerce(value, param_schema(tool, p.name))
 
     def clock_value(self, tool: ToolRecord, p: ParamRecord) -> Any:

@@ -257,7 +257,9 @@ def test_special_samples_are_real_and_configurable(setup: Setup, records: list[T
     for r in (r for r in records if r.kind == "clarification"):
         opening, question = r.preamble[0]["content"], r.preamble[1]["content"]
         value = next(iter(r.slots.values()))
-        value = ", ".join(value) if isinstance(value, list) else value
+        if isinstance(value, list):  # a list slot: its scalar items (an object item such as a business is
+            # stated by its fields; check its first one)
+            value = ", ".join(str(next(iter(v.values()))) if isinstance(v, dict) else str(v) for v in value)
         assert str(value) not in opening and str(value) in r.request and question.endswith(("?", "요."))
     refuted = {lk.id: lk for lk in store.list_links(limit=100_000)[0] if lk.status == "refuted"}
     for r in (r for r in records if r.kind == "hard_negative"):
