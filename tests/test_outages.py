@@ -290,6 +290,19 @@ def _mid_run(store: Neo4jStore, run_id: str, decided: int = 30, timeout: float =
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
+def _fresh_quota_day(redis_url: str) -> None:
+    """Forget the quota-exhausted marks earlier tests left for today in the shared Redis (the quota tests run
+    their own sandboxes with quotas; their marks would pause this run's APIs 'until tomorrow')."""
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+    try:
+        for key in r.scan_iter("kopa:exhausted:*"):
+            r.delete(key)
+    finally:
+        r.close()
+
+
 def test_celery_run_survives_neo4j_stopped_mid_run(neo4j_uri: str, redis_url: str, sandbox_url: str,
                                                     tmp_path: Path) -> None:
     from tests.support.helpers import register_catalog
@@ -301,6 +314,7 @@ def test_celery_run_survives_neo4j_stopped_mid_run(neo4j_uri: str, redis_url: st
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()
+    _fresh_quota_day(redis_url)
     register_catalog(store, settings)
     workers = [_worker(_celery_env(neo4j_uri, redis_url, sandbox_url), f"n{i}", tmp_path / "workers.log")
                for i in range(2)]
@@ -341,6 +355,7 @@ def test_celery_run_survives_redis_stopped_mid_run(neo4j_uri: str, redis_url: st
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()
+    _fresh_quota_day(redis_url)
     register_catalog(store, settings)
     workers = [_worker(_celery_env(neo4j_uri, broker.url, sandbox_url), f"r{i}", tmp_path / "workers.log")
                for i in range(2)]
