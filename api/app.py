@@ -44,11 +44,16 @@ class State:
         self.celery: Any = None  # one Celery client per process (created in the lifespan when Redis is configured)
         self.background: set[asyncio.Task[Any]] = set()
         self.registry = CollectorRegistry()
-        self.requests = Counter("kopa_http_requests_total", "HTTP requests", ["method", "route", "status"],
-                                registry=self.registry)
+        self.requests = Counter(
+            "kopa_http_requests_total", "HTTP requests", ["method", "route", "status"], registry=self.registry
+        )
         self.latency = Histogram("kopa_http_request_seconds", "HTTP request latency", ["route"], registry=self.registry)
-        self.errors = Counter("kopa_http_server_errors_total", "Responses with a 5xx status (unhandled errors too)",
-                              ["route"], registry=self.registry)
+        self.errors = Counter(
+            "kopa_http_server_errors_total",
+            "Responses with a 5xx status (unhandled errors too)",
+            ["route"],
+            registry=self.registry,
+        )
         self.ready_redis: Any = None  # a client with short timeouts, for /readyz only
         self.pings: dict[str, asyncio.Future[Any]] = {}  # one readiness probe in flight per dependency
 
@@ -71,11 +76,13 @@ async def _probe(state: State, name: str, fn: Callable[[], Any], timeout_s: floa
         return f"unavailable: {type(exc).__name__}: {hide_addresses(str(exc))[:200]}"
 
 
-TAGS = [{"name": "apis", "description": "Register and manage API documents"},
-        {"name": "tools", "description": "Tools derived from registered operations"},
-        {"name": "verification", "description": "Verification runs, links and evidence, reports"},
-        {"name": "trajectories", "description": "Batches of executed trajectories for teams"},
-        {"name": "operations", "description": "Health, readiness and metrics"}]
+TAGS = [
+    {"name": "apis", "description": "Register and manage API documents"},
+    {"name": "tools", "description": "Tools derived from registered operations"},
+    {"name": "verification", "description": "Verification runs, links and evidence, reports"},
+    {"name": "trajectories", "description": "Batches of executed trajectories for teams"},
+    {"name": "operations", "description": "Health, readiness and metrics"},
+]
 
 
 def create_app(settings: Settings | None = None, store: GraphStore | None = None) -> FastAPI:
@@ -84,12 +91,16 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
     settings = settings or get_settings()
     install_redaction()
     settings.check_production()  # ProductionRefused, a ConfigurationError
-    app = FastAPI(title="KOPA EDGE", version="0.1.0", description=DESCRIPTION,
-                  lifespan=_lifespan(settings, store), openapi_tags=TAGS)
+    app = FastAPI(
+        title="KOPA EDGE",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=_lifespan(settings, store),
+        openapi_tags=TAGS,
+    )
     _map_errors(app)
     app.middleware("http")(_measure)
-    app.add_middleware(BodyLimit, default=settings.max_body_bytes,
-                       per_prefix={"/v1/apis": settings.max_document_bytes})
+    app.add_middleware(BodyLimit, default=settings.max_body_bytes, per_prefix={"/v1/apis": settings.max_document_bytes})
     _add_routers(app)
     _add_operations(app)
     return app
@@ -126,8 +137,9 @@ def _open_clients(state: State) -> State:
     if settings.redis_url:
         state.redis = redis.Redis.from_url(settings.redis_url, socket_timeout=2, socket_connect_timeout=2)
         short = min(settings.ready_timeout_s, 2.0)
-        state.ready_redis = redis.Redis.from_url(settings.redis_url, socket_timeout=short,
-                                                 socket_connect_timeout=short, retry_on_timeout=False)
+        state.ready_redis = redis.Redis.from_url(
+            settings.redis_url, socket_timeout=short, socket_connect_timeout=short, retry_on_timeout=False
+        )
         state.celery = make_celery(settings)
     return state
 
@@ -156,26 +168,33 @@ def _map_errors(app: FastAPI) -> None:
 
 async def _kopa_error(_: Request, exc: KopaError) -> JSONResponse:
     retry = getattr(exc, "retry_after_s", None)  # StoreBusy: busy, not away
-    return JSONResponse(exc.to_dict(), status_code=exc.status_code,
-                        headers={"Retry-After": str(retry)} if retry else None)
+    return JSONResponse(
+        exc.to_dict(), status_code=exc.status_code, headers={"Retry-After": str(retry)} if retry else None
+    )
 
 
 async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
     locations = [{"pointer": "/" + "/".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-    return JSONResponse({"error": "invalid_input", "detail": "the request is invalid; see locations",
-                         "locations": locations}, status_code=422)
+    return JSONResponse(
+        {"error": "invalid_input", "detail": "the request is invalid; see locations", "locations": locations},
+        status_code=422,
+    )
 
 
 async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
     names = {404: "not_found", 405: "method_not_allowed", 400: "bad_request", 413: "payload_too_large"}
-    return JSONResponse({"error": names.get(exc.status_code, "http_error"), "detail": str(exc.detail)},
-                        status_code=exc.status_code, headers=getattr(exc, "headers", None))
+    return JSONResponse(
+        {"error": names.get(exc.status_code, "http_error"), "detail": str(exc.detail)},
+        status_code=exc.status_code,
+        headers=getattr(exc, "headers", None),
+    )
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error")
-    return JSONResponse({"error": "internal_error", "detail": "unexpected server error; see the server log"},
-                        status_code=500)
+    return JSONResponse(
+        {"error": "internal_error", "detail": "unexpected server error; see the server log"}, status_code=500
+    )
 
 
 # --- measuring: counts, latency and 5xx per route, one log line per request ---------------------------------
@@ -201,9 +220,18 @@ async def _measure(request: Request, call_next: Callable[[Request], Awaitable[Re
         state.latency.labels(path).observe(time.perf_counter() - start)
         if response.status_code >= 500:
             state.errors.labels(path).inc()
-    log.info("%s %s -> %s", request.method, path, response.status_code,
-             extra={"method": request.method, "path": path, "status": response.status_code,
-                    "duration_ms": round((time.perf_counter() - start) * 1000, 1)})
+    log.info(
+        "%s %s -> %s",
+        request.method,
+        path,
+        response.status_code,
+        extra={
+            "method": request.method,
+            "path": path,
+            "status": response.status_code,
+            "duration_ms": round((time.perf_counter() - start) * 1000, 1),
+        },
+    )
     return response
 
 
@@ -217,11 +245,23 @@ def _add_routers(app: FastAPI) -> None:
 
 def _add_operations(app: FastAPI) -> None:
     app.get("/healthz", tags=["operations"], summary="Liveness")(healthz)
-    app.get("/readyz", tags=["operations"], summary="Readiness: the graph store and Redis (when configured)",
-            description="200 when every dependency answers; 503 within about a second when one does not.")(readyz)
-    app.get("/metrics", tags=["operations"], summary="Prometheus metrics",
-            responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
-                             "description": "Prometheus text exposition format"}})(metrics_endpoint)
+    app.get(
+        "/readyz",
+        tags=["operations"],
+        summary="Readiness: the graph store and Redis (when configured)",
+        description="200 when every dependency answers; 503 within about a second when one does not.",
+    )(readyz)
+    app.get(
+        "/metrics",
+        tags=["operations"],
+        summary="Prometheus metrics",
+        responses={
+            200: {
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+                "description": "Prometheus text exposition format",
+            }
+        },
+    )(metrics_endpoint)
 
 
 def healthz() -> dict[str, str]:

@@ -92,13 +92,23 @@ class BodyLimit:
 
 
 def _detail(limit: int) -> str:
-    size = f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 and limit % (1024 * 1024) == 0 else f"{limit:,} bytes"
+    size = (
+        f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 and limit % (1024 * 1024) == 0 else f"{limit:,} bytes"
+    )
     return f"request bodies are limited to {size} here"
 
 
 async def _reply(send: Send, status: int, code: str, detail: str) -> None:
     body = json.dumps({"error": code, "detail": detail}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

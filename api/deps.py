@@ -25,9 +25,12 @@ from graph.store import GraphStore
 MAX_OFFSET = 10_000_000
 
 bearer_scheme = HTTPBearer(
-    auto_error=False, scheme_name="bearer", bearerFormat="opaque",
+    auto_error=False,
+    scheme_name="bearer",
+    bearerFormat="opaque",
     description="`Authorization: Bearer <token>`; mint tokens with `kopa token create --role admin|reader` "
-                "(or POST /v1/tokens as an admin). Readers read and request batches; admins also write.")
+    "(or POST /v1/tokens as an admin). Readers read and request batches; admins also write.",
+)
 
 
 class ErrorLocation(BaseModel):
@@ -44,10 +47,14 @@ class ErrorBody(BaseModel):
 
 
 _DESCRIPTIONS = {
-    400: "malformed request", 401: "missing, empty, malformed, unknown, revoked or expired bearer token",
-    403: "the token's role may not do this", 404: "no such resource (or not visible to your team)",
-    409: "conflict with the current state", 413: "request body too large",
-    422: "invalid input, with JSON-pointer locations", 502: "an upstream call failed",
+    400: "malformed request",
+    401: "missing, empty, malformed, unknown, revoked or expired bearer token",
+    403: "the token's role may not do this",
+    404: "no such resource (or not visible to your team)",
+    409: "conflict with the current state",
+    413: "request body too large",
+    422: "invalid input, with JSON-pointer locations",
+    502: "an upstream call failed",
     503: "the graph store, Redis or the task queue is unreachable",
 }
 
@@ -75,8 +82,9 @@ StoreDep = Annotated[GraphStore, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
-def caller(request: Request,
-           _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)] = None) -> Principal:
+def caller(
+    request: Request, _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)] = None
+) -> Principal:
     """The caller, from the raw header (so an empty or malformed one gets a 401 that says what is wrong)."""
     state = request.app.state.kopa
     return principal(state.store, state.settings, request.headers.get("authorization"))
@@ -145,10 +153,18 @@ class KopaRoute(APIRoute):
             try:
                 return await handler(request)
             except StarletteHTTPException as exc:
-                code = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-                        413: "payload_too_large"}.get(exc.status_code, "http_error")
-                return JSONResponse({"error": code, "detail": str(exc.detail)}, status_code=exc.status_code,
-                                    headers=dict(exc.headers or {}))
+                code = {
+                    400: "bad_request",
+                    401: "unauthorized",
+                    403: "forbidden",
+                    404: "not_found",
+                    413: "payload_too_large",
+                }.get(exc.status_code, "http_error")
+                return JSONResponse(
+                    {"error": code, "detail": str(exc.detail)},
+                    status_code=exc.status_code,
+                    headers=dict(exc.headers or {}),
+                )
 
         return run
 
@@ -167,7 +183,9 @@ class KopaRoute(APIRoute):
         if method == "OPTIONS":
             response = Response(status_code=204, headers={"Allow": allow})
         else:
-            response = JSONResponse({"error": "method_not_allowed",
-                                     "detail": f"{method} is not served at this path; allowed: {allow}"},
-                                    status_code=405, headers={"Allow": allow})
+            response = JSONResponse(
+                {"error": "method_not_allowed", "detail": f"{method} is not served at this path; allowed: {allow}"},
+                status_code=405,
+                headers={"Allow": allow},
+            )
         await response(scope, receive, send)

@@ -33,8 +33,14 @@ def _record_failure(on_failure: Fail, reason: str) -> None:
         log.exception("could not mark the work failed (%s)", reason)
 
 
-async def dispatch(request: Request, celery: bool, task_name: str, args: list[Any],
-                   local: Callable[[], Coroutine[Any, Any, Any]], on_failure: Fail) -> None:
+async def dispatch(
+    request: Request,
+    celery: bool,
+    task_name: str,
+    args: list[Any],
+    local: Callable[[], Coroutine[Any, Any, Any]],
+    on_failure: Fail,
+) -> None:
     """Queue a Celery task through the app's one Celery client (workers share the store and the call economy),
     or run the work in this process after the response; local work is cancelled at shutdown.
     `on_failure(reason)` marks the work failed (it must leave finished work alone)."""

@@ -44,15 +44,21 @@ def parse_duration(text: str) -> timedelta:
     """'30d', '12h', '90m', '3600s', '2w' -> a timedelta (at most ten years). Raises InvalidInput otherwise."""
     m = _DURATION.match(text or "")
     if m and int(m.group(1)) == 0:  # a token that expires as it is minted is never what was meant
-        raise InvalidInput(f"expiry {text!r} is zero: a token must live at least 1 second; leave expires_in out for "
-                           "a token that never expires", locations=[{"pointer": "/expires_in", "message": "zero"}])
+        raise InvalidInput(
+            f"expiry {text!r} is zero: a token must live at least 1 second; leave expires_in out for "
+            "a token that never expires",
+            locations=[{"pointer": "/expires_in", "message": "zero"}],
+        )
     if not m:
-        raise InvalidInput(f"expiry {text!r} is not a duration like 30d, 12h, 90m, 2w or 3600s",
-                           locations=[{"pointer": "/expires_in", "message": "expected N followed by s, m, h, d or w"}])
+        raise InvalidInput(
+            f"expiry {text!r} is not a duration like 30d, 12h, 90m, 2w or 3600s",
+            locations=[{"pointer": "/expires_in", "message": "expected N followed by s, m, h, d or w"}],
+        )
     delta = timedelta(**{_UNITS[m.group(2).lower()]: int(m.group(1))})
     if delta > MAX_EXPIRY:
-        raise InvalidInput("expiry is limited to ten years (3650d)",
-                           locations=[{"pointer": "/expires_in", "message": "too long"}])
+        raise InvalidInput(
+            "expiry is limited to ten years (3650d)", locations=[{"pointer": "/expires_in", "message": "too long"}]
+        )
     return delta
 
 
@@ -60,8 +66,9 @@ def new_token(role: Role, name: str = "", expires_in: timedelta | None = None) -
     """A fresh secret and the record to store for it (the secret itself is never stored)."""
     token = "kopa_" + secrets.token_urlsafe(32)
     expires = (datetime.now(UTC) + expires_in).isoformat(timespec="seconds") if expires_in else ""
-    record = TokenRecord(id=uuid.uuid4().hex[:12], name=name or role, role=role, token_hash=hash_token(token),
-                         expires_at=expires)
+    record = TokenRecord(
+        id=uuid.uuid4().hex[:12], name=name or role, role=role, token_hash=hash_token(token), expires_at=expires
+    )
     return token, record
 
 
@@ -74,7 +81,9 @@ def mint_token(store: TokenStore, role: Role, name: str = "", expires_in: timede
 def bearer(header: str | None) -> str:
     """The token of an `Authorization: Bearer <token>` header, or Unauthorized saying what is wrong with it."""
     if not header or not header.strip():
-        raise Unauthorized("missing bearer token: send 'Authorization: Bearer <token>' (mint one with `kopa token create`)")
+        raise Unauthorized(
+            "missing bearer token: send 'Authorization: Bearer <token>' (mint one with `kopa token create`)"
+        )
     scheme, _, rest = header.strip().partition(" ")
     if scheme.lower() != "bearer":
         raise Unauthorized(f"unsupported authorization scheme {scheme[:20]!r}: send 'Authorization: Bearer <token>'")

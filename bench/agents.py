@@ -136,8 +136,15 @@ def parse_openai_calls(raw_calls: Any) -> list[ToolCall]:
         cid = str(c.get("id") or f"call_{i}") if isinstance(c, dict) else f"call_{i}"
         fn = c.get("function") if isinstance(c, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            out.append(ToolCall(cid, "", None, json.dumps(c, ensure_ascii=False, default=str)[:500],
-                                "the tool call has no function name"))
+            out.append(
+                ToolCall(
+                    cid,
+                    "",
+                    None,
+                    json.dumps(c, ensure_ascii=False, default=str)[:500],
+                    "the tool call has no function name",
+                )
+            )
             continue
         args = fn.get("arguments", "{}")
         raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
@@ -145,12 +152,20 @@ def parse_openai_calls(raw_calls: Any) -> list[ToolCall]:
             try:
                 args = json.loads(args or "{}")
             except json.JSONDecodeError as exc:
-                out.append(ToolCall(cid, fn["name"], None, raw[:500],
-                                    f"the arguments are not valid JSON ({exc.msg}): {_quoted(raw)}"))
+                out.append(
+                    ToolCall(
+                        cid,
+                        fn["name"],
+                        None,
+                        raw[:500],
+                        f"the arguments are not valid JSON ({exc.msg}): {_quoted(raw)}",
+                    )
+                )
                 continue
         if not isinstance(args, dict):
-            out.append(ToolCall(cid, fn["name"], None, raw[:500],
-                                f"the arguments are not a JSON object: {_quoted(raw)}"))
+            out.append(
+                ToolCall(cid, fn["name"], None, raw[:500], f"the arguments are not a JSON object: {_quoted(raw)}")
+            )
             continue
         out.append(ToolCall(cid, fn["name"], args, raw[:500]))
     return out
@@ -180,8 +195,16 @@ def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             calls = []
             for c in m["tool_calls"]:
                 fn = c.get("function") if isinstance(c.get("function"), dict) else {}
-                calls.append({**c, "type": "function", "function": {
-                    "name": str(fn.get("name") or ""), "arguments": _parsable_arguments(fn.get("arguments"))}})
+                calls.append(
+                    {
+                        **c,
+                        "type": "function",
+                        "function": {
+                            "name": str(fn.get("name") or ""),
+                            "arguments": _parsable_arguments(fn.get("arguments")),
+                        },
+                    }
+                )
             m = {**m, "tool_calls": calls}
         out.append(m)
     return out
@@ -193,10 +216,20 @@ def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class OpenAIChatAgent:
     """An OpenAI-compatible `/chat/completions` endpoint with tools."""
 
-    def __init__(self, url: str, model: str, *, temperature: float = 0.0, top_p: float | None = None,
-                 max_tokens: int = 1024, seed: int | None = None, timeout_s: float = 120.0,
-                 api_key_env: str | None = None, extra: dict[str, Any] | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        *,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        max_tokens: int = 1024,
+        seed: int | None = None,
+        timeout_s: float = 120.0,
+        api_key_env: str | None = None,
+        extra: dict[str, Any] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.name = f"openai:{model}"
         self.url = url.rstrip("/")
         if not self.url.endswith("/chat/completions"):
@@ -217,24 +250,38 @@ class OpenAIChatAgent:
         self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, transport=transport)
 
     def describe(self) -> dict[str, Any]:
-        return {"adapter": "openai", "endpoint": self.url, "model": self.model, "options": self.options,
-                "timeout_s": self.timeout_s}
+        return {
+            "adapter": "openai",
+            "endpoint": self.url,
+            "model": self.model,
+            "options": self.options,
+            "timeout_s": self.timeout_s,
+        }
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
     async def reply(self, ctx: EpisodeContext) -> AgentReply:
-        body = {"model": self.model, "messages": wire_messages(ctx.messages), "tools": ctx.tools, "tool_choice": "auto",
-                **self.options}
+        body = {
+            "model": self.model,
+            "messages": wire_messages(ctx.messages),
+            "tools": ctx.tools,
+            "tool_choice": "auto",
+            **self.options,
+        }
         started = time.perf_counter()
         try:
             resp = await self._client.post(self.url, json=body)
         except httpx.TimeoutException:
-            return AgentReply(error=f"endpoint timed out after {self.timeout_s:g} s",
-                              latency_ms=(time.perf_counter() - started) * 1000)
+            return AgentReply(
+                error=f"endpoint timed out after {self.timeout_s:g} s",
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
         except httpx.TransportError as exc:
-            return AgentReply(error=f"endpoint unreachable: {type(exc).__name__}: {exc}",
-                              latency_ms=(time.perf_counter() - started) * 1000)
+            return AgentReply(
+                error=f"endpoint unreachable: {type(exc).__name__}: {exc}",
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
         latency = (time.perf_counter() - started) * 1000
         if resp.status_code != 200:
             return AgentReply(error=f"endpoint answered HTTP {resp.status_code}: {resp.text[:200]}", latency_ms=latency)
@@ -248,8 +295,9 @@ class OpenAIChatAgent:
         calls = parse_openai_calls(msg.get("tool_calls"))
         if not calls and "<tool_call>" in content:
             content, calls = parse_tool_blocks(content, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}")
-        return AgentReply(str(content), calls, int(usage.get("prompt_tokens") or 0),
-                          int(usage.get("completion_tokens") or 0), latency)
+        return AgentReply(
+            str(content), calls, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), latency
+        )
 
 
 def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -272,9 +320,17 @@ def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class TransformersAgent:
     """A local transformers model directory (tokenizer with a tool-aware chat template, causal LM)."""
 
-    def __init__(self, model_dir: Path | str, *, max_new_tokens: int = 256, temperature: float = 0.0,
-                 top_p: float | None = None, seed: int = 0, device: str | None = None,
-                 max_context: int | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path | str,
+        *,
+        max_new_tokens: int = 256,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        seed: int = 0,
+        device: str | None = None,
+        max_context: int | None = None,
+    ) -> None:
         self.model_dir = Path(model_dir)
         if not (self.model_dir / "config.json").is_file():
             raise FileNotFoundError(f"{self.model_dir}: not a transformers model directory (no config.json)")
@@ -289,9 +345,17 @@ class TransformersAgent:
         self._loaded: tuple[Any, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
-        return {"adapter": "transformers", "model_dir": str(self.model_dir), "model": self.model_dir.name,
-                "options": {"max_new_tokens": self.max_new_tokens, "temperature": self.temperature,
-                            "top_p": self.top_p, "seed": self.seed}}
+        return {
+            "adapter": "transformers",
+            "model_dir": str(self.model_dir),
+            "model": self.model_dir.name,
+            "options": {
+                "max_new_tokens": self.max_new_tokens,
+                "temperature": self.temperature,
+                "top_p": self.top_p,
+                "seed": self.seed,
+            },
+        }
 
     async def aclose(self) -> None:
         self._loaded = None
@@ -313,18 +377,22 @@ class TransformersAgent:
         import torch
 
         tok, model = self._load()
-        prompt = tok.apply_chat_template(_template_messages(messages), tools=tools, add_generation_prompt=True,
-                                         tokenize=False)
+        prompt = tok.apply_chat_template(
+            _template_messages(messages), tools=tools, add_generation_prompt=True, tokenize=False
+        )
         enc = tok(prompt, return_tensors="pt", add_special_tokens=False)
         ids = enc["input_ids"]
         limit = int(self.max_context or getattr(model.config, "max_position_embeddings", None) or 4096)
         if ids.shape[1] + self.max_new_tokens > limit:
-            ids = ids[:, -(limit - self.max_new_tokens):]
+            ids = ids[:, -(limit - self.max_new_tokens) :]
         ids = ids.to(model.device)
         torch.manual_seed(self.seed)
         sample = self.temperature > 0
-        kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "do_sample": sample,
-                                  "attention_mask": torch.ones_like(ids)}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": self.max_new_tokens,
+            "do_sample": sample,
+            "attention_mask": torch.ones_like(ids),
+        }
         if sample:
             kwargs["temperature"] = self.temperature
             if self.top_p is not None:
@@ -334,7 +402,7 @@ class TransformersAgent:
             kwargs["pad_token_id"] = pad
         with torch.no_grad():
             out = model.generate(ids, **kwargs)
-        new = out[0, ids.shape[1]:]
+        new = out[0, ids.shape[1] :]
         return str(tok.decode(new, skip_special_tokens=False)), int(ids.shape[1]), int(new.shape[0])
 
     async def reply(self, ctx: EpisodeContext) -> AgentReply:
@@ -343,8 +411,10 @@ class TransformersAgent:
             try:
                 text, n_in, n_out = await asyncio.to_thread(self._generate, ctx.messages, ctx.tools)
             except Exception as exc:  # a model failure is a scored failure, never a crashed run
-                return AgentReply(error=f"generation failed: {type(exc).__name__}: {exc}",
-                                  latency_ms=(time.perf_counter() - started) * 1000)
+                return AgentReply(
+                    error=f"generation failed: {type(exc).__name__}: {exc}",
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                )
         for special in ("<|im_end|>", "<|endoftext|>", "</s>", "<eos>"):
             text = text.replace(special, "")
         text = strip_think(text)
@@ -382,8 +452,9 @@ class OracleAgent:
     async def aclose(self) -> None:
         return None
 
-    def adjust(self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation],
-               scratch: dict[str, Any]) -> dict[str, Any]:
+    def adjust(
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+    ) -> dict[str, Any]:
         return args
 
     def answer(self, task: Task, results: dict[str, Observation]) -> str:
@@ -436,7 +507,7 @@ def _corrupt_text(value: Any) -> Any:
     digits = [i for i, ch in enumerate(text) if ch.isdigit()]
     if digits:
         i = digits[-1]
-        return text[:i] + str((int(text[i]) + 1) % 10) + text[i + 1:]
+        return text[:i] + str((int(text[i]) + 1) % 10) + text[i + 1 :]
     return text[::-1] + "동"
 
 
@@ -450,8 +521,9 @@ class WrongCallsAgent(OracleAgent):
     def __init__(self) -> None:
         self.affected: set[str] = set()
 
-    def adjust(self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation],
-               scratch: dict[str, Any]) -> dict[str, Any]:
+    def adjust(
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+    ) -> dict[str, Any]:
         if scratch.get("corrupted"):
             return args
         if step.expect != "ok":
@@ -466,8 +538,12 @@ class WrongCallsAgent(OracleAgent):
                 right = str(args[name])
                 for other in sorted(row):
                     v = row[other]
-                    if other != src.field and v not in (None, "") and not isinstance(v, list | dict) \
-                            and str(v) != right:
+                    if (
+                        other != src.field
+                        and v not in (None, "")
+                        and not isinstance(v, list | dict)
+                        and str(v) != right
+                    ):
                         scratch["corrupted"] = f"{step.id}.{name}: {other} instead of {src.field}"
                         self.affected.add(task.id)
                         return {**args, name: str(v)}
@@ -485,5 +561,8 @@ class WrongCallsAgent(OracleAgent):
         return "조회 결과입니다. " + " / ".join(render_fact(f) for f in facts) + "."
 
 
-REFERENCE_AGENTS: dict[str, Callable[[], Agent]] = {"oracle": OracleAgent, "no_tool": NoToolAgent,
-                                                   "wrong_calls": WrongCallsAgent}
+REFERENCE_AGENTS: dict[str, Callable[[], Agent]] = {
+    "oracle": OracleAgent,
+    "no_tool": NoToolAgent,
+    "wrong_calls": WrongCallsAgent,
+}

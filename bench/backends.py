@@ -68,8 +68,12 @@ def canonical_args(args: dict[str, Any]) -> dict[str, Any]:
 #: Page-number and page-size parameter pairs of the public-API gateways (data.go.kr `pageNo`/`numOfRows`, juso
 #: `currentPage`/`countPerPage`, odcloud `page`/`perPage`, and the common `pageIndex`/`pageSize`). Pages count
 #: from 1 on all of them.
-PAGING_PAIRS = (("pageNo", "numOfRows"), ("currentPage", "countPerPage"), ("page", "perPage"),
-                ("pageIndex", "pageSize"))
+PAGING_PAIRS = (
+    ("pageNo", "numOfRows"),
+    ("currentPage", "countPerPage"),
+    ("page", "perPage"),
+    ("pageIndex", "pageSize"),
+)
 _DECIMAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 
 
@@ -179,10 +183,14 @@ def _page_window(tool: ToolRecord, canon: dict[str, Any], paging: tuple[str, str
     """(offset of the first row, page size) of a canonical call, or None when the page size is not known."""
     by_name = {p.name: p for p in tool.params}
     page_name, size_name = paging
-    page = canon.get(page_name, _scalar(by_name[page_name].default, by_name[page_name])
-                     if by_name[page_name].default is not None else "1")
-    size = canon.get(size_name, _scalar(by_name[size_name].default, by_name[size_name])
-                     if by_name[size_name].default is not None else None)
+    page = canon.get(
+        page_name,
+        _scalar(by_name[page_name].default, by_name[page_name]) if by_name[page_name].default is not None else "1",
+    )
+    size = canon.get(
+        size_name,
+        _scalar(by_name[size_name].default, by_name[size_name]) if by_name[size_name].default is not None else None,
+    )
     if not (isinstance(page, str) and page.isdigit() and isinstance(size, str) and size.isdigit()):
         return None
     p, n = int(page), int(size)
@@ -228,7 +236,10 @@ class Snapshot:
             return  # only definitive answers are worth replaying
         kept = canonical_call(record, args) if record is not None else canonical_args(args)
         self.entries[call_key(tool, args, record)] = {
-            "tool": tool, "args": kept, **{k: v for k, v in obs.to_json().items() if k != "miss"}}
+            "tool": tool,
+            "args": kept,
+            **{k: v for k, v in obs.to_json().items() if k != "miss"},
+        }
 
     def get(self, tool: str, args: dict[str, Any], record: ToolRecord | None = None) -> Observation | None:
         e = self.entries.get(call_key(tool, args, record))
@@ -251,7 +262,11 @@ class Snapshot:
             raise SnapshotError(f"{path}: no such snapshot file") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise SnapshotError(f"{path}: not a snapshot file ({exc})") from None
-        if not isinstance(doc, dict) or doc.get("version") != SNAPSHOT_VERSION or not isinstance(doc.get("entries"), dict):
+        if (
+            not isinstance(doc, dict)
+            or doc.get("version") != SNAPSHOT_VERSION
+            or not isinstance(doc.get("entries"), dict)
+        ):
             raise SnapshotError(f"{path}: not a KOPA-Bench snapshot (version {SNAPSHOT_VERSION})")
         snap = cls(doc["entries"])
         if doc.get("id") and doc["id"] != snap.id:
@@ -299,8 +314,9 @@ class ReplayBackend:
             self._index(entry)
 
     def _rest_key(self, tool: str, canon: dict[str, Any], paging: tuple[str, str]) -> str:
-        return json.dumps([tool, {k: v for k, v in canon.items() if k not in paging}], ensure_ascii=False,
-                          sort_keys=True, default=str)
+        return json.dumps(
+            [tool, {k: v for k, v in canon.items() if k not in paging}], ensure_ascii=False, sort_keys=True, default=str
+        )
 
     def _index(self, entry: dict[str, Any]) -> None:
         tool = str(entry.get("tool", ""))
@@ -329,7 +345,7 @@ class ReplayBackend:
             # Only rows the recording holds: a short recorded page does not prove the listing ended there (APIs
             # cap the page size, juso at 100 rows), so a page reaching past the recorded rows is a miss.
             if r_offset <= offset and offset + size <= r_offset + len(rows):
-                return _observation(entry, items=rows[offset - r_offset: offset - r_offset + size])
+                return _observation(entry, items=rows[offset - r_offset : offset - r_offset + size])
         return None
 
     async def call(self, tool: str, args: dict[str, Any]) -> Observation:

@@ -40,7 +40,9 @@ NUMBER_RUN = " ".join(str(i) for i in range(13))
 SELF_DOABLE = re.compile(
     r"번역|영어로|영문으로|일본어로|중국어로|translate|"
     r"\d\s*[+×*/÷]\s*\d|\d\s+-\s+\d|더하면|곱하면|나누면|빼면|합계를?\s*계산|평균을?\s*계산|"
-    r"시를?\s*(?:써|지어)|작문|요약해|맞춤법|문장을?\s*(?:다듬|고쳐)", re.IGNORECASE)
+    r"시를?\s*(?:써|지어)|작문|요약해|맞춤법|문장을?\s*(?:다듬|고쳐)",
+    re.IGNORECASE,
+)
 MIN_TEXT = 2
 REFUSAL_CLASSES = ("spec", "view", "where", "projection", "fact", "constant", "irrelevance")
 
@@ -73,8 +75,10 @@ def spec_problems(task: Task, tools: Mapping[str, ToolLike]) -> list[str]:
             if isinstance(src, ConstArg) and enum and str(src.const) not in {str(e) for e in enum}:
                 out.append(f"spec: step {step.id!r} ({step.tool}) {name}={src.const!r} is not one of {enum}")
             if isinstance(src, FromArg) and src.transform and src.transform.get("kind") == "coord":
-                out.append(f"projection: step {step.id!r} ({step.tool}) {name} is projected ({src.transform.get('src')}"
-                           f" -> {src.transform.get('dst')}); call a conversion tool (kopa_convert_*) instead")
+                out.append(
+                    f"projection: step {step.id!r} ({step.tool}) {name} is projected ({src.transform.get('src')}"
+                    f" -> {src.transform.get('dst')}); call a conversion tool (kopa_convert_*) instead"
+                )
     return out
 
 
@@ -83,13 +87,22 @@ def irrelevance_problems(task: Task) -> list[str]:
         return []
     m = SELF_DOABLE.search(task.request())
     if m:
-        return [f"irrelevance: the request ({m.group()!r}) is something a model does itself; ask for data no "
-                "offered tool provides"]
+        return [
+            f"irrelevance: the request ({m.group()!r}) is something a model does itself; ask for data no "
+            "offered tool provides"
+        ]
     return []
 
 
-def _ref(step_id: str, row: int | Where, fld: str | None, what: str, task: Task, gold: GoldResult,
-         tools: Mapping[str, ToolLike]) -> list[str]:
+def _ref(
+    step_id: str,
+    row: int | Where,
+    fld: str | None,
+    what: str,
+    task: Task,
+    gold: GoldResult,
+    tools: Mapping[str, ToolLike],
+) -> list[str]:
     """Problems with one reference to a gold response: ambiguous `where`, a row or field outside the view."""
     call = next((c for c in gold.calls if c.step == step_id), None)
     if call is None:
@@ -98,8 +111,9 @@ def _ref(step_id: str, row: int | Where, fld: str | None, what: str, task: Task,
     if isinstance(row, Where):
         matches = [i for i, it in enumerate(items) if all(str(it.get(k)) == str(v) for k, v in row.where.items())]
         if len(matches) > 1:
-            return [f"where: {what} {row.where} matches {len(matches)} rows of step {step_id!r}; add fields that pick "
-                    "one"]
+            return [
+                f"where: {what} {row.where} matches {len(matches)} rows of step {step_id!r}; add fields that pick one"
+            ]
         if not matches:
             return []  # execute_gold already refuses a missing row
         idx = matches[0]
@@ -109,13 +123,17 @@ def _ref(step_id: str, row: int | Where, fld: str | None, what: str, task: Task,
         keys = []
     shown = visible(items, tool=tools.get(call.tool))
     if idx >= len(shown):
-        return [f"view: {what} uses row {idx + 1} of {len(items)} of step {step_id!r} ({call.tool}), but the view "
-                f"shows the first {len(shown)}; narrow the call with the API's filters or paging"]
+        return [
+            f"view: {what} uses row {idx + 1} of {len(items)} of step {step_id!r} ({call.tool}), but the view "
+            f"shows the first {len(shown)}; narrow the call with the API's filters or paging"
+        ]
     full, seen = items[idx], shown[idx]
     for k in [*keys, *([fld] if fld else [])]:
         if k not in seen or seen[k] != full.get(k):
-            return [f"view: {what} needs field {k!r} of row {idx + 1} of step {step_id!r} ({call.tool}), which the "
-                    "view does not show whole"]
+            return [
+                f"view: {what} needs field {k!r} of row {idx + 1} of step {step_id!r} ({call.tool}), which the "
+                "view does not show whole"
+            ]
     return []
 
 
@@ -149,21 +167,28 @@ def fact_problems(task: Task, facts: list[Fact], specs: list[FactSpec]) -> list[
         for answer in (NUMBER_RUN, request, f"{request} {NUMBER_RUN}"):
             if check_answer(answer, facts).score == 1.0:
                 shown = answer if len(answer) <= 40 else answer[:37] + "..."
-                out.append(f"constant: the constant answer {shown!r} passes every fact; add or change facts so "
-                           "only a grounded answer passes")
+                out.append(
+                    f"constant: the constant answer {shown!r} passes every fact; add or change facts so "
+                    "only a grounded answer passes"
+                )
                 break
     return out
 
 
 def check_task(task: Task, gold: GoldResult, tools: Mapping[str, ToolLike]) -> CheckResult:
     """Every refusal of one task whose gold program executed (see the module docstring)."""
-    problems = [*spec_problems(task, tools), *irrelevance_problems(task), *view_problems(task, gold, tools),
-                *fact_problems(task, gold.facts, task.facts)]
+    problems = [
+        *spec_problems(task, tools),
+        *irrelevance_problems(task),
+        *view_problems(task, gold, tools),
+        *fact_problems(task, gold.facts, task.facts),
+    ]
     return CheckResult(task.id, [f"task {task.id}: {p}" for p in dict.fromkeys(problems)], len(gold.calls))
 
 
-async def check_tasks(tasks: list[Task], backend: Backend, now: datetime, tools: Mapping[str, ToolLike], *,
-                      concurrency: int = 8) -> dict[str, CheckResult]:
+async def check_tasks(
+    tasks: list[Task], backend: Backend, now: datetime, tools: Mapping[str, ToolLike], *, concurrency: int = 8
+) -> dict[str, CheckResult]:
     """Execute every task's gold program and check it: a result per task (refused when it has problems)."""
     sem = asyncio.Semaphore(concurrency)
     out: dict[str, CheckResult] = {}
@@ -181,5 +206,15 @@ async def check_tasks(tasks: list[Task], backend: Backend, now: datetime, tools:
     return out
 
 
-__all__ = ["NUMBER_RUN", "REFUSAL_CLASSES", "SELF_DOABLE", "CheckResult", "check_task", "check_tasks", "fact_problems",
-           "irrelevance_problems", "spec_problems", "view_problems"]
+__all__ = [
+    "NUMBER_RUN",
+    "REFUSAL_CLASSES",
+    "SELF_DOABLE",
+    "CheckResult",
+    "check_task",
+    "check_tasks",
+    "fact_problems",
+    "irrelevance_problems",
+    "spec_problems",
+    "view_problems",
+]

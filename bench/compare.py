@@ -52,9 +52,16 @@ def compare_all(paths: list[Path]) -> str:
         model = _model_name(kind, doc)
         if kind == "kopa":
             overall = doc["scores"]["overall"]
-            rows.append({"runs": [label], "model": model, "kopa": overall.get("pass_hat_k"),
-                         "kopa_at": overall.get("pass_at_k"), "mode": doc["run"].get("mode", ""),
-                         "k": doc["scores"].get("k")})
+            rows.append(
+                {
+                    "runs": [label],
+                    "model": model,
+                    "kopa": overall.get("pass_hat_k"),
+                    "kopa_at": overall.get("pass_at_k"),
+                    "mode": doc["run"].get("mode", ""),
+                    "k": doc["scores"].get("k"),
+                }
+            )
     for label, (_path, kind, doc) in zip(labels, docs, strict=True):
         if kind != "bfcl":
             continue
@@ -74,10 +81,13 @@ def compare_all(paths: list[Path]) -> str:
     out += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for r in rows:
         tag = f" (k={r['k']})" if len(ks) > 1 and r.get("k") else ""
-        cells = [" + ".join(r["runs"]), r["model"] + (f" ({r['mode']})" if r.get("mode") else ""),
-                 _pct(r.get("kopa")) + (tag if r.get("kopa") is not None else ""),
-                 _pct(r.get("kopa_at")) + (tag if r.get("kopa_at") is not None else ""),
-                 *(_pct(r.get(c)) for c in BFCL_COLUMNS)]
+        cells = [
+            " + ".join(r["runs"]),
+            r["model"] + (f" ({r['mode']})" if r.get("mode") else ""),
+            _pct(r.get("kopa")) + (tag if r.get("kopa") is not None else ""),
+            _pct(r.get("kopa_at")) + (tag if r.get("kopa_at") is not None else ""),
+            *(_pct(r.get(c)) for c in BFCL_COLUMNS),
+        ]
         out.append("| " + " | ".join(cells) + " |")
     kopa_paths = [p for p, kind, _ in docs if kind == "kopa"]
     text = "\n".join(out) + "\n"

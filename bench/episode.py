@@ -24,10 +24,12 @@ DEFAULT_MAX_TURNS = 8
 
 
 def system_prompt(now: datetime) -> str:
-    return ("당신은 한국 공공기관 API 도구를 사용하는 민원 도우미입니다. 필요하면 도구를 호출하고, 도구 결과에 근거해서만 "
-            "한국어로 답하세요. 코드나 좌표처럼 사용자가 모르는 값은 앞선 도구 결과에서 가져오세요. 필요한 정보가 빠졌으면 "
-            "먼저 물어보고, 도구로 할 수 없는 요청이나 오류는 솔직하게 알리세요. "
-            f"현재 시각: {now.strftime('%Y-%m-%d %H:%M')} (KST).")
+    return (
+        "당신은 한국 공공기관 API 도구를 사용하는 민원 도우미입니다. 필요하면 도구를 호출하고, 도구 결과에 근거해서만 "
+        "한국어로 답하세요. 코드나 좌표처럼 사용자가 모르는 값은 앞선 도구 결과에서 가져오세요. 필요한 정보가 빠졌으면 "
+        "먼저 물어보고, 도구로 할 수 없는 요청이나 오류는 솔직하게 알리세요. "
+        f"현재 시각: {now.strftime('%Y-%m-%d %H:%M')} (KST)."
+    )
 
 
 def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -53,14 +55,30 @@ def tool_message(obs: Observation, tool: ToolLike = None) -> str:
 def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
     if calls:
-        msg["tool_calls"] = [{"id": c.id, "type": "function", "function": {
-            "name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False) if c.arguments is not None
-            else c.raw}} for c in calls]
+        msg["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": json.dumps(c.arguments, ensure_ascii=False) if c.arguments is not None else c.raw,
+                },
+            }
+            for c in calls
+        ]
     return msg
 
 
-async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict[str, ToolRecord], *,
-                      now: datetime, trial: int = 0, max_turns: int = DEFAULT_MAX_TURNS) -> dict[str, Any]:
+async def run_episode(
+    task: Task,
+    agent: Agent,
+    backend: Backend,
+    registry: dict[str, ToolRecord],
+    *,
+    now: datetime,
+    trial: int = 0,
+    max_turns: int = DEFAULT_MAX_TURNS,
+) -> dict[str, Any]:
     """Play one episode and return its record (JSON-ready). Never raises for anything the model does."""
     started = time.perf_counter()
     specs, distractors = offered_tools(task, registry)
@@ -85,10 +103,16 @@ async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict
             model_ms += reply.latency_ms
             tokens["prompt"] += reply.prompt_tokens
             tokens["completion"] += reply.completion_tokens
-            turn: dict[str, Any] = {"user_turn": ui, "model_turn": mt, "content": reply.content,
-                                    "prompt_tokens": reply.prompt_tokens,
-                                    "completion_tokens": reply.completion_tokens,
-                                    "latency_ms": round(reply.latency_ms, 1), "tool_calls": [], "results": []}
+            turn: dict[str, Any] = {
+                "user_turn": ui,
+                "model_turn": mt,
+                "content": reply.content,
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "latency_ms": round(reply.latency_ms, 1),
+                "tool_calls": [],
+                "results": [],
+            }
             turns.append(turn)
             if reply.error:
                 turn["error"] = reply.error
@@ -98,11 +122,15 @@ async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict
             batch: list[ToolCall] = []
             for c in reply.tool_calls:
                 seq += 1
-                cid = c.id if c.id and c.id not in ctx.observations and all(b.id != c.id for b in batch) \
+                cid = (
+                    c.id
+                    if c.id and c.id not in ctx.observations and all(b.id != c.id for b in batch)
                     else f"call_{seq}"
+                )
                 batch.append(ToolCall(cid, c.name, c.arguments, c.raw, c.error))
-            turn["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw,
-                                   "error": c.error} for c in batch]
+            turn["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw, "error": c.error} for c in batch
+            ]
             if not batch:
                 final = reply.content
                 messages.append({"role": "assistant", "content": reply.content or ""})
@@ -118,13 +146,31 @@ async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict
                 ctx.observations[c.id] = obs
                 content = tool_message(obs, registry.get(c.name))
                 messages.append({"role": "tool", "tool_call_id": c.id, "name": c.name, "content": content})
-                turn["results"].append({"id": c.id, "tool": c.name, "outcome": obs.outcome, "rows": len(obs.items),
-                                        "miss": obs.miss, "content": content})
-                calls.append({"id": c.id, "turn": len(turns) - 1, "user_turn": ui, "tool": c.name,
-                              "args": canonical_args(c.arguments) if c.arguments is not None else None,
-                              "valid": not c.error and c.name in offered, "error": c.error, "outcome": obs.outcome,
-                              "rows": len(obs.items), "miss": obs.miss,
-                              "seen": visible(obs.items, tool=registry.get(c.name)) if obs.ok else []})
+                turn["results"].append(
+                    {
+                        "id": c.id,
+                        "tool": c.name,
+                        "outcome": obs.outcome,
+                        "rows": len(obs.items),
+                        "miss": obs.miss,
+                        "content": content,
+                    }
+                )
+                calls.append(
+                    {
+                        "id": c.id,
+                        "turn": len(turns) - 1,
+                        "user_turn": ui,
+                        "tool": c.name,
+                        "args": canonical_args(c.arguments) if c.arguments is not None else None,
+                        "valid": not c.error and c.name in offered,
+                        "error": c.error,
+                        "outcome": obs.outcome,
+                        "rows": len(obs.items),
+                        "miss": obs.miss,
+                        "seen": visible(obs.items, tool=registry.get(c.name)) if obs.ok else [],
+                    }
+                )
         if status != "answered":
             break
         if not answered:
@@ -132,12 +178,24 @@ async def run_episode(task: Task, agent: Agent, backend: Backend, registry: dict
             break
     harness_ms = (time.perf_counter() - started) * 1000 - model_ms
     return {
-        "task": task.id, "category": task.category, "trial": trial, "agent": agent.name, "mode": backend.mode,
-        "status": status, "error": error, "final_answer": final, "first_reply": first_reply,
-        "offered": sorted(offered), "distractors": distractors, "turns": turns, "calls": calls,
-        "replay_misses": sum(1 for c in calls if c["miss"]), "tokens": tokens,
+        "task": task.id,
+        "category": task.category,
+        "trial": trial,
+        "agent": agent.name,
+        "mode": backend.mode,
+        "status": status,
+        "error": error,
+        "final_answer": final,
+        "first_reply": first_reply,
+        "offered": sorted(offered),
+        "distractors": distractors,
+        "turns": turns,
+        "calls": calls,
+        "replay_misses": sum(1 for c in calls if c["miss"]),
+        "tokens": tokens,
         "agent_notes": {k: v for k, v in ctx.scratch.items() if isinstance(v, str)},
-        "model_ms": round(model_ms, 1), "harness_ms": round(max(0.0, harness_ms), 2),
+        "model_ms": round(model_ms, 1),
+        "harness_ms": round(max(0.0, harness_ms), 2),
     }
 
 

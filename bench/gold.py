@@ -184,11 +184,32 @@ class GoldResult:
         return [c.tool for c in self.calls]
 
     def to_json(self) -> dict[str, Any]:
-        return {"task": self.task, "skipped": self.skipped,
-                "calls": [{"step": c.step, "tool": c.tool, "args": c.args, "outcome": c.observation.outcome,
-                           "rows": len(c.observation.items)} for c in self.calls],
-                "facts": [{"kind": f.kind, "value": f.value, "tolerance": f.tolerance, "unit": f.unit,
-                           "label": f.label, "field": f.field, "category": f.category} for f in self.facts]}
+        return {
+            "task": self.task,
+            "skipped": self.skipped,
+            "calls": [
+                {
+                    "step": c.step,
+                    "tool": c.tool,
+                    "args": c.args,
+                    "outcome": c.observation.outcome,
+                    "rows": len(c.observation.items),
+                }
+                for c in self.calls
+            ],
+            "facts": [
+                {
+                    "kind": f.kind,
+                    "value": f.value,
+                    "tolerance": f.tolerance,
+                    "unit": f.unit,
+                    "label": f.label,
+                    "field": f.field,
+                    "category": f.category,
+                }
+                for f in self.facts
+            ],
+        }
 
 
 async def execute_gold(task: Task, backend: Backend, now: datetime) -> GoldResult:

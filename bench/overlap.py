@@ -16,12 +16,16 @@ from synthesis.records import as_trajectory
 
 
 def fingerprints(tasks: list[Task], threshold: float = NEAR_DUPLICATE) -> BenchFingerprints:
-    return BenchFingerprints([([s.tool for s in t.gold], t.user_values(), t.request()) for t in tasks],
-                             [t.id for t in tasks], threshold=threshold)
+    return BenchFingerprints(
+        [([s.tool for s in t.gold], t.user_values(), t.request()) for t in tasks],
+        [t.id for t in tasks],
+        threshold=threshold,
+    )
 
 
-def overlap_report(dataset: Path, tasks: list[Task], *, threshold: float = NEAR_DUPLICATE,
-                   examples: int = 10) -> dict[str, Any]:
+def overlap_report(
+    dataset: Path, tasks: list[Task], *, threshold: float = NEAR_DUPLICATE, examples: int = 10
+) -> dict[str, Any]:
     if not dataset.is_file():
         raise BenchError(f"{dataset}: no such dataset file")
     fp = fingerprints(tasks, threshold)
@@ -44,6 +48,14 @@ def overlap_report(dataset: Path, tasks: list[Task], *, threshold: float = NEAR_
                 hits.append({"line": str(n), "id": record.id, "reason": reason})
     if total == 0:
         raise BenchError(f"{dataset}: no trajectory records ({unreadable} unreadable lines)")
-    return {"dataset": str(dataset), "records": total, "unreadable": unreadable, "overlapping": len(hits),
-            "overlap_rate": round(len(hits) / total, 4), "by_kind": by_kind, "threshold": threshold,
-            "tasks": len(tasks), "examples": hits[:examples]}
+    return {
+        "dataset": str(dataset),
+        "records": total,
+        "unreadable": unreadable,
+        "overlapping": len(hits),
+        "overlap_rate": round(len(hits) / total, 4),
+        "by_kind": by_kind,
+        "threshold": threshold,
+        "tasks": len(tasks),
+        "examples": hits[:examples],
+    }

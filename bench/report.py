@@ -17,18 +17,30 @@ from bench.tasks import CATEGORIES
 #: What each failure reason means, for the reader of a report.
 FAILURE_TEXT = {
     "replay_miss": "a call the recording cannot answer (not a judged failure: rerun live or record the call)",
-    "harness_error": "the harness failed on the episode", "agent_error": "the model endpoint or adapter failed",
-    "no_answer": "no final answer within the turn limit", "called_a_tool": "called a tool on an irrelevant request",
-    "no_refusal": "did not decline an irrelevant request", "no_clarification": "did not ask the clarifying question",
+    "harness_error": "the harness failed on the episode",
+    "agent_error": "the model endpoint or adapter failed",
+    "no_answer": "no final answer within the turn limit",
+    "called_a_tool": "called a tool on an irrelevant request",
+    "no_refusal": "did not decline an irrelevant request",
+    "no_clarification": "did not ask the clarifying question",
     "wrong_tool": "missed a required tool or called a forbidden one",
     "failed_call": "a call the gold program made succeed did not succeed (wrong arguments)",
-    "extra_calls": "more calls than the task allows", "missing_fact": "the answer misses a fact",
+    "extra_calls": "more calls than the task allows",
+    "missing_fact": "the answer misses a fact",
 }
 #: Failure examples listed in a report (one per failed task) and characters kept of each message.
 MAX_EXAMPLES = 40
 MAX_TEXT = 240
-METRICS = ("tool_precision", "tool_recall", "arg_accuracy", "provenance_accuracy", "calls_vs_gold",
-           "tokens_per_task", "model_ms_per_task", "harness_ms_per_task")
+METRICS = (
+    "tool_precision",
+    "tool_recall",
+    "arg_accuracy",
+    "provenance_accuracy",
+    "calls_vs_gold",
+    "tokens_per_task",
+    "model_ms_per_task",
+    "harness_ms_per_task",
+)
 
 
 def _f(x: Any) -> str:
@@ -69,11 +81,14 @@ def failure_examples(doc: dict[str, Any], *, limit: int = MAX_EXAMPLES) -> list[
         s = next(x for x in trials if not x["passed"])
         ep = episodes.get((tid, int(s["trial"])), {})
         reason = s.get("failure") or "?"
-        lines += [f"### {tid} ({s['category']}, {sum(not x['passed'] for x in trials)} of {len(trials)} trials "
-                  f"failed): {reason}", "",
-                  f"- failed checks: {', '.join(s.get('failed_checks', [])) or '–'}; calls {s['calls']} "
-                  f"(gold {s['gold_calls']}); status {s.get('status', '')}"
-                  + (f" ({_short(ep.get('error'), 160)})" if ep.get("error") else "")]
+        lines += [
+            f"### {tid} ({s['category']}, {sum(not x['passed'] for x in trials)} of {len(trials)} trials "
+            f"failed): {reason}",
+            "",
+            f"- failed checks: {', '.join(s.get('failed_checks', [])) or '–'}; calls {s['calls']} "
+            f"(gold {s['gold_calls']}); status {s.get('status', '')}"
+            + (f" ({_short(ep.get('error'), 160)})" if ep.get("error") else ""),
+        ]
         if s.get("missing"):
             lines.append(f"- missing facts: {', '.join(_short(m, 80) for m in s['missing'])}")
         missed = [c for c in ep.get("calls", []) if c.get("miss")]
@@ -83,8 +98,10 @@ def failure_examples(doc: dict[str, Any], *, limit: int = MAX_EXAMPLES) -> list[
         for t in ep.get("turns", [])[-3:]:
             said = _short(t.get("content"), 160)
             calls = "; ".join(
-                f"`{c['name'] or '?'} {_short(_args(c['arguments']) if c.get('arguments') is not None else c.get('raw'), 120)}`"
-                for c in t.get("tool_calls", []))
+                f"`{c['name'] or '?'} "
+                f"{_short(_args(c['arguments']) if c.get('arguments') is not None else c.get('raw'), 120)}`"
+                for c in t.get("tool_calls", [])
+            )
             results = "; ".join(f"{r['outcome']}: {_short(r.get('content'), 160)}" for r in t.get("results", []))
             model = " ".join(x for x in (said, calls) if x) or "–"
             lines.append(f"| {t.get('user_turn', 0)}.{t.get('model_turn', 0)} | {model} | {results or '–'} |")
@@ -103,20 +120,34 @@ def replay_misses(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
     if not counts:
         return []
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return (["## Replay misses", "", "Calls the recording cannot answer (each answered with an error, counted apart "
-             "from the failures; a live run or a snapshot recorded with these calls scores them):", ""]
-            + [f"- {n}× {key}" for key, n in ranked[:limit]]
-            + ([f"- … {len(ranked) - limit} more distinct calls"] if len(ranked) > limit else []) + [""])
+    return (
+        [
+            "## Replay misses",
+            "",
+            "Calls the recording cannot answer (each answered with an error, counted apart "
+            "from the failures; a live run or a snapshot recorded with these calls scores them):",
+            "",
+        ]
+        + [f"- {n}× {key}" for key, n in ranked[:limit]]
+        + ([f"- … {len(ranked) - limit} more distinct calls"] if len(ranked) > limit else [])
+        + [""]
+    )
 
 
 def _group_table(title: str, group: dict[str, Any], k: int, label: str = "group") -> list[str]:
-    lines = [f"## {title}", "", f"| {label} | tasks | pass^{k} | pass@{k} | tool P | tool R | args | provenance "
-             "| calls/gold | failures |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"## {title}",
+        "",
+        f"| {label} | tasks | pass^{k} | pass@{k} | tool P | tool R | args | provenance | calls/gold | failures |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, s in group.items():
         fails = ", ".join(f"{r} {n}" for r, n in s.get("failures", {}).items()) or "–"
-        lines.append(f"| {name} | {s['tasks']} | {_ci(s, 'pass_hat_k')} | {_ci(s, 'pass_at_k')} | "
-                     f"{_f(s['tool_precision'])} | {_f(s['tool_recall'])} | {_f(s['arg_accuracy'])} | "
-                     f"{_f(s['provenance_accuracy'])} | {_f(s['calls_vs_gold'])} | {fails} |")
+        lines.append(
+            f"| {name} | {s['tasks']} | {_ci(s, 'pass_hat_k')} | {_ci(s, 'pass_at_k')} | "
+            f"{_f(s['tool_precision'])} | {_f(s['tool_recall'])} | {_f(s['arg_accuracy'])} | "
+            f"{_f(s['provenance_accuracy'])} | {_f(s['calls_vs_gold'])} | {fails} |"
+        )
     return [*lines, ""]
 
 
@@ -167,21 +198,34 @@ def write_report(out: Path, doc: dict[str, Any], *, with_plots: bool = True) -> 
     sc = doc["scores"]
     run = doc["run"]
     k = sc["k"]
-    lines = [f"# KOPA-Bench: {run['agent']}", "",
-             f"- model: `{json.dumps(run.get('model', {}), ensure_ascii=False)}`",
-             f"- mode: {run['mode']}; upstream: {run.get('upstream', '')}; clock: {run.get('clock', '')}",
-             f"- task set: {run['task_set_hash']} ({run['tasks']} tasks, {len(doc['refused'])} refused); "
-             f"graph snapshot: {run.get('graph_snapshot', '')}; replay snapshot: {run.get('snapshot', '–')}",
-             f"- k = {k}, seed {run.get('seed', 0)}, max turns {run.get('max_turns')}; "
-             f"{run['episodes']} episodes ({run.get('resumed_episodes', 0)} resumed), wall {run.get('wall_s', 0)} s",
-             "", "## Overall", "", f"| pass^{k} | pass@{k} | success | " + " | ".join(METRICS) + " |",
-             "|" + "---|" * (3 + len(METRICS))]
+    lines = [
+        f"# KOPA-Bench: {run['agent']}",
+        "",
+        f"- model: `{json.dumps(run.get('model', {}), ensure_ascii=False)}`",
+        f"- mode: {run['mode']}; upstream: {run.get('upstream', '')}; clock: {run.get('clock', '')}",
+        f"- task set: {run['task_set_hash']} ({run['tasks']} tasks, {len(doc['refused'])} refused); "
+        f"graph snapshot: {run.get('graph_snapshot', '')}; replay snapshot: {run.get('snapshot', '–')}",
+        f"- k = {k}, seed {run.get('seed', 0)}, max turns {run.get('max_turns')}; "
+        f"{run['episodes']} episodes ({run.get('resumed_episodes', 0)} resumed), wall {run.get('wall_s', 0)} s",
+        "",
+        "## Overall",
+        "",
+        f"| pass^{k} | pass@{k} | success | " + " | ".join(METRICS) + " |",
+        "|" + "---|" * (3 + len(METRICS)),
+    ]
     o = sc["overall"]
-    lines.append(f"| {_ci(o, 'pass_hat_k')} | {_ci(o, 'pass_at_k')} | {_f(o['success_rate'])} | "
-                 + " | ".join(_f(o[m]) for m in METRICS) + " |")
-    lines += ["", f"Intervals: 95 % Wilson score over tasks. Irrelevance refusal rate: "
-              f"{_f(sc['irrelevance_refusal_rate'])}. Agent errors {o['agent_errors']}, loops {o['loops']}, "
-              f"invalid calls {o['invalid_calls']}.", ""]
+    lines.append(
+        f"| {_ci(o, 'pass_hat_k')} | {_ci(o, 'pass_at_k')} | {_f(o['success_rate'])} | "
+        + " | ".join(_f(o[m]) for m in METRICS)
+        + " |"
+    )
+    lines += [
+        "",
+        f"Intervals: 95 % Wilson score over tasks. Irrelevance refusal rate: "
+        f"{_f(sc['irrelevance_refusal_rate'])}. Agent errors {o['agent_errors']}, loops {o['loops']}, "
+        f"invalid calls {o['invalid_calls']}.",
+        "",
+    ]
     fails = o.get("failures", {})
     n_failed = sum(fails.values())
     lines += ["## Failures by reason", ""]
@@ -191,9 +235,13 @@ def write_report(out: Path, doc: dict[str, Any], *, with_plots: bool = True) -> 
     else:
         lines.append("No episode failed.")
     judged = n_failed - fails.get("replay_miss", 0)
-    lines += ["", f"Replay misses: {o['replay_misses']} calls in {o.get('replay_miss_episodes', 0)} episodes; "
-              f"{fails.get('replay_miss', 0)} failed episodes are replay misses, counted apart from the "
-              f"{judged} judged failures.", ""]
+    lines += [
+        "",
+        f"Replay misses: {o['replay_misses']} calls in {o.get('replay_miss_episodes', 0)} episodes; "
+        f"{fails.get('replay_miss', 0)} failed episodes are replay misses, counted apart from the "
+        f"{judged} judged failures.",
+        "",
+    ]
     lines += _group_table("Per category", sc["by_category"], k)
     lines += _group_table("Per provider", sc["by_provider"], k)
     if sc.get("by_gold_calls"):
@@ -238,39 +286,59 @@ def compare_runs(paths: list[Path]) -> str:
     docs = [load_results(p) for p in paths]
     hashes = {d["run"]["task_set_hash"] for d in docs}
     ks = [int(d["scores"]["k"]) for d in docs]
-    names = [f"{label}: {d['run']['agent']} ({d['run']['mode']}, k={kk})"
-             for label, d, kk in zip(run_labels(paths), docs, ks, strict=True)]
+    names = [
+        f"{label}: {d['run']['agent']} ({d['run']['mode']}, k={kk})"
+        for label, d, kk in zip(run_labels(paths), docs, ks, strict=True)
+    ]
     same_k = len(set(ks)) == 1
     hat, at = (f"pass^{ks[0]}", f"pass@{ks[0]}") if same_k else ("pass^k (k per run)", "pass@k (k per run)")
     out = ["# KOPA-Bench comparison", ""]
     if len(hashes) > 1:
         out += [f"**Warning:** the runs used different task sets ({', '.join(sorted(hashes))}).", ""]
     if not same_k:
-        out += [f"**Warning:** the runs differ in k ({', '.join(str(x) for x in sorted(set(ks)))}): pass^k falls "
-                "and pass@k rises with k, so compare only columns of the same k.", ""]
+        out += [
+            f"**Warning:** the runs differ in k ({', '.join(str(x) for x in sorted(set(ks)))}): pass^k falls "
+            "and pass@k rises with k, so compare only columns of the same k.",
+            "",
+        ]
 
     def cell(d: dict[str, Any], key: str, kk: int) -> str:
         return _ci(d, key) + ("" if same_k else f" (k={kk})")
 
     out += ["| metric | " + " | ".join(names) + " |", "|---|" + "---|" * len(docs)]
-    out.append(f"| {hat} | " + " | ".join(cell(d["scores"]["overall"], "pass_hat_k", kk)
-                                        for d, kk in zip(docs, ks, strict=True)) + " |")
-    out.append(f"| {at} | " + " | ".join(cell(d["scores"]["overall"], "pass_at_k", kk)
-                                       for d, kk in zip(docs, ks, strict=True)) + " |")
+    out.append(
+        f"| {hat} | "
+        + " | ".join(cell(d["scores"]["overall"], "pass_hat_k", kk) for d, kk in zip(docs, ks, strict=True))
+        + " |"
+    )
+    out.append(
+        f"| {at} | "
+        + " | ".join(cell(d["scores"]["overall"], "pass_at_k", kk) for d, kk in zip(docs, ks, strict=True))
+        + " |"
+    )
     for m in METRICS:
         out.append(f"| {m} | " + " | ".join(_f(d["scores"]["overall"][m]) for d in docs) + " |")
-    out.append("| irrelevance refusals | " + " | ".join(_f(d["scores"]["irrelevance_refusal_rate"]) for d in docs)
-               + " |")
-    out.append("| replay misses (calls) | " + " | ".join(_f(d["scores"]["overall"].get("replay_misses"))
-                                                        for d in docs) + " |")
-    for title, key, order in ((f"{hat} per category", "by_category", list(CATEGORIES)),
-                              (f"{hat} per number of gold calls", "by_gold_calls", ["0", "1", "2", "3", "4+"])):
+    out.append(
+        "| irrelevance refusals | " + " | ".join(_f(d["scores"]["irrelevance_refusal_rate"]) for d in docs) + " |"
+    )
+    out.append(
+        "| replay misses (calls) | " + " | ".join(_f(d["scores"]["overall"].get("replay_misses")) for d in docs) + " |"
+    )
+    for title, key, order in (
+        (f"{hat} per category", "by_category", list(CATEGORIES)),
+        (f"{hat} per number of gold calls", "by_gold_calls", ["0", "1", "2", "3", "4+"]),
+    ):
         groups = [g for g in order if any(g in d["scores"].get(key, {}) for d in docs)]
         if not groups:
             continue
         out += ["", f"## {title}", "", "| group | " + " | ".join(names) + " |", "|---|" + "---|" * len(docs)]
         for g in groups:
-            out.append(f"| {g} | " + " | ".join(cell(d["scores"][key][g], "pass_hat_k", kk)
-                                                if g in d["scores"].get(key, {}) else "–"
-                                                for d, kk in zip(docs, ks, strict=True)) + " |")
+            out.append(
+                f"| {g} | "
+                + " | ".join(
+                    cell(d["scores"][key][g], "pass_hat_k", kk) if g in d["scores"].get(key, {}) else "–"
+                    for d, kk in zip(docs, ks, strict=True)
+                )
+                + " |"
+            )
     return "\n".join(out) + "\n"

@@ -39,8 +39,9 @@ class BenchEnv:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-async def prepare_gold(tasks: list[Task], backend: Backend, now: datetime, *,
-                       concurrency: int = 8) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+async def prepare_gold(
+    tasks: list[Task], backend: Backend, now: datetime, *, concurrency: int = 8
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Execute every task's gold program: (gold by task id, refusal reason by task id)."""
     sem = asyncio.Semaphore(concurrency)
     gold: dict[str, dict[str, Any]] = {}
@@ -95,30 +96,67 @@ class _Writer:
 
 
 def _harness_failure(task: Task, trial: int, agent: Agent, mode: str, exc: BaseException) -> dict[str, Any]:
-    return {"task": task.id, "category": task.category, "trial": trial, "agent": agent.name, "mode": mode,
-            "status": "harness_error", "error": f"{type(exc).__name__}: {exc}"[:500], "final_answer": "",
-            "first_reply": None, "offered": [], "distractors": [], "turns": [], "calls": [], "replay_misses": 0,
-            "tokens": {"prompt": 0, "completion": 0}, "agent_notes": {}, "model_ms": 0.0, "harness_ms": 0.0}
+    return {
+        "task": task.id,
+        "category": task.category,
+        "trial": trial,
+        "agent": agent.name,
+        "mode": mode,
+        "status": "harness_error",
+        "error": f"{type(exc).__name__}: {exc}"[:500],
+        "final_answer": "",
+        "first_reply": None,
+        "offered": [],
+        "distractors": [],
+        "turns": [],
+        "calls": [],
+        "replay_misses": 0,
+        "tokens": {"prompt": 0, "completion": 0},
+        "agent_notes": {},
+        "model_ms": 0.0,
+        "harness_ms": 0.0,
+    }
 
 
-async def run_bench(tasks: list[Task], agent: Agent, env: BenchEnv, out: Path, *, k: int = 3, concurrency: int = 4,
-                    max_turns: int = DEFAULT_MAX_TURNS, seed: int = 0, resume: bool = True,
-                    progress: Any = None) -> dict[str, Any]:
+async def run_bench(
+    tasks: list[Task],
+    agent: Agent,
+    env: BenchEnv,
+    out: Path,
+    *,
+    k: int = 3,
+    concurrency: int = 4,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    seed: int = 0,
+    resume: bool = True,
+    progress: Any = None,
+) -> dict[str, Any]:
     """Run (or resume) the benchmark into `out` and return the results document (also written to results.json)."""
     if k < 1 or concurrency < 1 or max_turns < 1:
         raise BenchError("k, concurrency and max turns must be at least 1")
     out.mkdir(parents=True, exist_ok=True)
     tset = task_set_hash(tasks)
-    run_meta = {"agent": agent.name, "model": agent.describe(), "mode": env.backend.mode, "task_set_hash": tset,
-                "tasks": len(tasks), "k": k, "max_turns": max_turns, "seed": seed, **env.meta}
+    run_meta = {
+        "agent": agent.name,
+        "model": agent.describe(),
+        "mode": env.backend.mode,
+        "task_set_hash": tset,
+        "tasks": len(tasks),
+        "k": k,
+        "max_turns": max_turns,
+        "seed": seed,
+        **env.meta,
+    }
     run_file = out / "run.json"
     ep_file = out / "episodes.jsonl"
     if run_file.exists() and resume:
         old = json.loads(run_file.read_text(encoding="utf-8"))
         for key in ("agent", "task_set_hash", "mode"):
             if old.get(key) != run_meta.get(key):
-                raise BenchError(f"{out} holds a run with another {key} ({old.get(key)} != {run_meta.get(key)}): "
-                                 "use another --out or --no-resume")
+                raise BenchError(
+                    f"{out} holds a run with another {key} ({old.get(key)} != {run_meta.get(key)}): "
+                    "use another --out or --no-resume"
+                )
         run_meta["started_at"] = old.get("started_at", utcnow())
     else:
         ep_file.unlink(missing_ok=True)
@@ -126,8 +164,9 @@ async def run_bench(tasks: list[Task], agent: Agent, env: BenchEnv, out: Path, *
     run_file.write_text(json.dumps(run_meta, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
 
     gold, refused = await prepare_gold(tasks, env.backend, env.now)
-    (out / "gold.json").write_text(json.dumps({"gold": gold, "refused": refused}, ensure_ascii=False, indent=1,
-                                              default=str), encoding="utf-8")
+    (out / "gold.json").write_text(
+        json.dumps({"gold": gold, "refused": refused}, ensure_ascii=False, indent=1, default=str), encoding="utf-8"
+    )
     done = {(e["task"], int(e["trial"])) for e in read_episodes(ep_file)}
     jobs = [(t, trial) for t in tasks if t.id in gold for trial in range(k) if (t.id, trial) not in done]
     writer = _Writer(ep_file)
@@ -137,8 +176,9 @@ async def run_bench(tasks: list[Task], agent: Agent, env: BenchEnv, out: Path, *
     async def one(task: Task, trial: int) -> None:
         async with sem:
             try:
-                ep = await run_episode(task, agent, env.backend, env.registry, now=env.now, trial=trial,
-                                       max_turns=max_turns)
+                ep = await run_episode(
+                    task, agent, env.backend, env.registry, now=env.now, trial=trial, max_turns=max_turns
+                )
             except Exception as exc:  # a harness bug is recorded as a failed episode, the run goes on
                 ep = _harness_failure(task, trial, agent, env.backend.mode, exc)
             writer.write(ep)
@@ -149,13 +189,33 @@ async def run_bench(tasks: list[Task], agent: Agent, env: BenchEnv, out: Path, *
         await asyncio.gather(*(one(t, trial) for t, trial in jobs))
     finally:
         writer.close()
-    return finish(out, tasks, run_meta, gold, refused, k, seed=seed, wall_s=time.perf_counter() - started,
-                  resumed=len(done), tools=env.registry)
+    return finish(
+        out,
+        tasks,
+        run_meta,
+        gold,
+        refused,
+        k,
+        seed=seed,
+        wall_s=time.perf_counter() - started,
+        resumed=len(done),
+        tools=env.registry,
+    )
 
 
-def finish(out: Path, tasks: list[Task], run_meta: dict[str, Any], gold: dict[str, dict[str, Any]],
-           refused: dict[str, str], k: int, *, seed: int = 0, wall_s: float = 0.0, resumed: int = 0,
-           tools: dict[str, ToolRecord] | None = None) -> dict[str, Any]:
+def finish(
+    out: Path,
+    tasks: list[Task],
+    run_meta: dict[str, Any],
+    gold: dict[str, dict[str, Any]],
+    refused: dict[str, str],
+    k: int,
+    *,
+    seed: int = 0,
+    wall_s: float = 0.0,
+    resumed: int = 0,
+    tools: dict[str, ToolRecord] | None = None,
+) -> dict[str, Any]:
     by_id = {t.id: t for t in tasks}
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     for e in read_episodes(out / "episodes.jsonl"):
@@ -164,8 +224,20 @@ def finish(out: Path, tasks: list[Task], run_meta: dict[str, Any], gold: dict[st
     episodes = [latest[key] for key in sorted(latest)]
     scored = [score_episode(by_id[e["task"]], gold[e["task"]], e, tools) for e in episodes]
     scores = aggregate(scored, k, seed=seed)
-    doc = {"run": {**run_meta, "finished_at": utcnow(), "wall_s": round(wall_s, 3), "resumed_episodes": resumed,
-                   "episodes": len(episodes), "refused_tasks": len(refused)},
-           "scores": scores, "refused": refused, "gold": gold, "scored": scored, "episodes": episodes}
+    doc = {
+        "run": {
+            **run_meta,
+            "finished_at": utcnow(),
+            "wall_s": round(wall_s, 3),
+            "resumed_episodes": resumed,
+            "episodes": len(episodes),
+            "refused_tasks": len(refused),
+        },
+        "scores": scores,
+        "refused": refused,
+        "gold": gold,
+        "scored": scored,
+        "episodes": episodes,
+    }
     (out / "results.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     return doc

@@ -21,8 +21,21 @@ from bench.tasks import FromArg, Task
 from graph.models import ToolRecord
 from synthesis.facts import Fact, check_answer, fact_hit
 
-REFUSAL_MARKERS = ("할 수 없", "수 없습니다", "수 없어요", "제공하지 않", "지원하지 않", "제공되지 않", "불가능",
-                   "어렵습니다", "없습니다", "도구가 없", "cannot", "can't", "unable")
+REFUSAL_MARKERS = (
+    "할 수 없",
+    "수 없습니다",
+    "수 없어요",
+    "제공하지 않",
+    "지원하지 않",
+    "제공되지 않",
+    "불가능",
+    "어렵습니다",
+    "없습니다",
+    "도구가 없",
+    "cannot",
+    "can't",
+    "unable",
+)
 
 
 def provider_of(tool: str) -> str:
@@ -46,11 +59,30 @@ def asks(reply: str, keywords: list[str]) -> bool:
 
 
 #: The failure reasons, in the order a failed episode is attributed to the first that applies.
-FAILURES = ("replay_miss", "harness_error", "agent_error", "no_answer", "called_a_tool", "no_refusal",
-            "no_clarification", "wrong_tool", "failed_call", "extra_calls", "missing_fact")
-_CHECK_FAILURE = {"answered": "no_answer", "no_call": "called_a_tool", "refusal": "no_refusal",
-                  "clarify": "no_clarification", "must_call": "wrong_tool", "must_not_call": "wrong_tool",
-                  "gold_calls_ok": "failed_call", "max_calls": "extra_calls", "facts": "missing_fact"}
+FAILURES = (
+    "replay_miss",
+    "harness_error",
+    "agent_error",
+    "no_answer",
+    "called_a_tool",
+    "no_refusal",
+    "no_clarification",
+    "wrong_tool",
+    "failed_call",
+    "extra_calls",
+    "missing_fact",
+)
+_CHECK_FAILURE = {
+    "answered": "no_answer",
+    "no_call": "called_a_tool",
+    "refusal": "no_refusal",
+    "clarify": "no_clarification",
+    "must_call": "wrong_tool",
+    "must_not_call": "wrong_tool",
+    "gold_calls_ok": "failed_call",
+    "max_calls": "extra_calls",
+    "facts": "missing_fact",
+}
 
 
 def failure_reason(ep: dict[str, Any], checks: dict[str, bool]) -> str | None:
@@ -73,8 +105,9 @@ def gold_bucket(n: int) -> str:
     return str(n) if n < 4 else "4+"
 
 
-def _arg_values(tool: str, args: dict[str, Any], names: list[str], tools: dict[str, ToolRecord] | None
-                ) -> dict[str, str | None]:
+def _arg_values(
+    tool: str, args: dict[str, Any], names: list[str], tools: dict[str, ToolRecord] | None
+) -> dict[str, str | None]:
     """The values of `names` in a call as the upstream reads them: canonical by the tool's spec when known (a
     documented default stands for an absent argument), else as text; None when absent."""
     record = (tools or {}).get(tool)
@@ -90,8 +123,9 @@ def _arg_values(tool: str, args: dict[str, Any], names: list[str], tools: dict[s
     return out
 
 
-def score_episode(task: Task, gold: dict[str, Any], ep: dict[str, Any],
-                  tools: dict[str, ToolRecord] | None = None) -> dict[str, Any]:
+def score_episode(
+    task: Task, gold: dict[str, Any], ep: dict[str, Any], tools: dict[str, ToolRecord] | None = None
+) -> dict[str, Any]:
     """Pass/fail and diagnostics of one episode against the task and its executed gold program. With `tools`,
     arguments compare after the tools' canonicalisation (documented defaults, number and text forms)."""
     facts = [Fact(**f) for f in gold.get("facts", [])]
@@ -117,8 +151,11 @@ def score_episode(task: Task, gold: dict[str, Any], ep: dict[str, Any],
         checks["max_calls"] = len(calls) <= task.limit
         if task.category == "clarification" and task.clarify is not None:
             first = ep.get("first_reply") or {}
-            checks["clarify"] = (first.get("user_turn") == 0 and first.get("calls_before", 1) == 0
-                                 and asks(str(first.get("content", "")), task.clarify.ask_keywords))
+            checks["clarify"] = (
+                first.get("user_turn") == 0
+                and first.get("calls_before", 1) == 0
+                and asks(str(first.get("content", "")), task.clarify.ask_keywords)
+            )
     passed = all(checks.values())
     cset, gset = set(called), set(gold_tools)
     precision = len(cset & gset) / len(cset) if cset else (1.0 if not gset else 0.0)
@@ -140,28 +177,39 @@ def score_episode(task: Task, gold: dict[str, Any], ep: dict[str, Any],
         arg_total += len(names)
         arg_hits += max(0, best_n)
         step = steps.get(g["step"])
-        for name, src in (step.args.items() if step else []):
+        for name, src in step.args.items() if step else []:
             if not isinstance(src, FromArg):
                 continue
             prov_total += 1
             if best is None or best_args.get(name) is None or best_args.get(name) != gargs.get(name):
                 continue
             source_tool = steps[src.from_].tool
-            if any(c["tool"] == source_tool and c["outcome"] == "ok" for c in valid[:best[0]]):
+            if any(c["tool"] == source_tool and c["outcome"] == "ok" for c in valid[: best[0]]):
                 prov_hits += 1
     return {
-        "task": task.id, "trial": ep.get("trial", 0), "category": task.category, "passed": passed,
-        "checks": checks, "failed_checks": [c for c, ok in checks.items() if not ok],
-        "failure": failure_reason(ep, checks), "facts_hit": fc.hits, "facts_total": fc.total,
+        "task": task.id,
+        "trial": ep.get("trial", 0),
+        "category": task.category,
+        "passed": passed,
+        "checks": checks,
+        "failed_checks": [c for c, ok in checks.items() if not ok],
+        "failure": failure_reason(ep, checks),
+        "facts_hit": fc.hits,
+        "facts_total": fc.total,
         "missing": [f"{f.kind}:{f.value}" for f in fc.missing],
-        "calls": len(calls), "gold_calls": len(gold_calls), "invalid_calls": len(calls) - len(valid),
-        "tool_precision": precision, "tool_recall": recall,
+        "calls": len(calls),
+        "gold_calls": len(gold_calls),
+        "invalid_calls": len(calls) - len(valid),
+        "tool_precision": precision,
+        "tool_recall": recall,
         "arg_accuracy": arg_hits / arg_total if arg_total else None,
         "provenance_accuracy": prov_hits / prov_total if prov_total else None,
         "refused": task.category == "irrelevance" and checks.get("no_call", False) and checks.get("refusal", False),
         "tokens": ep.get("tokens", {}).get("prompt", 0) + ep.get("tokens", {}).get("completion", 0),
-        "model_ms": ep.get("model_ms", 0.0), "harness_ms": ep.get("harness_ms", 0.0),
-        "status": ep.get("status", ""), "replay_misses": ep.get("replay_misses", 0),
+        "model_ms": ep.get("model_ms", 0.0),
+        "harness_ms": ep.get("harness_ms", 0.0),
+        "status": ep.get("status", ""),
+        "replay_misses": ep.get("replay_misses", 0),
         "providers": sorted({provider_of(t) for t in gold_tools}),
     }
 
@@ -216,15 +264,19 @@ def summarise(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[st
     gold = [s["gold_calls"] for s in scored]
     calls = [s["calls"] for s in scored]
     return {
-        "tasks": len(by_task), "episodes": len(scored),
-        "pass_hat_k": round(mean(hat), 4) if hat else 0.0, "pass_hat_k_ci": wilson_ci(hat),
-        "pass_at_k": round(mean(at), 4) if at else 0.0, "pass_at_k_ci": wilson_ci(at),
+        "tasks": len(by_task),
+        "episodes": len(scored),
+        "pass_hat_k": round(mean(hat), 4) if hat else 0.0,
+        "pass_hat_k_ci": wilson_ci(hat),
+        "pass_at_k": round(mean(at), 4) if at else 0.0,
+        "pass_at_k_ci": wilson_ci(at),
         "success_rate": round(mean(s["passed"] for s in scored), 4) if scored else 0.0,
         "tool_precision": _avg([s["tool_precision"] for s in scored]),
         "tool_recall": _avg([s["tool_recall"] for s in scored]),
         "arg_accuracy": _avg([s["arg_accuracy"] for s in scored]),
         "provenance_accuracy": _avg([s["provenance_accuracy"] for s in scored]),
-        "calls_per_task": _avg([float(c) for c in calls]), "gold_calls_per_task": _avg([float(g) for g in gold]),
+        "calls_per_task": _avg([float(c) for c in calls]),
+        "gold_calls_per_task": _avg([float(g) for g in gold]),
         "calls_vs_gold": round(sum(calls) / sum(gold), 4) if sum(gold) else None,
         "invalid_calls": sum(s["invalid_calls"] for s in scored),
         "tokens_per_task": _avg([float(s["tokens"]) for s in scored]),
@@ -251,7 +303,8 @@ def aggregate(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[st
             provs[p].append(s)
     irr = cats.get("irrelevance", [])
     return {
-        "k": k, "overall": summarise(scored, k, seed=seed),
+        "k": k,
+        "overall": summarise(scored, k, seed=seed),
         "by_category": {c: summarise(v, k, seed=seed) for c, v in sorted(cats.items())},
         "by_provider": {p: summarise(v, k, seed=seed) for p, v in sorted(provs.items())},
         "by_gold_calls": {b: summarise(v, k, seed=seed) for b, v in sorted(sizes.items())},

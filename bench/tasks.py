@@ -212,7 +212,8 @@ def _stated(value: Any, turns: list[str]) -> bool:
     text = _norm(" ".join(turns))
     values = value if isinstance(value, list) else [value]
     return all(_norm(v) in text for v in values if not isinstance(v, dict)) and all(
-        _stated(list(v.values()), turns) for v in values if isinstance(v, dict))
+        _stated(list(v.values()), turns) for v in values if isinstance(v, dict)
+    )
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:

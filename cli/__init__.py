@@ -12,8 +12,13 @@ import typer
 from cli import bench, graph, sandbox, serve, synth, token, train, verify
 
 app = typer.Typer(
-    help="KOPA EDGE: register public APIs, verify tool links by execution, synthesise trajectories, train and benchmark models.",
-    no_args_is_help=True, rich_markup_mode="rich", pretty_exceptions_enable=False,
+    help=(
+        "KOPA EDGE: register public APIs, verify tool links by execution, synthesise trajectories, "
+        "train and benchmark models."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
 )
 app.add_typer(sandbox.app, name="sandbox")
 app.add_typer(graph.app, name="graph")

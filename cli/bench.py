@@ -38,8 +38,9 @@ from graph.store import all_links
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.inprocess import sandbox_mode
 
-app = typer.Typer(help="KOPA-Bench: institutional tool-calling tasks over the public APIs, scored by execution.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="KOPA-Bench: institutional tool-calling tasks over the public APIs, scored by execution.", no_args_is_help=True
+)
 
 # ---------------------------------------------------------------------------------------------- environment
 
@@ -67,8 +68,14 @@ def live_settings(base: Settings, url: str) -> Settings:
 
 
 @asynccontextmanager
-async def bench_env(*, mode: str = "live", live: str | None = None, snapshot: Path | None = None,
-                    record: Path | None = None, settings: Settings | None = None) -> AsyncIterator[BenchEnv]:
+async def bench_env(
+    *,
+    mode: str = "live",
+    live: str | None = None,
+    snapshot: Path | None = None,
+    record: Path | None = None,
+    settings: Settings | None = None,
+) -> AsyncIterator[BenchEnv]:
     """The benchmark's tools and backend: live through the executor (an in-process sandbox, or `live` URL), or
     replay from `snapshot`. With `record`, a live run writes every definitive response into a snapshot."""
     base = settings or get_settings()
@@ -113,22 +120,41 @@ def _load(tasks_dir: Path | None, only: str) -> list[Task]:
     return tasks
 
 
-def make_agent(agent: str, *, url: str = "", model: str = "", model_dir: Path | None = None,
-               temperature: float = 0.0, top_p: float | None = None, max_tokens: int = 1024,
-               timeout: float = 120.0, seed: int = 0, api_key_env: str | None = None) -> Agent:
+def make_agent(
+    agent: str,
+    *,
+    url: str = "",
+    model: str = "",
+    model_dir: Path | None = None,
+    temperature: float = 0.0,
+    top_p: float | None = None,
+    max_tokens: int = 1024,
+    timeout: float = 120.0,
+    seed: int = 0,
+    api_key_env: str | None = None,
+) -> Agent:
     if agent in REFERENCE_AGENTS:
         return REFERENCE_AGENTS[agent]()
     if agent == "openai":
         if not url or not model:
             fail("--agent openai needs --url (the server, e.g. http://127.0.0.1:8000/v1) and --model")
-        return OpenAIChatAgent(url, model, temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed,
-                               timeout_s=timeout, api_key_env=api_key_env)
+        return OpenAIChatAgent(
+            url,
+            model,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            seed=seed,
+            timeout_s=timeout,
+            api_key_env=api_key_env,
+        )
     if agent == "transformers":
         if model_dir is None:
             fail("--agent transformers needs --model-dir (a local transformers model directory)")
         try:
-            return TransformersAgent(model_dir, max_new_tokens=max_tokens, temperature=temperature, top_p=top_p,
-                                     seed=seed)
+            return TransformersAgent(
+                model_dir, max_new_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed
+            )
         except FileNotFoundError as exc:
             fail(str(exc))
     fail(f"--agent must be one of {', '.join([*REFERENCE_AGENTS, 'openai', 'transformers'])}")
@@ -148,7 +174,9 @@ def run_cmd(
     max_tokens: Annotated[int, typer.Option(help="Most tokens per model turn.")] = 1024,
     timeout: Annotated[float, typer.Option(help="Seconds per model request.")] = 120.0,
     api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
-    tasks: Annotated[Path | None, typer.Option(help="A folder of task YAML files (default: the shipped tasks).")] = None,
+    tasks: Annotated[
+        Path | None, typer.Option(help="A folder of task YAML files (default: the shipped tasks).")
+    ] = None,
     only: Annotated[str, typer.Option(help="Comma-separated task ids or categories.")] = "",
     k: Annotated[int, typer.Option(help="Trials per task.")] = 3,
     concurrency: Annotated[int, typer.Option(help="Episodes in parallel.")] = 4,
@@ -165,14 +193,33 @@ def run_cmd(
     if mode not in ("live", "replay"):
         fail("--mode must be live or replay")
     task_list = _load(tasks, only)
-    bot = make_agent(agent, url=url, model=model, model_dir=model_dir, temperature=temperature, top_p=top_p,
-                     max_tokens=max_tokens, timeout=timeout, seed=seed, api_key_env=api_key_env)
+    bot = make_agent(
+        agent,
+        url=url,
+        model=model,
+        model_dir=model_dir,
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        seed=seed,
+        api_key_env=api_key_env,
+    )
 
     async def go() -> dict[str, Any]:
         try:
             async with bench_env(mode=mode, live=live, snapshot=snapshot, record=record) as env:
-                return await run_bench(task_list, bot, env, out, k=k, concurrency=concurrency, max_turns=max_turns,
-                                       seed=seed, resume=resume)
+                return await run_bench(
+                    task_list,
+                    bot,
+                    env,
+                    out,
+                    k=k,
+                    concurrency=concurrency,
+                    max_turns=max_turns,
+                    seed=seed,
+                    resume=resume,
+                )
         finally:
             await bot.aclose()
 
@@ -182,12 +229,25 @@ def run_cmd(
         fail(exc.detail)
     report = write_report(out, doc)
     o = doc["scores"]["overall"]
-    typer.echo(json.dumps({"agent": bot.name, "mode": mode, "tasks": o["tasks"], "episodes": o["episodes"],
-                           "pass_hat_k": o["pass_hat_k"], "pass_at_k": o["pass_at_k"],
-                           "by_category": {c: v["pass_hat_k"] for c, v in doc["scores"]["by_category"].items()},
-                           "refused_tasks": len(doc["refused"]), "failures": o["failures"],
-                           "replay_misses": o["replay_misses"], "replay_miss_episodes": o["replay_miss_episodes"],
-                           "harness_ms_per_task": o["harness_ms_per_task"]}, ensure_ascii=False))
+    typer.echo(
+        json.dumps(
+            {
+                "agent": bot.name,
+                "mode": mode,
+                "tasks": o["tasks"],
+                "episodes": o["episodes"],
+                "pass_hat_k": o["pass_hat_k"],
+                "pass_at_k": o["pass_at_k"],
+                "by_category": {c: v["pass_hat_k"] for c, v in doc["scores"]["by_category"].items()},
+                "refused_tasks": len(doc["refused"]),
+                "failures": o["failures"],
+                "replay_misses": o["replay_misses"],
+                "replay_miss_episodes": o["replay_miss_episodes"],
+                "harness_ms_per_task": o["harness_ms_per_task"],
+            },
+            ensure_ascii=False,
+        )
+    )
     for tid, reason in sorted(doc["refused"].items()):
         typer.echo(f"refused {tid}: {reason}", err=True)
     typer.echo(f"results in {out / 'results.json'}; report: {report}", err=True)
@@ -195,7 +255,9 @@ def run_cmd(
 
 @app.command("check")
 def check_cmd(
-    tasks: Annotated[Path | None, typer.Option(help="A folder of task YAML files (default: the shipped tasks).")] = None,
+    tasks: Annotated[
+        Path | None, typer.Option(help="A folder of task YAML files (default: the shipped tasks).")
+    ] = None,
     only: Annotated[str, typer.Option(help="Comma-separated task ids or categories.")] = "",
     live: Annotated[str | None, typer.Option(help="Base URL of a running sandbox (default: in process).")] = None,
 ) -> None:
@@ -229,10 +291,21 @@ def check_cmd(
             kind = kind if kind in REFUSAL_CLASSES else "gold"
             classes[kind] = classes.get(kind, 0) + 1
     valid = [r for r in results.values() if not r.refused]
-    typer.echo(json.dumps({"tasks": len(task_list), "valid": len(valid), "refused": len(refused),
-                           "invalid": len(errors), "by_category": counts, "refusals": classes,
-                           "three_plus_calls": sum(1 for r in valid if r.calls >= 3),
-                           "task_set_hash": task_set_hash(task_list)}, ensure_ascii=False))
+    typer.echo(
+        json.dumps(
+            {
+                "tasks": len(task_list),
+                "valid": len(valid),
+                "refused": len(refused),
+                "invalid": len(errors),
+                "by_category": counts,
+                "refusals": classes,
+                "three_plus_calls": sum(1 for r in valid if r.calls >= 3),
+                "task_set_hash": task_set_hash(task_list),
+            },
+            ensure_ascii=False,
+        )
+    )
     if refused or errors:
         raise typer.Exit(1)
 
@@ -246,7 +319,8 @@ def compare_cmd(
     overall and groups (a BFCL run joins the one KOPA-Bench run of its model), then KOPA-Bench per category, per
     number of gold calls and the diagnostics; every column says its k when the runs differ in k.
 
-    Example: [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
+    Example:
+    [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
     try:
         text = compare_all(runs)
     except BenchError as exc:
@@ -259,7 +333,9 @@ def compare_cmd(
 @app.command("overlap")
 def overlap_cmd(
     dataset: Annotated[Path, typer.Argument(help="A trajectory JSONL (kopa synth export).")],
-    tasks: Annotated[Path | None, typer.Option(help="A folder of task YAML files (default: the shipped tasks).")] = None,
+    tasks: Annotated[
+        Path | None, typer.Option(help="A folder of task YAML files (default: the shipped tasks).")
+    ] = None,
     threshold: Annotated[float, typer.Option(help="Character 3-gram Jaccard of a near-duplicate request.")] = 0.8,
 ) -> None:
     """How much of a trajectory dataset overlaps the benchmark (same tool sequence with the same slot values, or a

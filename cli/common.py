@@ -63,8 +63,11 @@ def open_configured_store(settings: Settings | None = None) -> GraphStore:
 
 def check_range(option: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
-        fail(f"{option} must be between {low:,} and {high:,} (got {value:,})" if abs(value) < 10**30
-             else f"{option} must be between {low:,} and {high:,}")
+        fail(
+            f"{option} must be between {low:,} and {high:,} (got {value:,})"
+            if abs(value) < 10**30
+            else f"{option} must be between {low:,} and {high:,}"
+        )
 
 
 def check_writable_dir(option: str, path: Path) -> None:
@@ -93,9 +96,13 @@ def read_text_document(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as exc:
         raise ValueError(f"cannot read: {exc.strerror or exc}") from exc
-    for bom, encoding in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                          (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                          (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, encoding in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if raw.startswith(bom):
             try:
                 return raw.decode(encoding)
@@ -106,4 +113,6 @@ def read_text_document(path: Path) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (byte {exc.start}: 0x{raw[exc.start]:02x}); save the document as UTF-8") from exc
+        raise ValueError(
+            f"not UTF-8 text (byte {exc.start}: 0x{raw[exc.start]:02x}); save the document as UTF-8"
+        ) from exc

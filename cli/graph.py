@@ -63,10 +63,12 @@ def graph_repair() -> None:
         fail(exc.detail)
     finally:
         store.close()
-    typer.echo(f"FEEDS edges: {counts['feeds_before']} -> {counts['feeds_after']}; VERIFIED mirrors: "
-               f"{counts['duplicate_verified_removed']} duplicate and {counts['stray_verified_removed']} stray removed, "
-               f"{counts['missing_verified_added']} added; {counts['duplicate_structure_removed']} parallel "
-               f"HAS_TOOL/HAS_PARAM/PRODUCES removed ({store.backend} store)")
+    typer.echo(
+        f"FEEDS edges: {counts['feeds_before']} -> {counts['feeds_after']}; VERIFIED mirrors: "
+        f"{counts['duplicate_verified_removed']} duplicate and {counts['stray_verified_removed']} stray removed, "
+        f"{counts['missing_verified_added']} added; {counts['duplicate_structure_removed']} parallel "
+        f"HAS_TOOL/HAS_PARAM/PRODUCES removed ({store.backend} store)"
+    )
 
 
 @app.command("conversions")
@@ -88,8 +90,12 @@ def register_cmd(
     base_url: Annotated[str | None, typer.Option(help="Override the documents' server URL.")] = None,
     secret_name: Annotated[str | None, typer.Option(help="NAME of the environment variable holding the key.")] = None,
     auth_param: Annotated[str | None, typer.Option(help="Query parameter carrying the key (e.g. serviceKey).")] = None,
-    api_id: Annotated[str | None, typer.Option(help="Stable API id (one document only); an upstream override can "
-                                                    "name it (KOPA_UPSTREAM_OVERRIDES=ID=URL).")] = None,
+    api_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Stable API id (one document only); an upstream override can name it (KOPA_UPSTREAM_OVERRIDES=ID=URL)."
+        ),
+    ] = None,
 ) -> None:
     """Register API documents straight into the configured store (the REST API does the same over HTTP).
     A file that cannot be registered gets one error line; the others are still registered (exit 1 if any failed)."""
@@ -112,8 +118,11 @@ def register_cmd(
             except KopaError as exc:
                 failed += 1
                 where = "; ".join(f"{loc['pointer']}: {loc['message']}" for loc in getattr(exc, "locations", [])[:5])
-                typer.secho(f"{path}: {one_line(exc.detail)}{' (' + one_line(where) + ')' if where else ''}",
-                            fg=typer.colors.RED, err=True)
+                typer.secho(
+                    f"{path}: {one_line(exc.detail)}{' (' + one_line(where) + ')' if where else ''}",
+                    fg=typer.colors.RED,
+                    err=True,
+                )
                 continue
             except RecursionError:
                 failed += 1
@@ -125,11 +134,16 @@ def register_cmd(
                 continue
             except Exception as exc:  # one bad file never stops the others, and never prints a traceback
                 failed += 1
-                typer.secho(f"{path}: could not be registered ({type(exc).__name__}: {one_line(str(exc), 200)})",
-                            fg=typer.colors.RED, err=True)
+                typer.secho(
+                    f"{path}: could not be registered ({type(exc).__name__}: {one_line(str(exc), 200)})",
+                    fg=typer.colors.RED,
+                    err=True,
+                )
                 continue
             changes = {c: sum(1 for t in result.tools if t["change"] == c) for c in ("new", "changed", "unchanged")}
-            typer.echo(f"{path.name}: {result.api.id} {changes} retired={len(result.retired)} flagged={result.flagged_links}")
+            typer.echo(
+                f"{path.name}: {result.api.id} {changes} retired={len(result.retired)} flagged={result.flagged_links}"
+            )
     finally:
         store.close()
     if failed:

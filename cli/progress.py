@@ -19,20 +19,40 @@ from verification.runs import execute_run
 def verify_inprocess(store: GraphStore, settings: Settings, run: RunRecord, transport: Any = None) -> RunRecord:
     """Run a verification in this process with a progress bar; returns the finished run."""
     counts = {"verified": 0, "refuted": 0, "inconclusive": 0}
-    with Progress(TextColumn("[bold]verifying"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  TimeElapsedColumn(), transient=False) as bar:
+    with Progress(
+        TextColumn("[bold]verifying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        transient=False,
+    ) as bar:
         task = bar.add_task("", total=None)
 
         def tick(link: LinkRecord) -> None:
             counts[link.status] = counts.get(link.status, 0) + 1
-            bar.update(task, advance=1, total=max(run.candidates, sum(counts.values())),
-                       description=f"✔ {counts['verified']}  ✘ {counts['refuted']}  ? {counts['inconclusive']}")
+            bar.update(
+                task,
+                advance=1,
+                total=max(run.candidates, sum(counts.values())),
+                description=f"✔ {counts['verified']}  ✘ {counts['refuted']}  ? {counts['inconclusive']}",
+            )
 
         return asyncio.run(execute_run(store, settings, run, transport=transport, progress=tick))
 
 
-def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, count: int, shapes: tuple[str, ...],
-                    min_steps: int, max_steps: int, seed: int, unverified: bool = False) -> dict[str, Any]:
+def synth_inprocess(
+    store: GraphStore,
+    settings: Settings,
+    transport: Any,
+    *,
+    count: int,
+    shapes: tuple[str, ...],
+    min_steps: int,
+    max_steps: int,
+    seed: int,
+    unverified: bool = False,
+) -> dict[str, Any]:
     """Synthesise trajectories in this process with a progress bar, through the guarded path REST and Celery
     batches take too (never a trajectory that reproduces a KOPA-Bench task)."""
     apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
@@ -42,9 +62,18 @@ def synth_inprocess(store: GraphStore, settings: Settings, transport: Any, *, co
         with Progress(TextColumn("[bold]synthesising"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
             task = bar.add_task("", total=count)
             try:
-                return await synthesize_guarded(store, settings, executor, count=count, shapes=shapes,
-                                                min_steps=min_steps, max_steps=max_steps, seed=seed,
-                                                progress=lambda _r: bar.advance(task), unverified=unverified)
+                return await synthesize_guarded(
+                    store,
+                    settings,
+                    executor,
+                    count=count,
+                    shapes=shapes,
+                    min_steps=min_steps,
+                    max_steps=max_steps,
+                    seed=seed,
+                    progress=lambda _r: bar.advance(task),
+                    unverified=unverified,
+                )
             finally:
                 await executor.aclose()
 

@@ -20,8 +20,9 @@ from sandbox.ground_truth import load_ground_truth
 from sandbox.keys import DEMO_KEY, KeyRegistry
 from sandbox.world import get_world
 
-app = typer.Typer(help="The local sandbox of Korean public APIs (the 'live' endpoints for tests and demos).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="The local sandbox of Korean public APIs (the 'live' endpoints for tests and demos).", no_args_is_help=True
+)
 
 
 @app.command("serve")
@@ -29,8 +30,10 @@ def sandbox_serve(
     host: Annotated[str, typer.Option(help="Interface to listen on (loopback by default).")] = "",
     port: Annotated[int, typer.Option(help="TCP port.")] = 0,
     seed: Annotated[int | None, typer.Option(help="World seed: the same seed gives the same country.")] = None,
-    faults: Annotated[str | None, typer.Option(
-        help="Fault profile: none, latency50, flaky, drift, chaos, a JSON object, or NAME,key=value.")] = None,
+    faults: Annotated[
+        str | None,
+        typer.Option(help="Fault profile: none, latency50, flaky, drift, chaos, a JSON object, or NAME,key=value."),
+    ] = None,
     now: Annotated[str | None, typer.Option(help="Sandbox clock: ISO instant (KST if naive) or 'live'.")] = None,
     gateway_mode: Annotated[str | None, typer.Option(help="'2026' (403 + XML/JSON) or 'classic' (200 + XML).")] = None,
     state_file: Annotated[Path | None, typer.Option(help="Keep quota counters here across restarts.")] = None,
@@ -38,17 +41,33 @@ def sandbox_serve(
 ) -> None:
     """Serve the sandbox over HTTP, e.g. [bold]kopa sandbox serve --port 8090 --faults flaky[/bold].
 
-    Try it: curl "http://127.0.0.1:8090/1360000/VilageFcstInfoService_2.0/getVilageFcst?serviceKey=$(kopa sandbox keys --demo)&dataType=JSON&base_date=20261015&base_time=1100&nx=60&ny=127"
+    Try it:
+
+    K=$(kopa sandbox keys --demo)
+
+    curl "http://127.0.0.1:8090/1360000/VilageFcstInfoService_2.0/getVilageFcst?serviceKey=$K&dataType=JSON\
+&base_date=20261015&base_time=1100&nx=60&ny=127"
     """
     production_guard(sandbox=True)  # the sandbox's admin token is a secret in production too
     if not 0 <= port <= 65535:
-        fail(f"--port must be between 1 and 65535 (got {port})" if abs(port) < 10**12 else "--port must be between 1 and 65535")
+        fail(
+            f"--port must be between 1 and 65535 (got {port})"
+            if abs(port) < 10**12
+            else "--port must be between 1 and 65535"
+        )
     if workers < 1 or workers > 64:
         fail("--workers must be between 1 and 64")
     s = get_settings().sandbox
     updates: dict[str, Any] = {}
-    for key, value in (("host", host), ("port", port), ("seed", seed), ("faults", faults), ("now", now),
-                       ("gateway_mode", gateway_mode), ("state_file", state_file)):
+    for key, value in (
+        ("host", host),
+        ("port", port),
+        ("seed", seed),
+        ("faults", faults),
+        ("now", now),
+        ("gateway_mode", gateway_mode),
+        ("state_file", state_file),
+    ):
         if value not in (None, "", 0):
             updates[key] = value
     s = s.model_copy(update=updates)
@@ -68,10 +87,21 @@ def sandbox_serve(
         if value is not None:
             os.environ[f"KOPA_SANDBOX__{key.upper()}"] = str(value)
     os.environ["KOPA_SANDBOX__ADMIN_TOKEN"] = s.admin_token.get_secret_value()
-    typer.echo(f"KOPA sandbox on http://{s.host}:{s.port}  (seed {s.seed}, faults {s.faults}, "
-               f"gateway {s.gateway_mode}); catalog at /_catalog", err=True)
-    uvicorn.run("sandbox.app:create_app", factory=True, host=s.host, port=s.port, workers=workers,
-                log_level="warning", access_log=False, lifespan="on")
+    typer.echo(
+        f"KOPA sandbox on http://{s.host}:{s.port}  (seed {s.seed}, faults {s.faults}, "
+        f"gateway {s.gateway_mode}); catalog at /_catalog",
+        err=True,
+    )
+    uvicorn.run(
+        "sandbox.app:create_app",
+        factory=True,
+        host=s.host,
+        port=s.port,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
 
 
 @app.command("keys")
@@ -97,19 +127,29 @@ def sandbox_catalog(
     docs, sw2 = shipped_documents(), shipped_swagger2()
     gt = load_ground_truth()
     counts = {
-        "openapi_documents": len(docs), "operations": sum(len(d["paths"]) for d in docs.values()),
+        "openapi_documents": len(docs),
+        "operations": sum(len(d["paths"]) for d in docs.values()),
         "providers": len({d["info"]["x-provider-service"] for d in docs.values()}),
-        "agencies": len({d["info"]["x-provider"] for d in docs.values()}), "swagger2_documents": len(sw2),
+        "agencies": len({d["info"]["x-provider"] for d in docs.values()}),
+        "swagger2_documents": len(sw2),
         "true_links": sum(1 for link in gt if link["kind"] == "true"),
         "decoy_links": sum(1 for link in gt if link["kind"] == "decoy"),
     }
     w = get_world(get_settings().sandbox.seed)
-    counts.update({
-        "world_regions": len(w.regions), "world_addresses": len(w.buildings), "world_complexes": len(w.complexes),
-        "world_air_stations": len(w.stations), "world_bus_stops": len(w.bus_stops), "world_bus_routes": len(w.bus_routes),
-        "world_tour_sites": len(w.tour_sites), "world_facilities": len(w.facilities),
-        "world_businesses": len(w.businesses), "world_drugs": len(w.drugs),
-    })
+    counts.update(
+        {
+            "world_regions": len(w.regions),
+            "world_addresses": len(w.buildings),
+            "world_complexes": len(w.complexes),
+            "world_air_stations": len(w.stations),
+            "world_bus_stops": len(w.bus_stops),
+            "world_bus_routes": len(w.bus_routes),
+            "world_tour_sites": len(w.tour_sites),
+            "world_facilities": len(w.facilities),
+            "world_businesses": len(w.businesses),
+            "world_drugs": len(w.drugs),
+        }
+    )
     if as_json:
         typer.echo(json.dumps(counts))
         return

@@ -28,8 +28,11 @@ def serve(
     if settings.store == "neo4j":
         # what a person's browser can reach (a wildcard listen address is not a URL); Neo4j allow-lists the host
         base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}/browser"
-        typer.echo(f"Neo4j Browser: {settings.neo4j.browser_url}  then run  :style {base}/kopa.grass  and  "
-                   f":play {base}/guide.html  (saved queries: drop {base}/favorites.zip onto it)", err=True)
+        typer.echo(
+            f"Neo4j Browser: {settings.neo4j.browser_url}  then run  :style {base}/kopa.grass  and  "
+            f":play {base}/guide.html  (saved queries: drop {base}/favorites.zip onto it)",
+            err=True,
+        )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
@@ -42,7 +45,6 @@ def production_guard(*, sandbox: bool = False) -> None:
         fail(exc.detail)
 
 
-
 def _need_redis() -> None:
     production_guard()
     if not get_settings().redis_url:
@@ -50,12 +52,15 @@ def _need_redis() -> None:
 
 
 def worker(
-    queues: Annotated[str, typer.Option(help=f"Comma-separated queues to consume: {', '.join(QUEUES)} (default all).")] = "",
+    queues: Annotated[
+        str, typer.Option(help=f"Comma-separated queues to consume: {', '.join(QUEUES)} (default all).")
+    ] = "",
     concurrency: Annotated[int, typer.Option(help="Worker processes (each paces upstream APIs through Redis).")] = 2,
     pool: Annotated[str, typer.Option(help="Celery pool: prefork, solo or threads.")] = "prefork",
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
-    """Run a Celery worker: verification rounds and batch synthesis, e.g. [bold]kopa worker --queues verification[/bold].
+    """Run a Celery worker: verification rounds and batch synthesis,
+    e.g. [bold]kopa worker --queues verification[/bold].
 
     Workers share the graph store and Redis (rate limits, quotas, cache), so any number can run side by side."""
     _need_redis()
@@ -65,13 +70,25 @@ def worker(
         fail(f"unknown queue(s) {', '.join(unknown)}; choose among {', '.join(QUEUES)}")
     if concurrency < 1:
         fail("--concurrency must be at least 1")
-    celery_app.worker_main(["worker", "--loglevel", loglevel, "--concurrency", str(concurrency), "--pool", pool,
-                            "--queues", ",".join(chosen)])
+    celery_app.worker_main(
+        [
+            "worker",
+            "--loglevel",
+            loglevel,
+            "--concurrency",
+            str(concurrency),
+            "--pool",
+            pool,
+            "--queues",
+            ",".join(chosen),
+        ]
+    )
 
 
 def beat(
-    schedule_file: Annotated[Path, typer.Option(help="Where beat keeps its schedule state (writable).")] =
-        Path("/tmp/kopa-celerybeat-schedule"),
+    schedule_file: Annotated[Path, typer.Option(help="Where beat keeps its schedule state (writable).")] = Path(
+        "/tmp/kopa-celerybeat-schedule"
+    ),
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
     """Run the scheduler that re-verifies stale links (exactly one per deployment)."""

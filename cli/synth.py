@@ -36,11 +36,18 @@ def synth_cmd(
     min_steps: Annotated[int, typer.Option(help="Fewest steps.")] = 1,
     max_steps: Annotated[int, typer.Option(help="Most steps (<= 6).")] = 6,
     seed: Annotated[int, typer.Option(help="Sampling seed: the same seed and graph give the same trajectories.")] = 7,
-    out: Annotated[Path, typer.Option(help="Export folder (JSONL per format and a datasets folder).")] = Path(".kopa/synth"),
+    out: Annotated[Path, typer.Option(help="Export folder (JSONL per format and a datasets folder).")] = Path(
+        ".kopa/synth"
+    ),
     sandbox: Annotated[bool, typer.Option("--sandbox", help="Execute against an in-process sandbox.")] = False,
-    baseline: Annotated[bool, typer.Option(
-        "--baseline", help="Synthesise-then-filter (the ablation): walk every candidate link, verified or not, and "
-                           "keep what executes.")] = False,
+    baseline: Annotated[
+        bool,
+        typer.Option(
+            "--baseline",
+            help="Synthesise-then-filter (the ablation): walk every candidate link, verified or not, and "
+            "keep what executes.",
+        ),
+    ] = False,
 ) -> None:
     """Sample trajectories over verified links, execute them, and export them (trl, OpenAI, Hermes, ShareGPT,
     BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first; [bold]--baseline[/bold] makes the
@@ -57,17 +64,47 @@ def synth_cmd(
     store = open_configured_store(settings)
     links = store.stats()["links"]
     if not (sum(links.values()) if baseline else links.get("verified")):
-        fail("no candidate links yet: run `kopa verify` first" if baseline else
-             "no verified links yet: run `kopa verify` first")
-    result = synth_inprocess(store, settings, transport, count=count, shapes=chosen, min_steps=min_steps,
-                             max_steps=max_steps, seed=seed, unverified=baseline)
-    exported = export_all(out, result, store, settings, {"count": count, "shapes": list(chosen), "seed": seed,
-                                                         "min_steps": min_steps, "max_steps": max_steps,
-                                                         "links": "all candidates (baseline)" if baseline
-                                                         else "verified only"})
-    typer.echo(json.dumps({"kept": len(result["records"]), "discarded": len(result["discarded"]),
-                           "calls": result["calls"], **{k: v for k, v in exported["distribution"].items()
-                                                        if k != "tool_counts"}}, ensure_ascii=False))
+        fail(
+            "no candidate links yet: run `kopa verify` first"
+            if baseline
+            else "no verified links yet: run `kopa verify` first"
+        )
+    result = synth_inprocess(
+        store,
+        settings,
+        transport,
+        count=count,
+        shapes=chosen,
+        min_steps=min_steps,
+        max_steps=max_steps,
+        seed=seed,
+        unverified=baseline,
+    )
+    exported = export_all(
+        out,
+        result,
+        store,
+        settings,
+        {
+            "count": count,
+            "shapes": list(chosen),
+            "seed": seed,
+            "min_steps": min_steps,
+            "max_steps": max_steps,
+            "links": "all candidates (baseline)" if baseline else "verified only",
+        },
+    )
+    typer.echo(
+        json.dumps(
+            {
+                "kept": len(result["records"]),
+                "discarded": len(result["discarded"]),
+                "calls": result["calls"],
+                **{k: v for k, v in exported["distribution"].items() if k != "tool_counts"},
+            },
+            ensure_ascii=False,
+        )
+    )
     typer.echo(f"exports in {out}", err=True)
     store.close()
 
@@ -89,8 +126,9 @@ def demo(
         except OSError as exc:
             fail(f"--workdir {workdir} cannot be cleared: {exc.strerror or exc}")
     check_writable_dir("--workdir", workdir)
-    settings = get_settings().model_copy(update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3",
-                                                 "redis_url": None})
+    settings = get_settings().model_copy(
+        update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3", "redis_url": None}
+    )
     settings, transport = sandbox_mode(settings)
     store = open_configured_store(settings)
     docs = shipped_documents()
@@ -102,34 +140,71 @@ def demo(
     typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
     run = verify_inprocess(store, settings, new_run(), transport)
     p = run_progress(store, run)
-    typer.echo(f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
-               f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
-               f"({p['calls_per_verified_link']} per verified link)")
+    typer.echo(
+        f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
+        f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
+        f"({p['calls_per_verified_link']} per verified link)"
+    )
     # the naive baseline (a fresh upstream call per link, no cache) on a scratch copy, for the yield plot
     scratch_settings = settings.model_copy(update={"embedded_path": workdir / "naive.sqlite3"})
     scratch = open_configured_store(scratch_settings)
     for doc in shipped_documents().values():
         register(scratch, scratch_settings, doc)
-    naive_run = asyncio.run(execute_run(scratch, scratch_settings, new_run(), transport=transport,
-                                        economy=NoCache(MemoryEconomy()), naive=True))
+    naive_run = asyncio.run(
+        execute_run(
+            scratch, scratch_settings, new_run(), transport=transport, economy=NoCache(MemoryEconomy()), naive=True
+        )
+    )
     naive = run_progress(scratch, naive_run)
     scratch.close()
     (workdir / "naive.sqlite3").unlink(missing_ok=True)
-    result = synth_inprocess(store, settings, transport, count=count, shapes=SHAPES, min_steps=1, max_steps=6,
-                             seed=seed)
-    store.save_batch({"id": "tb_demo", "team": "demo", "status": "completed", "count": count, "shapes": list(SHAPES),
-                      "min_steps": 1, "max_steps": 6, "api_ids": [], "seed": seed, "format": "trl", "source": "fresh",
-                      "produced": len(result["records"]), "discarded": len(result["discarded"]),
-                      "calls": result["calls"], "created_at": run.created_at, "message": "kopa demo"})
+    result = synth_inprocess(
+        store, settings, transport, count=count, shapes=SHAPES, min_steps=1, max_steps=6, seed=seed
+    )
+    store.save_batch(
+        {
+            "id": "tb_demo",
+            "team": "demo",
+            "status": "completed",
+            "count": count,
+            "shapes": list(SHAPES),
+            "min_steps": 1,
+            "max_steps": 6,
+            "api_ids": [],
+            "seed": seed,
+            "format": "trl",
+            "source": "fresh",
+            "produced": len(result["records"]),
+            "discarded": len(result["discarded"]),
+            "calls": result["calls"],
+            "created_at": run.created_at,
+            "message": "kopa demo",
+        }
+    )
     store.add_trajectories("tb_demo", [r.to_json() for r in result["records"]])
-    config = {"count": count, "seed": seed, "shapes": list(SHAPES), "upstream": "in-process KOPA sandbox",
-              "verification_run": run.id}
+    config = {
+        "count": count,
+        "seed": seed,
+        "shapes": list(SHAPES),
+        "upstream": "in-process KOPA sandbox",
+        "verification_run": run.id,
+    }
     exported = export_all(workdir / "export", result, store, settings, config)
-    report = write_report(workdir / "report", stats=store.stats(), run=p, naive=naive, synth=result,
-                          dist=exported["distribution"], exports=exported["paths"], config=config)
+    report = write_report(
+        workdir / "report",
+        stats=store.stats(),
+        run=p,
+        naive=naive,
+        synth=result,
+        dist=exported["distribution"],
+        exports=exported["paths"],
+        config=config,
+    )
     d = exported["distribution"]
-    typer.echo(f"synthesised {d['trajectories']} trajectories ({', '.join(f'{k} {v}' for k, v in d['shapes'].items())}), "
-               f"{len(result['discarded'])} discarded; exports in {workdir / 'export'}; report: {report}")
+    typer.echo(
+        f"synthesised {d['trajectories']} trajectories ({', '.join(f'{k} {v}' for k, v in d['shapes'].items())}), "
+        f"{len(result['discarded'])} discarded; exports in {workdir / 'export'}; report: {report}"
+    )
     for line in quality_lines(exported["quality"]):
         typer.echo(line)
     store.close()

@@ -15,9 +15,13 @@ app = typer.Typer(help="Bearer tokens for the REST API.", no_args_is_help=True)
 
 @app.command("create")
 def token_create(
-    role: Annotated[str, typer.Option(help="admin (register/delete APIs, start runs) or reader (read, request batches).")],
+    role: Annotated[
+        str, typer.Option(help="admin (register/delete APIs, start runs) or reader (read, request batches).")
+    ],
     name: Annotated[str, typer.Option(help="A label to recognise the token by; also the team of a reader.")] = "",
-    expires_in: Annotated[str | None, typer.Option(help="Lifetime, e.g. 30d, 12h, 90m, 2w (default: no expiry).")] = None,
+    expires_in: Annotated[
+        str | None, typer.Option(help="Lifetime, e.g. 30d, 12h, 90m, 2w (default: no expiry).")
+    ] = None,
 ) -> None:
     """Mint a bearer token. It is printed once; only its hash is stored."""
     if role not in ("admin", "reader"):

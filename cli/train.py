@@ -19,8 +19,9 @@ from training.environment import LiveBackend, secret_values
 from training.run import offline, run_grpo, run_sft
 from training.tiny import build_tiny, conversation_texts
 
-app = typer.Typer(help="Train models on the trajectories: SFT warm-up and GRPO with execution-grounded rewards.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Train models on the trajectories: SFT warm-up and GRPO with execution-grounded rewards.", no_args_is_help=True
+)
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="YAML config (see training/config.py).")]
 SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Override, e.g. --set train.max_steps=3 (repeatable).")]
@@ -30,11 +31,18 @@ OutOpt = Annotated[Path | None, typer.Option(help="Run folder (overrides output:
 StepsOpt = Annotated[int | None, typer.Option(help="Overrides train.max_steps.")]
 
 
-def _config(config: Path | None, overrides: list[str] | None, model: Path | None, data: Path | None,
-            out: Path | None, steps: int | None) -> RunConfig:
+def _config(
+    config: Path | None,
+    overrides: list[str] | None,
+    model: Path | None,
+    data: Path | None,
+    out: Path | None,
+    steps: int | None,
+) -> RunConfig:
     try:
-        return load_config(config, overrides, **{"model": model, "data.records": data, "output": out,
-                                                 "train.max_steps": steps})
+        return load_config(
+            config, overrides, **{"model": model, "data.records": data, "output": out, "train.max_steps": steps}
+        )
     except KopaError as exc:
         fail(exc.detail)
 
@@ -52,8 +60,14 @@ def _open_graph(cfg: RunConfig, settings: Settings) -> GraphStore | None:
 
 
 @app.command("sft")
-def sft(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, data: DataOpt = None,
-        out: OutOpt = None, steps: StepsOpt = None) -> None:
+def sft(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    model: ModelOpt = None,
+    data: DataOpt = None,
+    out: OutOpt = None,
+    steps: StepsOpt = None,
+) -> None:
     """Supervised warm-up on the trajectories' conversations with tools (assistant-only loss)."""
     cfg = _config(config, set_, model, data, out, steps)
     try:
@@ -66,8 +80,14 @@ def sft(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, d
 
 
 @app.command("grpo")
-def grpo(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, data: DataOpt = None,
-         out: OutOpt = None, steps: StepsOpt = None) -> None:
+def grpo(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    model: ModelOpt = None,
+    data: DataOpt = None,
+    out: OutOpt = None,
+    steps: StepsOpt = None,
+) -> None:
     """GRPO with each record's own tools executed live (execution layer) or replayed from the recorded responses."""
     cfg = _config(config, set_, model, data, out, steps)
     settings = get_settings()
@@ -84,8 +104,10 @@ def grpo(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, 
     try:
         if cfg.grpo.environment == "live":
             if not tools:
-                fail("grpo.environment live needs a graph with registered tools: set data.graph (kopa demo's "
-                     "graph.sqlite3) or KOPA_STORE=neo4j")
+                fail(
+                    "grpo.environment live needs a graph with registered tools: set data.graph (kopa demo's "
+                    "graph.sqlite3) or KOPA_STORE=neo4j"
+                )
             backend = LiveBackend(settings, tools, {a.id: a for a in apis}, transport=transport)
         summary = run_grpo(cfg, backend, secrets=secret_values(settings, apis), refuted=refuted)
     except ImportError as exc:
@@ -99,9 +121,11 @@ def grpo(config: ConfigOpt = None, set_: SetOpt = None, model: ModelOpt = None, 
 
 
 @app.command("tiny")
-def tiny(out: Annotated[Path, typer.Option(help="Where to save the model + tokenizer.")] = Path(".kopa/tiny"),
-         data: DataOpt = None,
-         vocab: Annotated[int, typer.Option(help="BPE vocabulary size.")] = 4096) -> None:
+def tiny(
+    out: Annotated[Path, typer.Option(help="Where to save the model + tokenizer.")] = Path(".kopa/tiny"),
+    data: DataOpt = None,
+    vocab: Annotated[int, typer.Option(help="BPE vocabulary size.")] = 4096,
+) -> None:
     """Build a tiny Qwen2-architecture model and tokenizer locally (tests and CPU demos; no downloads)."""
     offline()
     corpus: list[str] = []

@@ -30,9 +30,13 @@ def unreachable_line(u: dict[str, Any]) -> str:
 def verify_cmd(
     api: Annotated[list[str] | None, typer.Option(help="Only these API ids (repeatable).")] = None,
     budget: Annotated[int | None, typer.Option(help="Stop cleanly after this many upstream calls.")] = None,
-    scope: Annotated[str, typer.Option(help="pending (new/inconclusive/flagged), stale (old verified), or all.")] = "pending",
+    scope: Annotated[
+        str, typer.Option(help="pending (new/inconclusive/flagged), stale (old verified), or all.")
+    ] = "pending",
     celery: Annotated[bool, typer.Option("--celery", help="Queue the run for Celery workers and follow it.")] = False,
-    sandbox: Annotated[bool, typer.Option("--sandbox", help="Call an in-process sandbox instead of the real hosts.")] = False,
+    sandbox: Annotated[
+        bool, typer.Option("--sandbox", help="Call an in-process sandbox instead of the real hosts.")
+    ] = False,
 ) -> None:
     """Verify candidate links by executing them; derives candidates first. Progress is shown as it goes.
 
@@ -61,13 +65,19 @@ def verify_cmd(
         except Exception as exc:  # the broker is away: the run must not stay queued
             fail_run(store, run.id, f"the task queue (Redis) is unreachable: {type(exc).__name__}")
             store.close()
-            fail(f"cannot queue the run: Redis (KOPA_REDIS_URL) is unreachable ({type(exc).__name__}); "
-                 f"{run.id} was marked failed")
+            fail(
+                f"cannot queue the run: Redis (KOPA_REDIS_URL) is unreachable ({type(exc).__name__}); "
+                f"{run.id} was marked failed"
+            )
         typer.echo(f"queued {run.id}; following it (Ctrl-C leaves it running)", err=True)
         while True:
             p = run_progress(store, store.get_run(run.id) or run)
-            typer.echo(f"\r{p['status']:9} verified {p['verified']:4}  refuted {p['refuted']:4}  "
-                       f"inconclusive {p['inconclusive']:3}  calls {p['calls_spent']:5}", nl=False, err=True)
+            typer.echo(
+                f"\r{p['status']:9} verified {p['verified']:4}  refuted {p['refuted']:4}  "
+                f"inconclusive {p['inconclusive']:3}  calls {p['calls_spent']:5}",
+                nl=False,
+                err=True,
+            )
             if p["status"] in ("completed", "paused", "failed"):
                 typer.echo("", err=True)
                 break
@@ -75,9 +85,27 @@ def verify_cmd(
     else:
         run = verify_inprocess(store, settings, run, transport)
     p = run_progress(store, store.get_run(run.id) or run)
-    typer.echo(json.dumps({k: p[k] for k in ("id", "status", "message", "candidates", "verified", "refuted",
-                                             "inconclusive", "candidate", "calls_spent", "cache_hits",
-                                             "calls_per_verified_link")}, ensure_ascii=False))
+    typer.echo(
+        json.dumps(
+            {
+                k: p[k]
+                for k in (
+                    "id",
+                    "status",
+                    "message",
+                    "candidates",
+                    "verified",
+                    "refuted",
+                    "inconclusive",
+                    "candidate",
+                    "calls_spent",
+                    "cache_hits",
+                    "calls_per_verified_link",
+                )
+            },
+            ensure_ascii=False,
+        )
+    )
     if p["unreachable"]:
         typer.echo(f"unreachable tools ({len(p['unreachable'])}); their links stay candidate:", err=True)
         for u in p["unreachable"]:

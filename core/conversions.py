@@ -20,8 +20,11 @@ from core.geo import convert, in_kma_grid, kma_grid_to_wgs84, to_kma_grid
 
 #: Coordinate systems a conversion accepts (x = longitude or easting, y = latitude or northing).
 CRS = ("WGS84", "UTMK", "TM")
-CRS_TEXT = {"WGS84": "WGS84 degrees (EPSG:4326)", "UTMK": "UTM-K metres (EPSG:5179)",
-            "TM": "TM 중부원점 metres (EPSG:5181)"}
+CRS_TEXT = {
+    "WGS84": "WGS84 degrees (EPSG:4326)",
+    "UTMK": "UTM-K metres (EPSG:5179)",
+    "TM": "TM 중부원점 metres (EPSG:5181)",
+}
 #: Where the projected systems are used: the Korean peninsula and its seas (lon 120-135 E, lat 30-45 N). A UTM-K
 #: or TM value that lands outside was given in another system (degrees sent as metres, x and y swapped).
 KOREA = (120.0, 135.0, 30.0, 45.0)
@@ -65,8 +68,14 @@ def crs(args: dict[str, Any], name: str) -> str:
     if name not in args or args[name] in (None, ""):
         raise ConversionError("missing_parameter", f"{name} is required (one of {', '.join(CRS)})")
     raw = str(args[name]).strip().upper().replace("-", "").replace("_", "").replace(" ", "")
-    value = {"EPSG4326": "WGS84", "EPSG:4326": "WGS84", "EPSG5179": "UTMK", "EPSG:5179": "UTMK",
-             "EPSG5181": "TM", "EPSG:5181": "TM"}.get(raw, raw)
+    value = {
+        "EPSG4326": "WGS84",
+        "EPSG:4326": "WGS84",
+        "EPSG5179": "UTMK",
+        "EPSG:5179": "UTMK",
+        "EPSG5181": "TM",
+        "EPSG:5181": "TM",
+    }.get(raw, raw)
     if value not in CRS:
         raise ConversionError("bad_crs", f"{name} must be one of {', '.join(CRS)}, got {args[name]!r}")
     return value
@@ -76,26 +85,39 @@ def _wgs84(x: float, y: float, src: str) -> tuple[float, float]:
     """The point as (lon, lat), checked to be where its system is defined."""
     if src == "WGS84":
         if not -90 <= y <= 90 or not -180 <= x <= 180:
-            hint = " (x is the longitude, y the latitude: were they swapped?)" if -90 <= x <= 90 and -180 <= y <= 180 else ""
-            raise ConversionError("out_of_range", f"x={x:g}, y={y:g} is not a WGS84 point: x must be a longitude "
-                                                  f"in [-180, 180] and y a latitude in [-90, 90]{hint}")
+            hint = (
+                " (x is the longitude, y the latitude: were they swapped?)"
+                if -90 <= x <= 90 and -180 <= y <= 180
+                else ""
+            )
+            raise ConversionError(
+                "out_of_range",
+                f"x={x:g}, y={y:g} is not a WGS84 point: x must be a longitude "
+                f"in [-180, 180] and y a latitude in [-90, 90]{hint}",
+            )
         return x, y
     lon, lat = convert(x, y, src, "WGS84")
     lo_lon, hi_lon, lo_lat, hi_lat = KOREA
     if not (math.isfinite(lon) and math.isfinite(lat) and lo_lon <= lon <= hi_lon and lo_lat <= lat <= hi_lat):
         where = f"lon {lon:.4f}, lat {lat:.4f}" if math.isfinite(lon) and math.isfinite(lat) else "no point on Earth"
         hint = " (these look like WGS84 degrees: send crs WGS84)" if abs(x) <= 180 and abs(y) <= 90 else ""
-        raise ConversionError("out_of_range", f"x={x:g}, y={y:g} in {CRS_TEXT[src]} is {where}, outside Korea "
-                                              f"(lon {lo_lon:g}-{hi_lon:g}, lat {lo_lat:g}-{hi_lat:g}) where "
-                                              f"{src} is used{hint}")
+        raise ConversionError(
+            "out_of_range",
+            f"x={x:g}, y={y:g} in {CRS_TEXT[src]} is {where}, outside Korea "
+            f"(lon {lo_lon:g}-{hi_lon:g}, lat {lo_lat:g}-{hi_lat:g}) where "
+            f"{src} is used{hint}",
+        )
     return lon, lat
 
 
 def _in_korea(lon: float, lat: float, dst: str) -> None:
     lo_lon, hi_lon, lo_lat, hi_lat = KOREA
     if dst != "WGS84" and not (lo_lon <= lon <= hi_lon and lo_lat <= lat <= hi_lat):
-        raise ConversionError("out_of_range", f"lon {lon:.4f}, lat {lat:.4f} is outside Korea (lon {lo_lon:g}-"
-                                              f"{hi_lon:g}, lat {lo_lat:g}-{hi_lat:g}), where {dst} is not defined")
+        raise ConversionError(
+            "out_of_range",
+            f"lon {lon:.4f}, lat {lat:.4f} is outside Korea (lon {lo_lon:g}-"
+            f"{hi_lon:g}, lat {lo_lat:g}-{hi_lat:g}), where {dst} is not defined",
+        )
 
 
 def to_kma_grid_rows(args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -104,9 +126,12 @@ def to_kma_grid_rows(args: dict[str, Any]) -> list[dict[str, Any]]:
     lon, lat = _wgs84(x, y, src)
     nx, ny = to_kma_grid(lon, lat, "WGS84")
     if not in_kma_grid(nx, ny):
-        raise ConversionError("outside_grid", f"lon {lon:.4f}, lat {lat:.4f} lies outside the KMA forecast grid "
-                                              f"(nx {NX_RANGE[0]}-{NX_RANGE[1]}, ny {NY_RANGE[0]}-{NY_RANGE[1]}: the "
-                                              f"Korean peninsula and its seas); it gives nx {nx}, ny {ny}")
+        raise ConversionError(
+            "outside_grid",
+            f"lon {lon:.4f}, lat {lat:.4f} lies outside the KMA forecast grid "
+            f"(nx {NX_RANGE[0]}-{NX_RANGE[1]}, ny {NY_RANGE[0]}-{NY_RANGE[1]}: the "
+            f"Korean peninsula and its seas); it gives nx {nx}, ny {ny}",
+        )
     return [{"nx": nx, "ny": ny, "lon": round(lon, DECIMALS["WGS84"]), "lat": round(lat, DECIMALS["WGS84"])}]
 
 
@@ -126,7 +151,10 @@ def from_kma_grid_rows(args: dict[str, Any]) -> list[dict[str, Any]]:
     if not (nx.is_integer() and ny.is_integer()):
         raise ConversionError("not_an_integer", f"nx and ny are whole grid cells, got nx={nx:g}, ny={ny:g}")
     if not in_kma_grid(int(nx), int(ny)):
-        raise ConversionError("outside_grid", f"nx={nx:g}, ny={ny:g} is not a KMA grid cell (nx {NX_RANGE[0]}-"
-                                              f"{NX_RANGE[1]}, ny {NY_RANGE[0]}-{NY_RANGE[1]})")
+        raise ConversionError(
+            "outside_grid",
+            f"nx={nx:g}, ny={ny:g} is not a KMA grid cell (nx {NX_RANGE[0]}-"
+            f"{NX_RANGE[1]}, ny {NY_RANGE[0]}-{NY_RANGE[1]})",
+        )
     lat, lon = kma_grid_to_wgs84(nx, ny)
     return [{"lon": round(lon, DECIMALS["WGS84"]), "lat": round(lat, DECIMALS["WGS84"])}]

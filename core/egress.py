@@ -48,8 +48,15 @@ def internal_address(ip: IPAddress) -> bool:
             embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
         if any(internal_address(e) for e in embedded):
             return True
-    return bool(not ip.is_global or ip.is_multicast or ip.is_reserved or ip.is_unspecified or ip.is_loopback
-                or ip.is_link_local or ip.is_private)
+    return bool(
+        not ip.is_global
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_private
+    )
 
 
 def parse_ip(host: str) -> IPAddress | None:
@@ -100,8 +107,11 @@ class EgressPolicy:
     @classmethod
     def from_settings(cls, settings: Settings) -> EgressPolicy:
         overrides = list(settings.override_map().values())
-        return cls([*settings.allowed_host_patterns(), *(_endpoint(u)[0] for u in overrides)],
-                   [*settings.local_upstreams, *overrides], resolve_timeout_s=min(5.0, settings.verify.timeout_s))
+        return cls(
+            [*settings.allowed_host_patterns(), *(_endpoint(u)[0] for u in overrides)],
+            [*settings.local_upstreams, *overrides],
+            resolve_timeout_s=min(5.0, settings.verify.timeout_s),
+        )
 
     def allowed_name(self, host: str) -> bool:
         return host in self.exact or any(host.endswith(s) and len(host) > len(s) for s in self.suffixes)
@@ -117,17 +127,24 @@ class EgressPolicy:
         except (httpx.InvalidURL, TypeError, ValueError) as exc:  # IDNA errors are ValueErrors too
             raise DisallowedHost(f"{str(url)[:200]!r} is not a valid URL") from exc
         if scheme not in _DEFAULT_PORTS:
-            raise DisallowedHost(f"{str(url)[:200]!r}: only http and https URLs may be called (got {scheme or 'none'!r})")
+            raise DisallowedHost(
+                f"{str(url)[:200]!r}: only http and https URLs may be called (got {scheme or 'none'!r})"
+            )
         if parsed.userinfo:
             raise DisallowedHost("server URLs must not carry credentials")
         host = normalise_host(raw_host)
         port = raw_port or _DEFAULT_PORTS[scheme]
         if not self.allowed_name(host):
             ip = parse_ip(host)
-            kind = "an internal address" if ip is not None and internal_address(ip) else (
-                "an address" if ip is not None else "a host")
-            raise DisallowedHost(f"{host} is {kind} outside the allow-list (add it to KOPA_ALLOWED_HOSTS; internal "
-                                 f"upstreams must also be named in KOPA_LOCAL_UPSTREAMS)")
+            kind = (
+                "an internal address"
+                if ip is not None and internal_address(ip)
+                else ("an address" if ip is not None else "a host")
+            )
+            raise DisallowedHost(
+                f"{host} is {kind} outside the allow-list (add it to KOPA_ALLOWED_HOSTS; internal "
+                f"upstreams must also be named in KOPA_LOCAL_UPSTREAMS)"
+            )
         return Target(scheme, host, port)
 
     def check_addresses(self, target: Target, addresses: Iterable[str]) -> list[str]:
@@ -139,8 +156,10 @@ class EgressPolicy:
         for a in found:
             ip = parse_ip(a.split("%", 1)[0])
             if ip is None or internal_address(ip):
-                raise DisallowedHost(f"{target.host} resolves to an internal address ({a}); name it in "
-                                     f"KOPA_LOCAL_UPSTREAMS as {target.host}:{target.port} if it really is an upstream")
+                raise DisallowedHost(
+                    f"{target.host} resolves to an internal address ({a}); name it in "
+                    f"KOPA_LOCAL_UPSTREAMS as {target.host}:{target.port} if it really is an upstream"
+                )
         return found
 
     def resolve(self, target: Target) -> list[str]:
@@ -170,7 +189,8 @@ class EgressPolicy:
         loop = asyncio.get_running_loop()
         try:
             infos = await asyncio.wait_for(
-                loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM), self.resolve_timeout_s)
+                loop.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM), self.resolve_timeout_s
+            )
         except (OSError, TimeoutError, UnicodeError) as exc:
             raise httpx.ConnectError(f"{target.host} does not resolve ({type(exc).__name__})") from exc
         addresses = self.check_addresses(target, [str(info[4][0]) for info in infos])
@@ -183,10 +203,16 @@ __all__ = ["EgressPolicy", "Target", "internal_address", "normalise_host", "pars
 
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>),;]+", re.IGNORECASE)
-_HOST_PORT = re.compile(r"(?<![\w.:-])(?:\[[0-9a-f:.]+\]|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9_.-]*[a-z][a-z0-9_.-]*)"
-                        r":\d{1,5}\b", re.IGNORECASE)
-_IP = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9a-f:.]+\]|(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{1,4})*::"
-                 r"(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?(?![\w:])", re.IGNORECASE)
+_HOST_PORT = re.compile(
+    r"(?<![\w.:-])(?:\[[0-9a-f:.]+\]|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9_.-]*[a-z][a-z0-9_.-]*)"
+    r":\d{1,5}\b",
+    re.IGNORECASE,
+)
+_IP = re.compile(
+    r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9a-f:.]+\]|(?<![\w:])[0-9a-f]{0,4}(?::[0-9a-f]{1,4})*::"
+    r"(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4})*)?(?![\w:])",
+    re.IGNORECASE,
+)
 
 _PAIR = re.compile(r"\(\s*'<address>'\s*,\s*\d{1,5}\s*(?:,[^()]*)?\)")
 

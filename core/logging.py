@@ -48,7 +48,9 @@ def register_secret(value: str) -> None:
 
 def _literal(text: str, values: set[str] | None = None) -> str:
     if values:
-        forms = {f for v in values if v and len(v) >= _MIN_SECRET for f in (v, quote(v, safe=""), quote_plus(v, safe=""))}
+        forms = {
+            f for v in values if v and len(v) >= _MIN_SECRET for f in (v, quote(v, safe=""), quote_plus(v, safe=""))
+        }
         for f in sorted(forms, key=len, reverse=True):
             text = text.replace(f, "***")
     pattern = _pattern
@@ -138,8 +140,12 @@ class RedactingFilter(logging.Filter):
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        doc: dict[str, Any] = {"ts": self.formatTime(record), "level": record.levelname, "logger": record.name,
-                               "msg": record.getMessage()}
+        doc: dict[str, Any] = {
+            "ts": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         for key in ("event", "method", "path", "status", "duration_ms", "run_id", "link_id", "tool"):
             if hasattr(record, key):
                 doc[key] = getattr(record, key)
@@ -151,7 +157,9 @@ class JsonFormatter(logging.Formatter):
 def setup_logging(level: str = "INFO", json_logs: bool = False) -> None:
     install_redaction()
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if json_logs else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(
+        JsonFormatter() if json_logs else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    )
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

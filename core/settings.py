@@ -27,14 +27,83 @@ DEFAULT_SECRETS = {"sandbox-admin", "change-me", "changeme", "boot", "admin", "s
 #: registries, model hosts, databases and the like (their families by prefix), and words that name other secrets
 #: (a public-data service key is an API key, never a password, token or private key). The project's own settings
 #: (KOPA_<setting>, KOPA_<section>__...) are refused too (`Settings.secret_refusal`).
-CREDENTIAL_PREFIXES = ("AWS_", "AMAZON_", "AZURE_", "ARM_", "GOOGLE_", "GCP_", "GCLOUD_", "CLOUDSDK_", "GITHUB_", "GH_",
-                       "GITLAB_", "CI_", "BITBUCKET_", "DOCKER_", "REGISTRY_", "NPM_", "PYPI_", "TWINE_", "PIP_", "UV_",
-                       "POETRY_", "CONDA_", "OPENAI_", "ANTHROPIC_", "HF_", "HUGGING", "WANDB_", "COMET_", "NEPTUNE_",
-                       "DD_", "DATADOG_", "SENTRY_", "SLACK_", "STRIPE_", "TWILIO_", "SENDGRID_", "MAILGUN_", "KUBE",
-                       "K8S_", "HELM_", "VAULT_", "CONSUL_", "NOMAD_", "TF_", "TERRAFORM_", "NEO4J_", "REDIS_", "CELERY_",
-                       "DATABASE_", "DB_", "POSTGRES", "PGPASS", "MYSQL_", "MONGO", "SSH_", "GPG_", "GNUPG", "DIGITALOCEAN_",
-                       "HEROKU_", "VERCEL_", "NETLIFY_", "CLOUDFLARE_", "CF_", "ALIBABA_", "ALICLOUD_", "NCP_",
-                       "NAVER_CLOUD_", "KAKAO_CLOUD_", "OCI_", "IBM_", "JWT_", "DJANGO_", "FLASK_", "RAILS_", "APP_")
+CREDENTIAL_PREFIXES = (
+    "AWS_",
+    "AMAZON_",
+    "AZURE_",
+    "ARM_",
+    "GOOGLE_",
+    "GCP_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+    "GITHUB_",
+    "GH_",
+    "GITLAB_",
+    "CI_",
+    "BITBUCKET_",
+    "DOCKER_",
+    "REGISTRY_",
+    "NPM_",
+    "PYPI_",
+    "TWINE_",
+    "PIP_",
+    "UV_",
+    "POETRY_",
+    "CONDA_",
+    "OPENAI_",
+    "ANTHROPIC_",
+    "HF_",
+    "HUGGING",
+    "WANDB_",
+    "COMET_",
+    "NEPTUNE_",
+    "DD_",
+    "DATADOG_",
+    "SENTRY_",
+    "SLACK_",
+    "STRIPE_",
+    "TWILIO_",
+    "SENDGRID_",
+    "MAILGUN_",
+    "KUBE",
+    "K8S_",
+    "HELM_",
+    "VAULT_",
+    "CONSUL_",
+    "NOMAD_",
+    "TF_",
+    "TERRAFORM_",
+    "NEO4J_",
+    "REDIS_",
+    "CELERY_",
+    "DATABASE_",
+    "DB_",
+    "POSTGRES",
+    "PGPASS",
+    "MYSQL_",
+    "MONGO",
+    "SSH_",
+    "GPG_",
+    "GNUPG",
+    "DIGITALOCEAN_",
+    "HEROKU_",
+    "VERCEL_",
+    "NETLIFY_",
+    "CLOUDFLARE_",
+    "CF_",
+    "ALIBABA_",
+    "ALICLOUD_",
+    "NCP_",
+    "NAVER_CLOUD_",
+    "KAKAO_CLOUD_",
+    "OCI_",
+    "IBM_",
+    "JWT_",
+    "DJANGO_",
+    "FLASK_",
+    "RAILS_",
+    "APP_",
+)
 CREDENTIAL_WORDS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "PRIVATE", "CREDENTIAL", "SESSION", "COOKIE", "SIGNING")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _HOST_ENTRY = re.compile(r"^(\*\.)?[a-z0-9_]([a-z0-9_.-]{0,251}[a-z0-9_])?$|^[0-9a-f:.]+$|^\[[0-9a-f:.]+\]$")
@@ -276,13 +345,17 @@ class Settings(BaseSettings):
         if any(upper == o or upper.startswith(o + "__") for o in own):
             return f"{name} is one of KOPA EDGE's own settings, never an API key"
         if upper.startswith(CREDENTIAL_PREFIXES) or any(w in upper for w in CREDENTIAL_WORDS):
-            return (f"{name} looks like another system's credential (cloud, CI, registry, database, password, "
-                    "token); name the variable after the API, e.g. CORP_KEY")
+            return (
+                f"{name} looks like another system's credential (cloud, CI, registry, database, password, "
+                "token); name the variable after the API, e.g. CORP_KEY"
+            )
         if default or upper == self.verify.key_secret.upper():
             return None
         if not any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in self.secret_names):
-            return (f"{name} is not an allowed key variable (KOPA_SECRET_NAMES: "
-                    f"{', '.join(self.secret_names) or 'none'}, plus {self.verify.key_secret})")
+            return (
+                f"{name} is not an allowed key variable (KOPA_SECRET_NAMES: "
+                f"{', '.join(self.secret_names) or 'none'}, plus {self.verify.key_secret})"
+            )
         return None
 
     def production_problems(self, *, sandbox: bool = False) -> list[str]:
@@ -335,7 +408,7 @@ class UpstreamOverride:
         if self.kind == "host":
             rest = parts.path
         else:
-            rest = parts.path[len(urlsplit(base if self.kind == "api" else self.key).path.rstrip("/")):]
+            rest = parts.path[len(urlsplit(base if self.kind == "api" else self.key).path.rstrip("/")) :]
         return self.target.rstrip("/") + rest + (f"?{parts.query}" if parts.query else "")
 
 
@@ -346,8 +419,10 @@ def parse_overrides(text: str) -> list[UpstreamOverride]:
     for key, target in _pairs(text):
         t = urlsplit(target)
         if t.scheme not in ("http", "https") or not t.hostname or t.query or t.fragment:
-            raise ValueError(f"upstream override {key}={target!r}: the target must be an absolute http(s) URL such "
-                             f"as http://{target.split('://')[-1] or '127.0.0.1:8080'} (no query)")
+            raise ValueError(
+                f"upstream override {key}={target!r}: the target must be an absolute http(s) URL such "
+                f"as http://{target.split('://')[-1] or '127.0.0.1:8080'} (no query)"
+            )
         if "://" in key:
             k = urlsplit(key)
             if k.scheme not in ("http", "https") or not k.hostname or k.query:
@@ -394,7 +469,7 @@ def _host_key(key: str) -> str:
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
-    """"a=1,b=2" as (key, value) pairs in order (repeats kept), ignoring blanks."""
+    """ "a=1,b=2" as (key, value) pairs in order (repeats kept), ignoring blanks."""
     out = []
     for part in text.split(","):
         if not part.strip():
@@ -418,6 +493,8 @@ def get_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        lines = [f"KOPA_{'__'.join(str(p) for p in e['loc']).upper()}: {e['msg'].removeprefix('Value error, ')}"
-                 for e in exc.errors()]
+        lines = [
+            f"KOPA_{'__'.join(str(p) for p in e['loc']).upper()}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        ]
         raise ConfigurationError("invalid settings: " + "; ".join(lines)) from None

@@ -119,15 +119,26 @@ def _as_list(value: str | list[str]) -> list[str]:
 
 
 def args_key(tool: ToolRecord, args: dict[str, Any]) -> str:
-    raw = json.dumps([tool.name, tool.spec_hash, sorted((k, v) for k, v in args.items())], ensure_ascii=False,
-                     sort_keys=True, default=str)
+    raw = json.dumps(
+        [tool.name, tool.spec_hash, sorted((k, v) for k, v in args.items())],
+        ensure_ascii=False,
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 class Executor:
-    def __init__(self, settings: Settings, economy: Economy, apis: dict[str, ApiRecord], *,
-                 transport: httpx.AsyncBaseTransport | None = None, run_id: str | None = None,
-                 budget: int | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        economy: Economy,
+        apis: dict[str, ApiRecord],
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        run_id: str | None = None,
+        budget: int | None = None,
+    ) -> None:
         self.settings = settings
         self.economy = economy
         self.apis = apis
@@ -136,13 +147,17 @@ class Executor:
         self.overrides = settings.overrides()
         self.policy = EgressPolicy.from_settings(settings)
         self._sem = asyncio.Semaphore(settings.verify.concurrency)
-        limits = httpx.Limits(max_connections=settings.verify.concurrency * 2,
-                              max_keepalive_connections=settings.verify.concurrency)
+        limits = httpx.Limits(
+            max_connections=settings.verify.concurrency * 2, max_keepalive_connections=settings.verify.concurrency
+        )
         # An injected transport (the in-process sandbox) opens no sockets; the network one connects only to
         # checked addresses.
         inner = transport or httpx.AsyncHTTPTransport(limits=limits)
-        self._client = httpx.AsyncClient(transport=UpstreamTransport(inner, self.policy, pin=transport is None),
-                                         timeout=settings.verify.timeout_s, follow_redirects=False)
+        self._client = httpx.AsyncClient(
+            transport=UpstreamTransport(inner, self.policy, pin=transport is None),
+            timeout=settings.verify.timeout_s,
+            follow_redirects=False,
+        )
         self._secrets: set[str] = set()
         self.exhausted_apis: set[str] = economy.exhausted()
         #: APIs no call goes to for the rest of this run, with the reason (a key that is missing or refused). A
@@ -173,8 +188,14 @@ class Executor:
         if api.auth.scheme == "none" or not api.auth.secret:
             return None
         why = self.settings.secret_refusal(api.auth.secret)
-        return (f"the registration's key variable is refused by the secret policy ({why}); register the API "
-                "again with an allowed --secret-name") if why else None
+        return (
+            (
+                f"the registration's key variable is refused by the secret policy ({why}); register the API "
+                "again with an allowed --secret-name"
+            )
+            if why
+            else None
+        )
 
     def preflight(self, api_ids: set[str] | None = None) -> dict[str, str]:
         """Before any call: an API whose document or registration asks for a key, while the key's environment
@@ -185,16 +206,20 @@ class Executor:
             needs_key = api.auth.scheme != "none" and bool(api.auth.param or api.auth.secret)
             name = self._secret_name(api)
             if needs_key and not os.environ.get(name):
-                self.blocked_apis[api.id] = (f"the key environment variable {name} is not set; export it (the "
-                                             "registration names it) and start the run again")
+                self.blocked_apis[api.id] = (
+                    f"the key environment variable {name} is not set; export it (the "
+                    "registration names it) and start the run again"
+                )
         return dict(self.blocked_apis)
 
     def _block_on_refused_key(self, api: ApiRecord | None, result: CallResult) -> None:
         """The provider refused the key (gateway 20/30/31, HTTP 401/403): every further call would fail alike."""
         if api is None or result.outcome != "transient" or result.code not in AUTH_REFUSED:
             return
-        why = (f"the provider refused the key ({result.reason}); check {self._secret_name(api)} and that the key is "
-               "approved for this service (new data.go.kr keys can take an hour to activate)")
+        why = (
+            f"the provider refused the key ({result.reason}); check {self._secret_name(api)} and that the key is "
+            "approved for this service (new data.go.kr keys can take an hour to activate)"
+        )
         self.blocked_apis.setdefault(api.id, why)
         if self.run_id:
             self.economy.block_api(self.run_id, api.id, why)
@@ -205,9 +230,13 @@ class Executor:
 
     def _url(self, tool: ToolRecord, api: ApiRecord | None) -> str:
         url = tool.url
-        if api is not None and api.base_url and not canonical_base(api.server_url).startswith(canonical_base(api.base_url)):
+        if (
+            api is not None
+            and api.base_url
+            and not canonical_base(api.server_url).startswith(canonical_base(api.base_url))
+        ):
             # base_url replaces the documented server (a server written relative to it already lies under it)
-            url = api.base_url.rstrip("/") + urlparse(url).path[len(urlparse(api.server_url).path):]
+            url = api.base_url.rstrip("/") + urlparse(url).path[len(urlparse(api.server_url).path) :]
         override = find_override(self.overrides, url, api.id if api else None)
         if override is not None:
             url = override.rewrite(url, (api.base_url or api.server_url) if api else url)
@@ -307,10 +336,16 @@ class Executor:
         started = time.perf_counter()
         ans = local_answer(tool.name, args)
         self.economy.count(self.run_id or "_", "local_calls")
-        return CallResult(ans.outcome, ans.items, ans.reason, ans.code, ans.status,
-                          round((time.perf_counter() - started) * 1000, 3),
-                          hashlib.sha256(json.dumps(ans.items, sort_keys=True).encode()).hexdigest()[:16],
-                          url=str(httpx.URL(tool.url, params={k: str(v) for k, v in args.items() if v is not None})))
+        return CallResult(
+            ans.outcome,
+            ans.items,
+            ans.reason,
+            ans.code,
+            ans.status,
+            round((time.perf_counter() - started) * 1000, 3),
+            hashlib.sha256(json.dumps(ans.items, sort_keys=True).encode()).hexdigest()[:16],
+            url=str(httpx.URL(tool.url, params={k: str(v) for k, v in args.items() if v is not None})),
+        )
 
     async def _call(self, tool: ToolRecord, args: dict[str, Any], ckey: str) -> CallResult:
         api = self.apis.get(tool.api_id)
@@ -345,29 +380,55 @@ class Executor:
                     async for chunk in resp.aiter_bytes():
                         size += len(chunk)
                         if size > MAX_BODY:
-                            return CallResult("hostile", reason=f"response body over {MAX_BODY} bytes",
-                                              status=resp.status_code, url=_redacted(req))
+                            return CallResult(
+                                "hostile",
+                                reason=f"response body over {MAX_BODY} bytes",
+                                status=resp.status_code,
+                                url=_redacted(req),
+                            )
                         chunks.append(chunk)
                     content = b"".join(chunks)
                     status, ctype = resp.status_code, resp.headers.get("content-type", "")
             except DisallowedHost as exc:
                 return CallResult("invalid", reason=str(exc), url=_redacted(req))
             except (httpx.TimeoutException, httpx.TransportError) as exc:
-                return CallResult("transient", reason=f"{type(exc).__name__}: upstream did not answer",
-                                  latency_ms=(time.perf_counter() - started) * 1000, url=_redacted(req))
+                return CallResult(
+                    "transient",
+                    reason=f"{type(exc).__name__}: upstream did not answer",
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    url=_redacted(req),
+                )
         latency = (time.perf_counter() - started) * 1000
         inputs = {str(v) for v in args.values() if not isinstance(v, list)} | {
-            str(x) for v in args.values() if isinstance(v, list) for x in v}
-        verdict: Verdict = judge(status, content, ctype, envelope=tool.envelope, items_path=tool.items_path,
-                                 declared_fields={f.name for f in tool.fields}, inputs=inputs)
-        result = CallResult(verdict.outcome, scrub(verdict.items, self._secrets), scrub(verdict.reason, self._secrets),
-                            scrub(verdict.code, self._secrets), status, round(latency, 1),
-                            hashlib.sha256(content).hexdigest()[:16], False, verdict.quota, _redacted(req),
-                            verdict.items_path)
+            str(x) for v in args.values() if isinstance(v, list) for x in v
+        }
+        verdict: Verdict = judge(
+            status,
+            content,
+            ctype,
+            envelope=tool.envelope,
+            items_path=tool.items_path,
+            declared_fields={f.name for f in tool.fields},
+            inputs=inputs,
+        )
+        result = CallResult(
+            verdict.outcome,
+            scrub(verdict.items, self._secrets),
+            scrub(verdict.reason, self._secrets),
+            scrub(verdict.code, self._secrets),
+            status,
+            round(latency, 1),
+            hashlib.sha256(content).hexdigest()[:16],
+            False,
+            verdict.quota,
+            _redacted(req),
+            verdict.items_path,
+        )
         self._block_on_refused_key(api, result)
         if result.definitive:
-            self.economy.cache_put(ckey, {k: v for k, v in asdict(result).items() if k != "cached"},
-                                   self.settings.verify.cache_ttl_s)
+            self.economy.cache_put(
+                ckey, {k: v for k, v in asdict(result).items() if k != "cached"}, self.settings.verify.cache_ttl_s
+            )
         return result
 
 

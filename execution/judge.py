@@ -21,8 +21,30 @@ from graph import envelopes
 Outcome = Literal["ok", "empty", "invalid", "hostile", "transient"]
 SUCCESS_CODES = {"00", "000", "0000", "0", "INFO-0", "OK", "200", "NORMAL_CODE"}
 NO_DATA_CODES = {"03", "003", "INFO-3", "NODATA_ERROR"}
-TRANSIENT_CODES = {"01", "02", "04", "05", "20", "21", "22", "23", "30", "31", "32", "33", "99", "001", "022", "023",
-                   "030", "E0001", "E0007", "-999", "INTERNAL_ERROR", "HTTP_ERROR"}
+TRANSIENT_CODES = {
+    "01",
+    "02",
+    "04",
+    "05",
+    "20",
+    "21",
+    "22",
+    "23",
+    "30",
+    "31",
+    "32",
+    "33",
+    "99",
+    "001",
+    "022",
+    "023",
+    "030",
+    "E0001",
+    "E0007",
+    "-999",
+    "INTERNAL_ERROR",
+    "HTTP_ERROR",
+}
 QUOTA_CODES = {"22", "23", "022", "023", "E0007"}
 
 
@@ -109,8 +131,16 @@ def substantive(row: dict[str, Any], inputs: set[str]) -> bool:
     return filled / len(values) > 0.5
 
 
-def judge(status: int, content: bytes, content_type: str, *, envelope: str, items_path: str,
-          declared_fields: set[str], inputs: set[str] | None = None) -> Verdict:
+def judge(
+    status: int,
+    content: bytes,
+    content_type: str,
+    *,
+    envelope: str,
+    items_path: str,
+    declared_fields: set[str],
+    inputs: set[str] | None = None,
+) -> Verdict:
     if status in (408, 429) or status >= 500:
         return Verdict("transient", reason=f"HTTP {status}", code=str(status), quota=status == 429)
     try:
@@ -120,8 +150,11 @@ def judge(status: int, content: bytes, content_type: str, *, envelope: str, item
         if "over the" in text or "refused XML" in text:
             return Verdict("hostile", reason=f"rejected response: {text}")
         if status >= 400:
-            return Verdict("invalid" if status not in (401, 403) else "transient", reason=f"HTTP {status}: {text}",
-                           code=str(status))
+            return Verdict(
+                "invalid" if status not in (401, 403) else "transient",
+                reason=f"HTTP {status}: {text}",
+                code=str(status),
+            )
         return Verdict("transient", reason=f"unreadable response ({text}); will retry")
     gw = _gateway(doc)
     if gw is not None:

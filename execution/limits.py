@@ -160,8 +160,10 @@ class RedisEconomy:
 
     def exhausted(self) -> set[str]:
         prefix = f"{self.prefix}:exhausted:{today()}:"
-        return {k.decode()[len(prefix):] if isinstance(k, bytes) else str(k)[len(prefix):]
-                for k in self.r.scan_iter(prefix + "*")}
+        return {
+            k.decode()[len(prefix) :] if isinstance(k, bytes) else str(k)[len(prefix) :]
+            for k in self.r.scan_iter(prefix + "*")
+        }
 
     async def acquire(self, api: str, rate_per_s: float | None) -> None:
         if not rate_per_s:
@@ -190,8 +192,10 @@ class RedisEconomy:
 
     def blocked_apis(self, run_id: str) -> dict[str, str]:
         raw: Any = self.r.hgetall(f"{self.prefix}:run:{run_id}:blocked")
-        return {(k.decode() if isinstance(k, bytes) else str(k)): (v.decode() if isinstance(v, bytes) else str(v))
-                for k, v in raw.items()}
+        return {
+            (k.decode() if isinstance(k, bytes) else str(k)): (v.decode() if isinstance(v, bytes) else str(v))
+            for k, v in raw.items()
+        }
 
     def count(self, run_id: str, name: str, n: int = 1) -> None:
         self.r.hincrby(f"{self.prefix}:run:{run_id}:calls", name, n)

@@ -19,8 +19,25 @@ from graph import meaning as M
 from graph.models import ParamRecord, ToolRecord
 
 #: Parameters that page or format, never filters.
-PAGING = {"pageNo", "numOfRows", "page", "perPage", "currentPage", "countPerPage", "pageIndex", "pageSize", "rows",
-          "_type", "dataType", "returnType", "resultType", "type", "ResultType", "MobileOS", "MobileApp"}
+PAGING = {
+    "pageNo",
+    "numOfRows",
+    "page",
+    "perPage",
+    "currentPage",
+    "countPerPage",
+    "pageIndex",
+    "pageSize",
+    "rows",
+    "_type",
+    "dataType",
+    "returnType",
+    "resultType",
+    "type",
+    "ResultType",
+    "MobileOS",
+    "MobileApp",
+}
 _EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
 _DATE_FORMATS = (("YYYYMMDDHH", "%Y%m%d%H"), ("YYYY-MM-DD", "%Y-%m-%d"), ("YYYYMMDD", "%Y%m%d"), ("YYYYMM", "%Y%m"))
 #: A provider's way of saying that some optional filter must be given.
@@ -43,8 +60,11 @@ def date_format(p: ParamRecord) -> str | None:
     for word, fmt in _DATE_FORMATS:
         if word in text.replace(".", ""):
             return fmt
-    if p.pattern and p.pattern.strip("^$") in (r"[0-9]{8}", r"\d{8}") and re.search(r"일자|날짜|date|dt$", f"{p.name} {p.description}",
-                                                                                   re.IGNORECASE):
+    if (
+        p.pattern
+        and p.pattern.strip("^$") in (r"[0-9]{8}", r"\d{8}")
+        and re.search(r"일자|날짜|date|dt$", f"{p.name} {p.description}", re.IGNORECASE)
+    ):
         return "%Y%m%d"
     return None
 
@@ -64,9 +84,9 @@ def doc_value(p: ParamRecord, settings: Settings, extra: dict[str, list[str]] | 
     return None
 
 
-def required_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None) -> tuple[
-    dict[str, Any], list[str]
-]:
+def required_args(
+    tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """(arguments for the required parameters, required parameters nothing could fill). Optional filters are left
     out: a verification call must not succeed because of another filter."""
     fmt = tool.format_param.split("=")[0] if tool.format_param else None
@@ -85,8 +105,9 @@ def required_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[st
 
 def filters(tool: ToolRecord) -> list[ParamRecord]:
     fmt = tool.format_param.split("=")[0] if tool.format_param else None
-    return [p for p in tool.params if not p.required and p.name != fmt and p.name not in PAGING
-            and p.location != "path"]
+    return [
+        p for p in tool.params if not p.required and p.name != fmt and p.name not in PAGING and p.location != "path"
+    ]
 
 
 def says_filter_needed(tool: ToolRecord) -> bool:
@@ -99,9 +120,9 @@ def refused_for_filter(code: str, reason: str) -> bool:
     return code in NEEDS_FILTER_CODES or any(w in reason.lower() for w in NEEDS_FILTER)
 
 
-def filter_options(tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None) -> list[
-    tuple[str, Any]
-]:
+def filter_options(
+    tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None
+) -> list[tuple[str, Any]]:
     """(parameter, value) for each optional filter the document (or the run's extra values) can fill."""
     out = []
     for p in filters(tool):
@@ -111,9 +132,9 @@ def filter_options(tool: ToolRecord, settings: Settings, extra: dict[str, list[s
     return out
 
 
-def sampling_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None) -> tuple[
-    dict[str, Any], list[str]
-]:
+def sampling_args(
+    tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """Arguments of the first sampling call: the seeds' own choice (configured optional seeds included), plus the
     document's values for required parameters that seeds leave empty."""
     args, _ = seed_args(tool, settings, extra=extra)
@@ -124,7 +145,6 @@ def sampling_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[st
         if any(p.name == name for p in tool.params) and name not in args and values:
             args[name] = expand(values[0], settings)
     return args, missing
-
 
 
 def narrows(p: ParamRecord) -> bool:

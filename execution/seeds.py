@@ -42,6 +42,7 @@ def kma_base(kind: str, at: datetime) -> tuple[str, str]:
 
 def expand(value: str, settings: Settings) -> str:
     """Expand dynamic seeds: {now:%Y%m%d}, {now-1d:%Y%m%d}, {now:kma_vilage_time}..."""
+
     def repl(m: re.Match[str]) -> str:
         at = now(settings)
         if m.group(2):
@@ -77,8 +78,9 @@ def seed_value(p: ParamRecord, settings: Settings, extra: dict[str, list[str]] |
     return None
 
 
-def seed_args(tool: ToolRecord, settings: Settings, *, include_optional: bool = False,
-              extra: dict[str, list[str]] | None = None) -> tuple[dict[str, Any], list[str]]:
+def seed_args(
+    tool: ToolRecord, settings: Settings, *, include_optional: bool = False, extra: dict[str, list[str]] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """(arguments, required parameters nothing could fill)."""
     args: dict[str, Any] = {}
     missing: list[str] = []
@@ -86,7 +88,12 @@ def seed_args(tool: ToolRecord, settings: Settings, *, include_optional: bool = 
     for p in tool.params:
         if p.name == fmt:
             continue
-        if not p.required and not include_optional and p.name not in configured(settings) and p.name not in (extra or {}):
+        if (
+            not p.required
+            and not include_optional
+            and p.name not in configured(settings)
+            and p.name not in (extra or {})
+        ):
             continue
         value = seed_value(p, settings, extra)
         if value is None:
@@ -97,9 +104,9 @@ def seed_args(tool: ToolRecord, settings: Settings, *, include_optional: bool = 
     return args, missing
 
 
-def profile_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None) -> tuple[
-    dict[str, Any], list[str]
-]:
+def profile_args(
+    tool: ToolRecord, settings: Settings, extra: dict[str, list[str]] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """Arguments for the one sampling call of a tool: seeds, and a larger page for more distinct values."""
     args, missing = seed_args(tool, settings, extra=extra)
     for p in tool.params:
@@ -109,6 +116,7 @@ def profile_args(tool: ToolRecord, settings: Settings, extra: dict[str, list[str
 
 
 # ---------------------------------------------------------------------------------------------- typed values
+
 
 def _type_of(schema: dict[str, Any]) -> str:
     t = schema.get("type", "string")
@@ -142,16 +150,24 @@ def coerce(value: Any, schema: dict[str, Any] | None) -> Any:
             if isinstance(value, bool):
                 return value
             return {"true": True, "false": False, "y": True, "n": False, "1": True, "0": False}.get(
-                str(value).strip().lower(), value)
+                str(value).strip().lower(), value
+            )
         if kind == "array":
             items = value if isinstance(value, list) else [value]
             sub = schema.get("items") if isinstance(schema.get("items"), dict) else None
             return [coerce(v, sub) for v in items]
         if kind == "string":
-            if isinstance(value, float) and value.is_integer() and not schema.get("pattern", "").startswith("^-?\\d+\\."):
+            if (
+                isinstance(value, float)
+                and value.is_integer()
+                and not schema.get("pattern", "").startswith("^-?\\d+\\.")
+            ):
                 return str(value)
-            return value if isinstance(value, str) else (json.dumps(value, ensure_ascii=False)
-                                                         if isinstance(value, dict | list) else str(value))
+            return (
+                value
+                if isinstance(value, str)
+                else (json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value))
+            )
     except (TypeError, ValueError):
         return value
     return value
@@ -170,6 +186,7 @@ def typed_args(tool: ToolRecord, args: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- user dates
+
 
 def user_date(name: str, description: str, settings: Settings, rnd: Any) -> str | None:
     """A date a user would ask about, across the range the API serves, resolved against the clock: months

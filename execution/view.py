@@ -20,7 +20,8 @@ Budget (`BUDGET`), chosen from real responses and a real context:
 * `value_chars = 300`: TourAPI `overview`/`homepage` and MFDS `efcyQesitm` texts run to thousands of characters;
   the first 300 carry the facts, and a cut value ends with `…`.
 
-The message is a JSON object: `{"rows": N, "shown": k, "items": [...]}` plus `"note"` when k < N; `{"rows": 0, "items": [], "message": ...}` for an empty answer; `{"error": outcome, "message": ...}` for a
+The message is a JSON object: `{"rows": N, "shown": k, "items": [...]}` plus `"note"` when k < N;
+`{"rows": 0, "items": [], "message": ...}` for an empty answer; `{"error": outcome, "message": ...}` for a
 failure. `visible` is idempotent (`visible(visible(rows)) == visible(rows)` for the same total), so a record that
 stores the shown rows and the total renders the same text as the live response did.
 """
@@ -45,11 +46,27 @@ class Budget:
 BUDGET = Budget()
 ELLIPSIS = "…"
 #: Parameters that page through an answer.
-_PAGING = re.compile(r"^(pageno|page|pageindex|currentpage|numofrows|countperpage|perpage|pagesize|rows|limit|"
-                     r"offset|startindex|endindex|pageunit|size)$")
+_PAGING = re.compile(
+    r"^(pageno|page|pageindex|currentpage|numofrows|countperpage|perpage|pagesize|rows|limit|"
+    r"offset|startindex|endindex|pageunit|size)$"
+)
 #: Parameters that shape the response's format, not its content (never a way to narrow).
-_PRESENTATION = {"_type", "datatype", "returntype", "resulttype", "type", "mobileos", "mobileapp", "ver", "servicekey",
-                 "authkey", "confmkey", "format", "output", "callback"}
+_PRESENTATION = {
+    "_type",
+    "datatype",
+    "returntype",
+    "resulttype",
+    "type",
+    "mobileos",
+    "mobileapp",
+    "ver",
+    "servicekey",
+    "authkey",
+    "confmkey",
+    "format",
+    "output",
+    "callback",
+}
 
 
 class _HasSchema(Protocol):
@@ -103,15 +120,19 @@ def note(total: int, shown: int, tool: ToolLike) -> str:
     """What the model reads when rows are left out: how many, and how to narrow (empty when none is)."""
     parts: list[str] = []
     if shown < total:
-        parts.append(f"showing the first {shown} of {total} rows in the response's order; to see other rows, narrow "
-                     "the call")
+        parts.append(
+            f"showing the first {shown} of {total} rows in the response's order; to see other rows, narrow the call"
+        )
         filters, paging = narrowing(tool)
         how = []
         if filters:
             how.append("with its filters (" + ", ".join(filters) + ")")
         if paging:
-            how.append("or page through it (" + ", ".join(paging) + ")" if filters else
-                       "by paging through it (" + ", ".join(paging) + ")")
+            how.append(
+                "or page through it (" + ", ".join(paging) + ")"
+                if filters
+                else "by paging through it (" + ", ".join(paging) + ")"
+            )
         parts[-1] += (" " + " ".join(how)) if how else " (this tool has no filter or paging parameters)"
     return "; ".join(parts)
 
@@ -124,8 +145,9 @@ def _doc(rows: list[dict[str, Any]], total: int, tool: ToolLike) -> dict[str, An
     return doc
 
 
-def visible(items: Sequence[Mapping[str, Any]], *, total: int | None = None, tool: ToolLike = None,
-            budget: Budget = BUDGET) -> list[dict[str, Any]]:
+def visible(
+    items: Sequence[Mapping[str, Any]], *, total: int | None = None, tool: ToolLike = None, budget: Budget = BUDGET
+) -> list[dict[str, Any]]:
     """The rows the model sees: the response's first rows (never reordered), each cut to the field and value
     budget, as many as fit the row and message budgets (at least one)."""
     n = len(items) if total is None else total
@@ -139,8 +161,15 @@ def visible(items: Sequence[Mapping[str, Any]], *, total: int | None = None, too
     return out
 
 
-def view_object(outcome: str, items: Sequence[Mapping[str, Any]] = (), *, reason: str = "", tool: ToolLike = None,
-                total: int | None = None, budget: Budget = BUDGET) -> dict[str, Any]:
+def view_object(
+    outcome: str,
+    items: Sequence[Mapping[str, Any]] = (),
+    *,
+    reason: str = "",
+    tool: ToolLike = None,
+    total: int | None = None,
+    budget: Budget = BUDGET,
+) -> dict[str, Any]:
     """The view as a JSON-ready object (see the module docstring). `items` may be every row of the response, or
     rows already `visible` with the response's `total`."""
     if outcome == "ok" and items:
@@ -158,16 +187,35 @@ def render(doc: Mapping[str, Any]) -> str:
     return _dumps(doc)
 
 
-def tool_view(outcome: str, items: Sequence[Mapping[str, Any]] = (), *, reason: str = "", tool: ToolLike = None,
-              total: int | None = None, budget: Budget = BUDGET) -> str:
+def tool_view(
+    outcome: str,
+    items: Sequence[Mapping[str, Any]] = (),
+    *,
+    reason: str = "",
+    tool: ToolLike = None,
+    total: int | None = None,
+    budget: Budget = BUDGET,
+) -> str:
     """The text a model reads back for one tool result."""
     return render(view_object(outcome, items, reason=reason, tool=tool, total=total, budget=budget))
 
 
-VIEW_RULE = (f"tool messages show the response's first rows in its order (at most {BUDGET.rows} rows, "
-             f"{BUDGET.fields} fields a row, {BUDGET.value_chars} characters a value, {BUDGET.message_chars} characters "
-             "a message), the total row count, and when rows are left out a note naming the tool's filter and paging "
-             "parameters")
+VIEW_RULE = (
+    f"tool messages show the response's first rows in its order (at most {BUDGET.rows} rows, "
+    f"{BUDGET.fields} fields a row, {BUDGET.value_chars} characters a value, {BUDGET.message_chars} characters "
+    "a message), the total row count, and when rows are left out a note naming the tool's filter and paging "
+    "parameters"
+)
 
-__all__ = ["BUDGET", "VIEW_RULE", "Budget", "narrowing", "note", "parameters", "render", "tool_view", "view_object",
-           "visible"]
+__all__ = [
+    "BUDGET",
+    "VIEW_RULE",
+    "Budget",
+    "narrowing",
+    "note",
+    "parameters",
+    "render",
+    "tool_view",
+    "view_object",
+    "visible",
+]

@@ -48,9 +48,26 @@ from graph.concepts import CODE_PARTS, Signals, crs_from_values, signals, value_
 from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord, utcnow
 
 #: Parameters that steer paging or presentation, never data links.
-NON_LINKABLE = {"pageNo", "numOfRows", "currentPage", "countPerPage", "MobileOS", "MobileApp", "arrange", "ver",
-                "hstryYn", "firstSort", "addInfoYn", "lDongListYn", "dataTerm", "_type", "dataType", "returnType",
-                "resultType", "type"}
+NON_LINKABLE = {
+    "pageNo",
+    "numOfRows",
+    "currentPage",
+    "countPerPage",
+    "MobileOS",
+    "MobileApp",
+    "arrange",
+    "ver",
+    "hstryYn",
+    "firstSort",
+    "addInfoYn",
+    "lDongListYn",
+    "dataTerm",
+    "_type",
+    "dataType",
+    "returnType",
+    "resultType",
+    "type",
+}
 WEAK_CONCEPTS = {"date", "year_month"}
 #: Blocks larger than these are skipped for blocking (constants, so work stays linear in the number of fields):
 #: name tokens are weak evidence, concept and coordinate blocks strong.
@@ -76,8 +93,10 @@ PER_PARAM = 40
 #: leading phrase, a specific word of it.
 MEANING_KEYS = ("c:", "xy:", "d:", "w:")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_VERB = re.compile(r"^(get|list|search|find|retrieve|fetch|read|create|add|insert|update|patch|replace|put|post|"
-                   r"delete|remove|set)(?=[A-Z_\-])")
+_VERB = re.compile(
+    r"^(get|list|search|find|retrieve|fetch|read|create|add|insert|update|patch|replace|put|post|"
+    r"delete|remove|set)(?=[A-Z_\-])"
+)
 _SUFFIX = re.compile(r"(?<=[a-z0-9])(List|Info|Infos|Detail|Details|Search|All|Count)$")
 
 
@@ -230,8 +249,13 @@ def _transforms(f: FieldRef, p: ParamRef, sample_len: int | None) -> list[T.Tran
             out.append({"kind": "zfill", "width": ps.length})
     wants = name_form(p.example) if p.example else None
     if wants is None and ps.enum:
-        wants = "sido_short" if set(ps.enum) & set(T.SIDO_LONG) else "sido_long" if set(ps.enum) & set(
-            T.SIDO_SHORT) else None
+        wants = (
+            "sido_short"
+            if set(ps.enum) & set(T.SIDO_LONG)
+            else "sido_long"
+            if set(ps.enum) & set(T.SIDO_SHORT)
+            else None
+        )
     if wants is not None:
         # a province name in the form the parameter documents (AirKorea's sidoName takes 서울, not 서울특별시)
         out.append({"kind": "map", "table": wants})
@@ -263,8 +287,11 @@ def _prior(t: T.Transform, ps: Signals) -> float:
     if kind == "identity":
         return 1.0
     if kind == "slice":
-        hinted = (ps.head and t.get("start") == 0 and t.get("end") == ps.head) or (
-            ps.span and (t.get("start"), t.get("end")) == ps.span) or (ps.tail and t.get("end", 0) - t.get("start", 0) == ps.tail and t.get("start", 0) > 0)
+        hinted = (
+            (ps.head and t.get("start") == 0 and t.get("end") == ps.head)
+            or (ps.span and (t.get("start"), t.get("end")) == ps.span)
+            or (ps.tail and t.get("end", 0) - t.get("start", 0) == ps.tail and t.get("start", 0) > 0)
+        )
         part = any(CODE_PARTS[c] == (t.get("start"), t.get("end")) for c in ps.concepts & set(CODE_PARTS))
         return 0.97 if hinted else 0.92 if part else 0.8
     return 0.95
@@ -273,8 +300,11 @@ def _prior(t: T.Transform, ps: Signals) -> float:
 def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float, T.Transform] | None:
     """Score one field -> parameter pair and choose its transform (None when implausible)."""
     fs, ps = f.sig, p.sig
-    name = 1.0 if fs.norm == ps.norm else (0.6 * len(fs.tokens & ps.tokens) / len(fs.tokens | ps.tokens)
-                                          if fs.tokens and ps.tokens else 0.0)
+    name = (
+        1.0
+        if fs.norm == ps.norm
+        else (0.6 * len(fs.tokens & ps.tokens) / len(fs.tokens | ps.tokens) if fs.tokens and ps.tokens else 0.0)
+    )
     shared = (fs.concepts & ps.concepts) - WEAK_CONCEPTS
     concept = min(0.95, 0.85 + 0.05 * (len(shared) - 1)) if shared else 0.0
     if "bjd_code" in fs.concepts and ps.concepts & set(CODE_PARTS) and not (fs.concepts & set(CODE_PARTS)):
@@ -332,7 +362,8 @@ def _drills(p: ParamRef) -> bool:
     if p.param.required:
         return False
     return M.narrows(p.param.description) or (
-        not any(q.required for q in p.tool.params) and M.needs_filter(p.tool.summary, p.tool.description))
+        not any(q.required for q in p.tool.params) and M.needs_filter(p.tool.summary, p.tool.description)
+    )
 
 
 def _segments(tool: ToolRecord) -> list[str]:
@@ -398,8 +429,9 @@ class _Block:
         for depth in range(2 * SHORTLIST):
             self.spread.extend(q[depth] for q in queues if depth < len(q))
 
-    def nearest(self, group: tuple[str, str], at: int, n: int, skip: Callable[[int], bool],
-                entry: list[bool]) -> list[int]:
+    def nearest(
+        self, group: tuple[str, str], at: int, n: int, skip: Callable[[int], bool], entry: list[bool]
+    ) -> list[int]:
         """Up to n fields of a group: of the 4n whose tools lie nearest to document position `at`, those of entry
         points (reads callable without a value from elsewhere: a list, a search) first, then the nearest."""
         members, positions = self.groups.get(group, []), self.positions.get(group, [])
@@ -449,18 +481,29 @@ def derive_candidates(
     def param_sig(prm: ParamRecord) -> Signals:
         key = ("p", prm.name, prm.description, prm.type, prm.pattern, None if prm.enum is None else tuple(prm.enum))
         # typed enums (1, true) are compared with sampled values as text, as those values are read
-        sig: Signals = once(key, lambda: signals(prm.name, prm.description, prm.type, pattern=prm.pattern,
-                                                 enum=None if prm.enum is None else [str(e) for e in prm.enum]))
+        sig: Signals = once(
+            key,
+            lambda: signals(
+                prm.name,
+                prm.description,
+                prm.type,
+                pattern=prm.pattern,
+                enum=None if prm.enum is None else [str(e) for e in prm.enum],
+            ),
+        )
         return sig
 
     def field_sig(fld: FieldRecord) -> Signals:
-        sig: Signals = once(("f", fld.name, fld.description, fld.type),
-                            lambda: signals(fld.name, fld.description, fld.type))
+        sig: Signals = once(
+            ("f", fld.name, fld.description, fld.type), lambda: signals(fld.name, fld.description, fld.type)
+        )
         return sig
 
     def meaning(name: str, description: str) -> tuple[frozenset[str], frozenset[str]]:
-        got: tuple[frozenset[str], frozenset[str]] = once(("m", name, description), lambda: (
-            frozenset(M.phrases(name, description)), frozenset(M.korean_words(description))))
+        got: tuple[frozenset[str], frozenset[str]] = once(
+            ("m", name, description),
+            lambda: (frozenset(M.phrases(name, description)), frozenset(M.korean_words(description))),
+        )
         return got
 
     params: list[ParamRef] = []
@@ -481,8 +524,9 @@ def derive_candidates(
         for prm in t.params:
             if prm.name in NON_LINKABLE or (t.format_param and prm.name == t.format_param.split("=")[0]):
                 continue
-            pr = ParamRef(t, prm, param_sig(prm), *meaning(prm.name, prm.description),
-                          M.example_of(prm.example, prm.description))
+            pr = ParamRef(
+                t, prm, param_sig(prm), *meaning(prm.name, prm.description), M.example_of(prm.example, prm.description)
+            )
             for key in _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}:
                 p_index[key].append(len(params))
             params.append(pr)
@@ -523,15 +567,21 @@ def derive_candidates(
         for key in _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}:
             members = f_index.get(key)
             n_params = len(p_index[key])
-            if not members or (key[:2] in ("t:", "w:") and n_params > MAX_TOKEN_BLOCK) or (
-                    n_params > MAX_BLOCK and not key.startswith("n:")):
+            if (
+                not members
+                or (key[:2] in ("t:", "w:") and n_params > MAX_TOKEN_BLOCK)
+                or (n_params > MAX_BLOCK and not key.startswith("n:"))
+            ):
                 continue
             crosses = key.startswith(MEANING_KEYS)
             if len(members) <= full and (crosses or n_params <= full):
                 # a provider's own identifier does not cross to another provider through its name alone
                 local = not crosses and (ident or any(f_ident[fi] for fi in members))
-                picks = [(fi, 1.0) for fi in members
-                         if not skip(fi) and not (local and (ident or f_ident[fi]) and f_api[fi] != p_api[pi])]
+                picks = [
+                    (fi, 1.0)
+                    for fi in members
+                    if not skip(fi) and not (local and (ident or f_ident[fi]) and f_api[fi] != p_api[pi])
+                ]
             else:
                 capped.add(key)
                 block = blocks.get(key)
@@ -558,13 +608,23 @@ def derive_candidates(
             score = round(verdict[0] * weight, 4)
             if score < min_score:
                 continue
-            found.append((score, link_id(fr.tool.name, fr.field.name, pr.tool.name, pr.param.key(), verdict[1]),
-                          fr, verdict[1]))
+            found.append(
+                (score, link_id(fr.tool.name, fr.field.name, pr.tool.name, pr.param.key(), verdict[1]), fr, verdict[1])
+            )
         found.sort(key=lambda c: (-c[0], c[1]))
         for score, lid, fr, transform in found[:keep]:
-            out.append(LinkRecord(
-                id=lid, source_tool=fr.tool.name, source_field=fr.field.name, target_tool=pr.tool.name,
-                target_param=pr.param.key(), transform=transform, score=score, updated_at=now))
+            out.append(
+                LinkRecord(
+                    id=lid,
+                    source_tool=fr.tool.name,
+                    source_field=fr.field.name,
+                    target_tool=pr.tool.name,
+                    target_param=pr.param.key(),
+                    transform=transform,
+                    score=score,
+                    updated_at=now,
+                )
+            )
     out.extend(_date_links(tools, samples, out, min_score))
     if stats is not None:
         biggest = max(((len(f_index[k]) * len(p_index[k]), k) for k in taken), default=(0, ""))
@@ -585,8 +645,18 @@ MAX_DATE_LINKS = 2
 MAX_DATE_SOURCES = 12
 #: How fine a date format is: a source may feed a parameter of its own granularity or a coarser one (a day gives
 #: its month and year), never a finer one (a month is no day).
-GRANULARITY = {"YYYYMMDDHHMM": 5, "YYYY-MM-DD HH:MM": 5, "YYYYMMDDHH": 4, "YYYYMMDD": 3, "YYYY-MM-DD": 3,
-               "YYYYMM": 2, "YYYY-MM": 2, "YYYY": 1, "MM": 2, "DD": 3}
+GRANULARITY = {
+    "YYYYMMDDHHMM": 5,
+    "YYYY-MM-DD HH:MM": 5,
+    "YYYYMMDDHH": 4,
+    "YYYYMMDD": 3,
+    "YYYY-MM-DD": 3,
+    "YYYYMM": 2,
+    "YYYY-MM": 2,
+    "YYYY": 1,
+    "MM": 2,
+    "DD": 3,
+}
 
 
 def date_transform(src: str, dst: str) -> T.Transform | None:
@@ -597,8 +667,9 @@ def date_transform(src: str, dst: str) -> T.Transform | None:
     return dict(T.IDENTITY) if src == dst else {"kind": "date", "src": src, "dst": dst}
 
 
-def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, str]]], found: list[LinkRecord],
-                min_score: float) -> list[LinkRecord]:
+def _date_links(
+    tools: list[ToolRecord], samples: Mapping[str, list[dict[str, str]]], found: list[LinkRecord], min_score: float
+) -> list[LinkRecord]:
     """Dates into date parameters, with the format transform (formats read off descriptions, schema formats and
     patterns, and observed values; parts by name: solYear takes YYYY, solMonth MM).
 
@@ -647,12 +718,21 @@ def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, st
             alone.add(t.name)
     out: list[LinkRecord] = []
 
-    def add(source_name: str, fld: FieldRecord, target_name: str, prm: ParamRecord, transform: T.Transform,
-            score: float) -> None:
+    def add(
+        source_name: str, fld: FieldRecord, target_name: str, prm: ParamRecord, transform: T.Transform, score: float
+    ) -> None:
         if score >= min_score:
-            out.append(LinkRecord(id=link_id(source_name, fld.name, target_name, prm.key(), transform),
-                                  source_tool=source_name, source_field=fld.name, target_tool=target_name,
-                                  target_param=prm.key(), transform=transform, score=score))
+            out.append(
+                LinkRecord(
+                    id=link_id(source_name, fld.name, target_name, prm.key(), transform),
+                    source_tool=source_name,
+                    source_field=fld.name,
+                    target_tool=target_name,
+                    target_param=prm.key(),
+                    transform=transform,
+                    score=score,
+                )
+            )
 
     for (source_name, target_name), fed in sorted(feeds.items()):
         if target_name in alone:
@@ -670,8 +750,11 @@ def _date_links(tools: list[ToolRecord], samples: Mapping[str, list[dict[str, st
             for t in tools:
                 if t.name == target_name or n >= MAX_DATE_SOURCES or by_name[t.name].method not in ("GET", "POST"):
                     continue
-                links = [(fld, tr) for fld, src in dates_of[t.name][:MAX_DATE_LINKS]
-                         if (tr := date_transform(src, dst)) is not None]
+                links = [
+                    (fld, tr)
+                    for fld, src in dates_of[t.name][:MAX_DATE_LINKS]
+                    if (tr := date_transform(src, dst)) is not None
+                ]
                 for fld, transform in links:
                     add(t.name, fld, target_name, prm, transform, 0.55 if prm.required else 0.5)
                 n += bool(links)

@@ -43,8 +43,12 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
     "year_month": ("년월", "yyyymm"),
 }
 #: Concepts that are sub-parts of the 10-digit 법정동코드, with the slice that extracts them.
-CODE_PARTS: dict[str, tuple[int, int]] = {"sgg_code": (0, 5), "sido_code": (0, 2), "sgg3_code": (2, 5),
-                                          "umd_code": (5, 10)}
+CODE_PARTS: dict[str, tuple[int, int]] = {
+    "sgg_code": (0, 5),
+    "sido_code": (0, 2),
+    "sgg3_code": (2, 5),
+    "umd_code": (5, 10),
+}
 
 CRS_WORDS: list[tuple[str, tuple[str, ...]]] = [
     ("UTMK", ("utm-k", "utmk", "5179")),
@@ -138,8 +142,15 @@ def concepts_of(name: str, description: str) -> set[str]:
     return out
 
 
-def signals(name: str, description: str, type_: str = "string", *, pattern: str | None = None,
-            enum: list[str] | None = None, samples: list[str] | None = None) -> Signals:
+def signals(
+    name: str,
+    description: str,
+    type_: str = "string",
+    *,
+    pattern: str | None = None,
+    enum: list[str] | None = None,
+    samples: list[str] | None = None,
+) -> Signals:
     text = f"{name} {description}".lower()
     n = norm(name)
     length = None
@@ -157,11 +168,22 @@ def signals(name: str, description: str, type_: str = "string", *, pattern: str 
     crs = _crs(n, text)
     axis = _axis(name, text) if crs else None
     return Signals(
-        name=name, norm=n, tokens=tokens(name), concepts=concepts_of(name, description), crs=crs,
-        axis=axis, stem=stem(name), type=type_, length=length, head=int(head.group(1)) if head else None,
+        name=name,
+        norm=n,
+        tokens=tokens(name),
+        concepts=concepts_of(name, description),
+        crs=crs,
+        axis=axis,
+        stem=stem(name),
+        type=type_,
+        length=length,
+        head=int(head.group(1)) if head else None,
         tail=int(tail.group(1)) if tail else None,
-        span=(int(span.group(1)) - 1, int(span.group(2))) if span else None, pattern=pattern, enum=enum,
-        is_array=type_ == "array", pads=bool(re.search(r"0으로\s*채|앞을\s*0|zero", description)),
+        span=(int(span.group(1)) - 1, int(span.group(2))) if span else None,
+        pattern=pattern,
+        enum=enum,
+        is_array=type_ == "array",
+        pads=bool(re.search(r"0으로\s*채|앞을\s*0|zero", description)),
         samples=list(samples or []),
     )
 
@@ -207,9 +229,11 @@ def crs_from_values(samples: list[str]) -> str | None:
 #: Concepts a person knows and says (names, addresses, numbers printed on documents), as opposed to system codes.
 USER_CONCEPTS = {"umd_name", "sido_name", "sgg_name", "brn", "station_name", "date", "year_month"}
 #: Parameter names a person knows, by normalised name or suffix (free keywords, names, addresses, dates).
-_USER_NAMES = re.compile(r"(keyword|addr|address|locataddnm|^b_?no$|^bno$|routeno|nodeno|nodenm|stationname|sidoname|"
-                         r"umdname|itemname|entpname|entp_?name|yadmnm|emdongnm|kaptname|dealymd|startdt|enddt|"
-                         r"nm$|name$)")
+_USER_NAMES = re.compile(
+    r"(keyword|addr|address|locataddnm|^b_?no$|^bno$|routeno|nodeno|nodenm|stationname|sidoname|"
+    r"umdname|itemname|entpname|entp_?name|yadmnm|emdongnm|kaptname|dealymd|startdt|enddt|"
+    r"nm$|name$)"
+)
 #: Clock-bound parameters: a forecast's issue date and time follow from "now", never from the user.
 _CLOCK_NAMES = {"basedate", "basetime", "tmfc"}
 _CODE_WORDS = ("코드", "id", "좌표", "격자", "구분", "일련번호", "요양기호", "번호 (", "순번")
@@ -217,8 +241,15 @@ ROLE_EXTENSION = "x-kopa-role"
 ROLES = ("user", "code", "clock", "constant")
 
 
-def param_role(name: str, description: str = "", *, enum: list[str] | None = None, has_default: bool = False,
-               override: str | None = None, non_linkable: bool = False) -> str:
+def param_role(
+    name: str,
+    description: str = "",
+    *,
+    enum: list[str] | None = None,
+    has_default: bool = False,
+    override: str | None = None,
+    non_linkable: bool = False,
+) -> str:
     """Who supplies a parameter's value in a conversation: `user` (a person knows it: names, address text,
     business registration numbers, dates), `code` (a system code a person does not know: region and grid codes,
     ids, coordinates; it must come from an earlier tool result), `clock` (issue dates and times that follow
@@ -246,9 +277,14 @@ def param_role(name: str, description: str = "", *, enum: list[str] | None = Non
 
 #: Parameters that must come from one and the same upstream row (coordinate pairs, a code split in two).
 PAIR_GROUPS: tuple[frozenset[str], ...] = (
-    frozenset({"nx", "ny"}), frozenset({"tmX", "tmY"}), frozenset({"gpsLati", "gpsLong"}), frozenset({"mapX", "mapY"}),
-    frozenset({"xPos", "yPos"}), frozenset({"sigunguCd", "bjdongCd", "bun", "ji", "platGbCd"}),
-    frozenset({"admCd", "rnMgtSn", "udrtYn", "buldMnnm", "buldSlno"}), frozenset({"cityCode", "nodeId", "nodeid", "routeId"}),
+    frozenset({"nx", "ny"}),
+    frozenset({"tmX", "tmY"}),
+    frozenset({"gpsLati", "gpsLong"}),
+    frozenset({"mapX", "mapY"}),
+    frozenset({"xPos", "yPos"}),
+    frozenset({"sigunguCd", "bjdongCd", "bun", "ji", "platGbCd"}),
+    frozenset({"admCd", "rnMgtSn", "udrtYn", "buldMnnm", "buldSlno"}),
+    frozenset({"cityCode", "nodeId", "nodeid", "routeId"}),
     frozenset({"contentId", "contentTypeId"}),
 )
 
@@ -261,36 +297,121 @@ def pair_group(name: str) -> frozenset[str] | None:
 
 #: Field names (normalised) that answer a question, with a Korean label when the document's is a code word.
 ANSWER_FIELDS: dict[str, str] = {
-    "pm10value": "미세먼지(PM10)", "pm25value": "초미세먼지(PM2.5)", "pm10grade": "미세먼지 등급",
-    "pm25grade": "초미세먼지 등급", "khaivalue": "통합대기환경수치", "o3value": "오존",
-    "fcstvalue": "예보 값", "obsrvalue": "실황 값", "arrtime": "도착 예정", "arrprevstationcnt": "남은 정류장 수", "routeno": "노선 번호",
-    "dealamount": "거래금액", "deposit": "보증금", "monthlyrent": "월세", "aptnm": "단지명", "excluusear": "전용면적",
-    "floor": "층", "yadmnm": "기관명", "addr": "주소", "telno": "전화번호", "distance": "거리", "stationname": "측정소",
-    "roadaddr": "도로명주소", "zipno": "우편번호", "title": "이름", "addr1": "주소", "usetime": "이용시간",
-    "restdate": "쉬는 날", "overview": "개요", "itemname": "제품명", "efcyqesitm": "효능", "usemethodqesitm": "복용법",
-    "entpname": "업체명", "b_stt": "상태", "bstt": "상태", "taxtype": "과세유형", "valid": "진위 확인 결과",
-    "validmsg": "결과", "intervaltime": "배차간격", "startvehicletime": "첫차", "endvehicletime": "막차",
-    "startnodenm": "기점", "endnodenm": "종점", "nodenm": "정류소", "bldnm": "건물명", "mainpurpscdnm": "주용도",
-    "totarea": "연면적", "grndflrcnt": "지상 층수", "platplc": "대지위치", "kaptname": "단지명", "kaptdacnt": "세대수",
-    "kaptaddr": "주소", "dgsbjtcdnm": "진료과목", "trmtmonstart": "평일 진료 시작", "trmtmonend": "평일 진료 종료",
-    "parkqty": "주차 가능 대수", "prohbtcontent": "금기 내용", "mixtureitemname": "함께 먹으면 안 되는 약",
-    "ingrkorname": "성분", "drugshape": "모양", "colorclass1": "색상", "printfront": "앞면 표시", "mintamin": "",
-    "avgta": "평균기온", "minta": "최저기온", "maxta": "최고기온", "sumrn": "강수량", "stnnm": "지점",
-    "tmx": "TM X", "tmy": "TM Y", "entx": "X 좌표", "enty": "Y 좌표", "sidoname": "시도", "cityname": "도시",
-    "tamin4": "4일 후 최저기온", "tamax4": "4일 후 최고기온", "locataddnm": "지역", "regioncd": "법정동코드",
-    "ldongregnnm": "시도", "ldongsignngunm": "시군구", "name": "이름", "routetp": "노선 유형",
+    "pm10value": "미세먼지(PM10)",
+    "pm25value": "초미세먼지(PM2.5)",
+    "pm10grade": "미세먼지 등급",
+    "pm25grade": "초미세먼지 등급",
+    "khaivalue": "통합대기환경수치",
+    "o3value": "오존",
+    "fcstvalue": "예보 값",
+    "obsrvalue": "실황 값",
+    "arrtime": "도착 예정",
+    "arrprevstationcnt": "남은 정류장 수",
+    "routeno": "노선 번호",
+    "dealamount": "거래금액",
+    "deposit": "보증금",
+    "monthlyrent": "월세",
+    "aptnm": "단지명",
+    "excluusear": "전용면적",
+    "floor": "층",
+    "yadmnm": "기관명",
+    "addr": "주소",
+    "telno": "전화번호",
+    "distance": "거리",
+    "stationname": "측정소",
+    "roadaddr": "도로명주소",
+    "zipno": "우편번호",
+    "title": "이름",
+    "addr1": "주소",
+    "usetime": "이용시간",
+    "restdate": "쉬는 날",
+    "overview": "개요",
+    "itemname": "제품명",
+    "efcyqesitm": "효능",
+    "usemethodqesitm": "복용법",
+    "entpname": "업체명",
+    "b_stt": "상태",
+    "bstt": "상태",
+    "taxtype": "과세유형",
+    "valid": "진위 확인 결과",
+    "validmsg": "결과",
+    "intervaltime": "배차간격",
+    "startvehicletime": "첫차",
+    "endvehicletime": "막차",
+    "startnodenm": "기점",
+    "endnodenm": "종점",
+    "nodenm": "정류소",
+    "bldnm": "건물명",
+    "mainpurpscdnm": "주용도",
+    "totarea": "연면적",
+    "grndflrcnt": "지상 층수",
+    "platplc": "대지위치",
+    "kaptname": "단지명",
+    "kaptdacnt": "세대수",
+    "kaptaddr": "주소",
+    "dgsbjtcdnm": "진료과목",
+    "trmtmonstart": "평일 진료 시작",
+    "trmtmonend": "평일 진료 종료",
+    "parkqty": "주차 가능 대수",
+    "prohbtcontent": "금기 내용",
+    "mixtureitemname": "함께 먹으면 안 되는 약",
+    "ingrkorname": "성분",
+    "drugshape": "모양",
+    "colorclass1": "색상",
+    "printfront": "앞면 표시",
+    "mintamin": "",
+    "avgta": "평균기온",
+    "minta": "최저기온",
+    "maxta": "최고기온",
+    "sumrn": "강수량",
+    "stnnm": "지점",
+    "tmx": "TM X",
+    "tmy": "TM Y",
+    "entx": "X 좌표",
+    "enty": "Y 좌표",
+    "sidoname": "시도",
+    "cityname": "도시",
+    "tamin4": "4일 후 최저기온",
+    "tamax4": "4일 후 최고기온",
+    "locataddnm": "지역",
+    "regioncd": "법정동코드",
+    "ldongregnnm": "시도",
+    "ldongsignngunm": "시군구",
+    "name": "이름",
+    "routetp": "노선 유형",
 }
 #: KMA short-term forecast categories: label, unit, and value names for coded categories.
 KMA_CATEGORIES: dict[str, tuple[str, str]] = {
-    "T1H": ("기온", "℃"), "TMP": ("기온", "℃"), "REH": ("습도", "%"), "RN1": ("1시간 강수량", "mm"),
-    "PCP": ("1시간 강수량", ""), "POP": ("강수확률", "%"), "WSD": ("풍속", "m/s"), "SKY": ("하늘", ""),
-    "PTY": ("강수 형태", ""), "TMN": ("최저기온", "℃"), "TMX": ("최고기온", "℃"), "VEC": ("풍향", "deg"),
-    "UUU": ("동서 바람", "m/s"), "VVV": ("남북 바람", "m/s"), "LGT": ("낙뢰", "kA"), "SNO": ("신적설", ""),
+    "T1H": ("기온", "℃"),
+    "TMP": ("기온", "℃"),
+    "REH": ("습도", "%"),
+    "RN1": ("1시간 강수량", "mm"),
+    "PCP": ("1시간 강수량", ""),
+    "POP": ("강수확률", "%"),
+    "WSD": ("풍속", "m/s"),
+    "SKY": ("하늘", ""),
+    "PTY": ("강수 형태", ""),
+    "TMN": ("최저기온", "℃"),
+    "TMX": ("최고기온", "℃"),
+    "VEC": ("풍향", "deg"),
+    "UUU": ("동서 바람", "m/s"),
+    "VVV": ("남북 바람", "m/s"),
+    "LGT": ("낙뢰", "kA"),
+    "SNO": ("신적설", ""),
     "WAV": ("파고", "M"),
 }
 KMA_CODES: dict[str, dict[str, str]] = {
     "SKY": {"1": "맑음", "3": "구름많음", "4": "흐림"},
-    "PTY": {"0": "없음", "1": "비", "2": "비/눈", "3": "눈", "4": "소나기", "5": "빗방울", "6": "빗방울눈날림", "7": "눈날림"},
+    "PTY": {
+        "0": "없음",
+        "1": "비",
+        "2": "비/눈",
+        "3": "눈",
+        "4": "소나기",
+        "5": "빗방울",
+        "6": "빗방울눈날림",
+        "7": "눈날림",
+    },
 }
 KMA_PREFERRED = ("T1H", "TMP", "SKY", "PTY", "REH", "POP", "RN1", "WSD")
 AIR_GRADES = {"1": "좋음", "2": "보통", "3": "나쁨", "4": "매우나쁨"}

@@ -31,76 +31,131 @@ TO_KMA_GRID = "kopa_convert_to_kma_grid"
 CONVERT = "kopa_convert_coordinates"
 FROM_KMA_GRID = "kopa_convert_from_kma_grid"
 
-_X = ("x 좌표: WGS84는 경도(longitude, 예 126.9779692), UTMK·TM은 동쪽 좌표(easting, 미터). 앞선 도구 결과의 값을 "
-      "그대로 (mapx, gpslong, XPos, entX, tmX)")
-_Y = ("y 좌표: WGS84는 위도(latitude, 예 37.5662952), UTMK·TM은 북쪽 좌표(northing, 미터). 앞선 도구 결과의 값을 "
-      "그대로 (mapy, gpslati, YPos, entY, tmY)")
-_CRS = ("WGS84 (위경도: TourAPI mapx/mapy, TAGO, 심평원 XPos/YPos), UTMK (UTM-K 미터, EPSG:5179: 도로명주소 "
-        "entX/entY), TM (중부원점 TM 미터, EPSG:5181: 에어코리아 tmX/tmY)")
+_X = (
+    "x 좌표: WGS84는 경도(longitude, 예 126.9779692), UTMK·TM은 동쪽 좌표(easting, 미터). 앞선 도구 결과의 값을 "
+    "그대로 (mapx, gpslong, XPos, entX, tmX)"
+)
+_Y = (
+    "y 좌표: WGS84는 위도(latitude, 예 37.5662952), UTMK·TM은 북쪽 좌표(northing, 미터). 앞선 도구 결과의 값을 "
+    "그대로 (mapy, gpslati, YPos, entY, tmY)"
+)
+_CRS = (
+    "WGS84 (위경도: TourAPI mapx/mapy, TAGO, 심평원 XPos/YPos), UTMK (UTM-K 미터, EPSG:5179: 도로명주소 "
+    "entX/entY), TM (중부원점 TM 미터, EPSG:5181: 에어코리아 tmX/tmY)"
+)
 
 
-def _query(name: str, type_: str, description: str, example: Any, enum: tuple[str, ...] | None = None) -> dict[str, Any]:
+def _query(
+    name: str, type_: str, description: str, example: Any, enum: tuple[str, ...] | None = None
+) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": type_}
     if enum:
         schema["enum"] = list(enum)
-    return {"name": name, "in": "query", "required": True, "description": description, "example": example,
-            "schema": schema}
+    return {
+        "name": name,
+        "in": "query",
+        "required": True,
+        "description": description,
+        "example": example,
+        "schema": schema,
+    }
 
 
 def _rows(props: dict[str, tuple[str, str]]) -> dict[str, Any]:
     row = {"type": "object", "properties": {k: {"type": t, "description": d} for k, (t, d) in props.items()}}
-    return {"200": {"description": "변환 결과 (한 행)", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"items": {"type": "array", "items": row}}}}}},
-        "400": {"description": "잘못된 입력: 숫자가 아닌 값, 좌표계 밖의 점, 격자 밖의 점 ({\"error\", \"message\"})"}}
+    return {
+        "200": {
+            "description": "변환 결과 (한 행)",
+            "content": {
+                "application/json": {
+                    "schema": {"type": "object", "properties": {"items": {"type": "array", "items": row}}}
+                }
+            },
+        },
+        "400": {"description": '잘못된 입력: 숫자가 아닌 값, 좌표계 밖의 점, 격자 밖의 점 ({"error", "message"})'},
+    }
 
 
 DOCUMENT: dict[str, Any] = {
     "openapi": "3.0.3",
-    "info": {"title": "KOPA convert", "version": "1.0",
-             "description": "좌표 변환 도구 (로컬 계산, 외부 호출 없음): WGS84, UTM-K, TM 중부원점, 기상청 격자"},
+    "info": {
+        "title": "KOPA convert",
+        "version": "1.0",
+        "description": "좌표 변환 도구 (로컬 계산, 외부 호출 없음): WGS84, UTM-K, TM 중부원점, 기상청 격자",
+    },
     "servers": [{"url": SERVER_URL}],
     "paths": {
-        "/to-kma-grid": {"get": {
-            "operationId": "toKmaGrid",
-            "summary": "좌표를 기상청 격자(nx, ny)로 변환",
-            "description": ("위경도(WGS84)·UTM-K·TM 좌표를 기상청 예보 격자(5 km, nx 1-149, ny 1-253)로 변환합니다. "
-                            "단기예보·초단기실황의 nx, ny에 그대로 넣으세요."),
-            "x-kopa-intent": "위치 주변의 기상청 예보 격자 변환",
-            "parameters": [_query("x", "number", _X, 126.9779692), _query("y", "number", _Y, 37.5662952),
-                           _query("crs", "string", "x, y의 좌표계: " + _CRS, "WGS84", CRS)],
-            "responses": _rows({"nx": ("integer", "예보지점 X 좌표 (기상청 격자)"),
-                                "ny": ("integer", "예보지점 Y 좌표 (기상청 격자)"),
-                                "lon": ("number", "입력 지점의 WGS84 경도"),
-                                "lat": ("number", "입력 지점의 WGS84 위도")}),
-        }},
-        "/coordinates": {"get": {
-            "operationId": "coordinates",
-            "summary": "좌표계 변환 (WGS84, UTM-K, TM)",
-            "description": ("x, y를 from_crs에서 to_crs 좌표계로 변환합니다 (예: 위경도 → 에어코리아 근접측정소 tmX, tmY). "
-                            "WGS84는 소수 7자리, 미터는 3자리로 답합니다."),
-            "x-kopa-intent": "위치 주변의 좌표 변환",
-            "parameters": [_query("x", "number", _X, 126.9779692), _query("y", "number", _Y, 37.5662952),
-                           _query("from_crs", "string", "입력 x, y의 좌표계: " + _CRS, "WGS84", CRS),
-                           _query("to_crs", "string", "결과 x, y의 좌표계", "TM", CRS)],
-            "responses": _rows({"x": ("number", "변환된 x 좌표 (WGS84 경도, 또는 미터 단위 easting)"),
-                                "y": ("number", "변환된 y 좌표 (WGS84 위도, 또는 미터 단위 northing)"),
-                                "crs": ("string", "결과 좌표계 (to_crs)")}),
-        }},
-        "/from-kma-grid": {"get": {
-            "operationId": "fromKmaGrid",
-            "summary": "기상청 격자(nx, ny)를 위경도로 변환",
-            "description": "기상청 격자 한 칸(nx, ny)의 중심점을 WGS84 위경도로 변환합니다.",
-            "x-kopa-intent": "기상청 격자 위치 변환",
-            "parameters": [_query("nx", "integer", "예보지점 X 좌표 (기상청 격자, 1-149)", 60),
-                           _query("ny", "integer", "예보지점 Y 좌표 (기상청 격자, 1-253)", 127)],
-            "responses": _rows({"lon": ("number", "격자 중심의 WGS84 경도"),
-                                "lat": ("number", "격자 중심의 WGS84 위도")}),
-        }},
+        "/to-kma-grid": {
+            "get": {
+                "operationId": "toKmaGrid",
+                "summary": "좌표를 기상청 격자(nx, ny)로 변환",
+                "description": (
+                    "위경도(WGS84)·UTM-K·TM 좌표를 기상청 예보 격자(5 km, nx 1-149, ny 1-253)로 변환합니다. "
+                    "단기예보·초단기실황의 nx, ny에 그대로 넣으세요."
+                ),
+                "x-kopa-intent": "위치 주변의 기상청 예보 격자 변환",
+                "parameters": [
+                    _query("x", "number", _X, 126.9779692),
+                    _query("y", "number", _Y, 37.5662952),
+                    _query("crs", "string", "x, y의 좌표계: " + _CRS, "WGS84", CRS),
+                ],
+                "responses": _rows(
+                    {
+                        "nx": ("integer", "예보지점 X 좌표 (기상청 격자)"),
+                        "ny": ("integer", "예보지점 Y 좌표 (기상청 격자)"),
+                        "lon": ("number", "입력 지점의 WGS84 경도"),
+                        "lat": ("number", "입력 지점의 WGS84 위도"),
+                    }
+                ),
+            }
+        },
+        "/coordinates": {
+            "get": {
+                "operationId": "coordinates",
+                "summary": "좌표계 변환 (WGS84, UTM-K, TM)",
+                "description": (
+                    "x, y를 from_crs에서 to_crs 좌표계로 변환합니다 (예: 위경도 → 에어코리아 근접측정소 tmX, tmY). "
+                    "WGS84는 소수 7자리, 미터는 3자리로 답합니다."
+                ),
+                "x-kopa-intent": "위치 주변의 좌표 변환",
+                "parameters": [
+                    _query("x", "number", _X, 126.9779692),
+                    _query("y", "number", _Y, 37.5662952),
+                    _query("from_crs", "string", "입력 x, y의 좌표계: " + _CRS, "WGS84", CRS),
+                    _query("to_crs", "string", "결과 x, y의 좌표계", "TM", CRS),
+                ],
+                "responses": _rows(
+                    {
+                        "x": ("number", "변환된 x 좌표 (WGS84 경도, 또는 미터 단위 easting)"),
+                        "y": ("number", "변환된 y 좌표 (WGS84 위도, 또는 미터 단위 northing)"),
+                        "crs": ("string", "결과 좌표계 (to_crs)"),
+                    }
+                ),
+            }
+        },
+        "/from-kma-grid": {
+            "get": {
+                "operationId": "fromKmaGrid",
+                "summary": "기상청 격자(nx, ny)를 위경도로 변환",
+                "description": "기상청 격자 한 칸(nx, ny)의 중심점을 WGS84 위경도로 변환합니다.",
+                "x-kopa-intent": "기상청 격자 위치 변환",
+                "parameters": [
+                    _query("nx", "integer", "예보지점 X 좌표 (기상청 격자, 1-149)", 60),
+                    _query("ny", "integer", "예보지점 Y 좌표 (기상청 격자, 1-253)", 127),
+                ],
+                "responses": _rows(
+                    {"lon": ("number", "격자 중심의 WGS84 경도"), "lat": ("number", "격자 중심의 WGS84 위도")}
+                ),
+            }
+        },
     },
 }
 
 HANDLERS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
-    TO_KMA_GRID: to_kma_grid_rows, CONVERT: convert_rows, FROM_KMA_GRID: from_kma_grid_rows}
+    TO_KMA_GRID: to_kma_grid_rows,
+    CONVERT: convert_rows,
+    FROM_KMA_GRID: from_kma_grid_rows,
+}
 TOOL_NAMES = frozenset(HANDLERS)
 
 
@@ -132,7 +187,13 @@ def register_conversions(store: GraphStore, settings: Settings | None = None) ->
     upsert, report = [], []
     for t in tools:
         old = existing.get(t.op_key)
-        change = "new" if old is None else "changed" if old.spec_hash != t.spec_hash or old.status != "active" else "unchanged"
+        change = (
+            "new"
+            if old is None
+            else "changed"
+            if old.spec_hash != t.spec_hash or old.status != "active"
+            else "unchanged"
+        )
         if change != "unchanged":
             upsert.append(t)
         report.append({"name": t.name, "op": t.op_key, "change": change})
@@ -162,8 +223,12 @@ def answer(name: str, args: dict[str, Any]) -> Answer:
     known = _params()[name]
     extra = sorted(k for k, v in args.items() if k not in known and v is not None)
     if extra:
-        return Answer("invalid", reason=f"unknown parameter(s) {', '.join(extra)}; {name} takes "
-                                        f"{', '.join(sorted(known))}", code="unknown_parameter", status=400)
+        return Answer(
+            "invalid",
+            reason=f"unknown parameter(s) {', '.join(extra)}; {name} takes {', '.join(sorted(known))}",
+            code="unknown_parameter",
+            status=400,
+        )
     try:
         return Answer("ok", handler(args))
     except ConversionError as exc:

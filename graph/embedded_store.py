@@ -20,9 +20,11 @@ def _page(offset: int, limit: int) -> tuple[int, int]:
     limit = max(0, min(int(limit), MAX_INDEX))
     return max(0, min(int(offset), MAX_INDEX)), limit
 
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS apis (id TEXT PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tools (name TEXT PRIMARY KEY, api_id TEXT NOT NULL, status TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tools (
+  name TEXT PRIMARY KEY, api_id TEXT NOT NULL, status TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tools_api ON tools(api_id);
 CREATE TABLE IF NOT EXISTS links (
   id TEXT PRIMARY KEY, source_tool TEXT NOT NULL, source_field TEXT NOT NULL, target_tool TEXT NOT NULL,
@@ -32,8 +34,10 @@ CREATE INDEX IF NOT EXISTS links_source ON links(source_tool);
 CREATE INDEX IF NOT EXISTS links_target ON links(target_tool);
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, team TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS trajectories (id TEXT PRIMARY KEY, batch_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS batches (
+  id TEXT PRIMARY KEY, team TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trajectories (
+  id TEXT PRIMARY KEY, batch_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS trajectories_batch ON trajectories(batch_id, seq);
 """
 
@@ -83,25 +87,35 @@ class EmbeddedStore:
             self.conn.close()
 
     # ------------------------------------------------------------------ APIs and tools
-    def apply_registration(self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str],
-                           flags: dict[str, tuple[list[str], list[str]]]) -> int:
+    def apply_registration(
+        self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str], flags: dict[str, tuple[list[str], list[str]]]
+    ) -> int:
         flagged = 0
         with self._tx() as c:
             old = c.execute("SELECT data FROM apis WHERE id = ?", (api.id,)).fetchone()
             if old:
                 api = api.model_copy(update={"created_at": json.loads(old[0])["created_at"]})
             c.execute("INSERT OR REPLACE INTO apis VALUES (?, ?)", (api.id, api.model_dump_json()))
-            c.executemany("INSERT OR REPLACE INTO tools VALUES (?, ?, ?, ?)",
-                          [(t.name, t.api_id, t.status, t.model_dump_json()) for t in upsert])
+            c.executemany(
+                "INSERT OR REPLACE INTO tools VALUES (?, ?, ?, ?)",
+                [(t.name, t.api_id, t.status, t.model_dump_json()) for t in upsert],
+            )
             for name in retire:
                 row = c.execute("SELECT data FROM tools WHERE name = ?", (name,)).fetchone()
                 if row:
-                    gone = ToolRecord.model_validate_json(row[0]).model_copy(update={"status": "retired", "updated_at": utcnow()})
-                    c.execute("UPDATE tools SET status = 'retired', data = ? WHERE name = ?", (gone.model_dump_json(), name))
+                    gone = ToolRecord.model_validate_json(row[0]).model_copy(
+                        update={"status": "retired", "updated_at": utcnow()}
+                    )
+                    c.execute(
+                        "UPDATE tools SET status = 'retired', data = ? WHERE name = ?", (gone.model_dump_json(), name)
+                    )
             for tool, (params, fields) in flags.items():
-                rows = c.execute("SELECT id, data FROM links WHERE (target_tool = ? AND target_param IN (SELECT value FROM json_each(?)))"
-                                 " OR (source_tool = ? AND source_field IN (SELECT value FROM json_each(?)))",
-                                 (tool, json.dumps(params), tool, json.dumps(fields))).fetchall()
+                rows = c.execute(
+                    "SELECT id, data FROM links WHERE (target_tool = ? "
+                    "AND target_param IN (SELECT value FROM json_each(?)))"
+                    " OR (source_tool = ? AND source_field IN (SELECT value FROM json_each(?)))",
+                    (tool, json.dumps(params), tool, json.dumps(fields)),
+                ).fetchall()
                 for link_id, data in rows:
                     link = LinkRecord.model_validate_json(data).model_copy(update={"needs_reverify": True})
                     c.execute("UPDATE links SET data = ? WHERE id = ?", (link.model_dump_json(), link_id))
@@ -123,21 +137,34 @@ class EmbeddedStore:
             if not c.execute("SELECT 1 FROM apis WHERE id = ?", (api_id,)).fetchone():
                 return -1
             names = [r[0] for r in c.execute("SELECT name FROM tools WHERE api_id = ?", (api_id,))]
-            c.execute("DELETE FROM links WHERE source_tool IN (SELECT name FROM tools WHERE api_id = ?)"
-                      " OR target_tool IN (SELECT name FROM tools WHERE api_id = ?)", (api_id, api_id))
+            c.execute(
+                "DELETE FROM links WHERE source_tool IN (SELECT name FROM tools WHERE api_id = ?)"
+                " OR target_tool IN (SELECT name FROM tools WHERE api_id = ?)",
+                (api_id, api_id),
+            )
             c.execute("DELETE FROM tools WHERE api_id = ?", (api_id,))
             c.execute("DELETE FROM apis WHERE id = ?", (api_id,))
         return len(names)
 
     def tools_of_api(self, api_id: str) -> list[ToolRecord]:
-        return [ToolRecord.model_validate_json(r[0]) for r in self._q("SELECT data FROM tools WHERE api_id = ?", api_id)]
+        return [
+            ToolRecord.model_validate_json(r[0]) for r in self._q("SELECT data FROM tools WHERE api_id = ?", api_id)
+        ]
 
     def tool_owners(self, names: list[str]) -> dict[str, str]:
-        rows = self._q("SELECT name, api_id FROM tools WHERE name IN (SELECT value FROM json_each(?))", json.dumps(names))
+        rows = self._q(
+            "SELECT name, api_id FROM tools WHERE name IN (SELECT value FROM json_each(?))", json.dumps(names)
+        )
         return {r[0]: r[1] for r in rows}
 
-    def list_tools(self, offset: int = 0, limit: int = 50, api_id: str | None = None, q: str | None = None,
-                   status: str | None = "active") -> tuple[list[ToolRecord], int]:
+    def list_tools(
+        self,
+        offset: int = 0,
+        limit: int = 50,
+        api_id: str | None = None,
+        q: str | None = None,
+        status: str | None = "active",
+    ) -> tuple[list[ToolRecord], int]:
         offset, limit = _page(offset, limit)
         where, args = ["1=1"], []
         if api_id:
@@ -147,7 +174,10 @@ class EmbeddedStore:
             where.append("status = ?")
             args.append(status)
         if q:
-            where.append("(lower(name) LIKE ? OR json_extract(data, '$.summary') LIKE ? OR json_extract(data, '$.description') LIKE ?)")
+            where.append(
+                "(lower(name) LIKE ? OR json_extract(data, '$.summary') "
+                "LIKE ? OR json_extract(data, '$.description') LIKE ?)"
+            )
             args += [f"%{q.lower()}%", f"%{q}%", f"%{q}%"]
         cond = " AND ".join(where)
         total = self._q(f"SELECT count(*) FROM tools WHERE {cond}", *args)[0][0]
@@ -168,21 +198,36 @@ class EmbeddedStore:
             for lk in links:
                 row = c.execute("SELECT data FROM links WHERE id = ?", (lk.id,)).fetchone()
                 if row:
-                    cur = LinkRecord.model_validate_json(row[0]).model_copy(update={"score": lk.score, "transform": lk.transform})
+                    cur = LinkRecord.model_validate_json(row[0]).model_copy(
+                        update={"score": lk.score, "transform": lk.transform}
+                    )
                 else:
                     cur = lk
-                c.execute("INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                          (cur.id, cur.source_tool, cur.source_field, cur.target_tool, cur.target_param, cur.status,
-                           cur.score, cur.model_dump_json()))
+                c.execute(
+                    "INSERT OR REPLACE INTO links VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        cur.id,
+                        cur.source_tool,
+                        cur.source_field,
+                        cur.target_tool,
+                        cur.target_param,
+                        cur.status,
+                        cur.score,
+                        cur.model_dump_json(),
+                    ),
+                )
         return len(links)
 
-    def list_links(self, status: str | None = None, tool: str | None = None, offset: int = 0,
-                   limit: int = 100) -> tuple[list[LinkRecord], int]:
+    def list_links(
+        self, status: str | None = None, tool: str | None = None, offset: int = 0, limit: int = 100
+    ) -> tuple[list[LinkRecord], int]:
         offset, limit = _page(offset, limit)
         cond = "(? IS NULL OR status = ?) AND (? IS NULL OR source_tool = ? OR target_tool = ?)"
         args = [status, status, tool, tool, tool]
         total = self._q(f"SELECT count(*) FROM links WHERE {cond}", *args)[0][0]
-        rows = self._q(f"SELECT data FROM links WHERE {cond} ORDER BY score DESC, id LIMIT ? OFFSET ?", *args, limit, offset)
+        rows = self._q(
+            f"SELECT data FROM links WHERE {cond} ORDER BY score DESC, id LIMIT ? OFFSET ?", *args, limit, offset
+        )
         return [LinkRecord.model_validate_json(r[0]) for r in rows], int(total)
 
     def get_link(self, link_id: str) -> LinkRecord | None:
@@ -191,12 +236,15 @@ class EmbeddedStore:
 
     def save_link(self, link: LinkRecord) -> None:
         with self._tx() as c:
-            c.execute("UPDATE links SET status = ?, score = ?, data = ? WHERE id = ?",
-                      (link.status, link.score, link.model_dump_json(), link.id))
+            c.execute(
+                "UPDATE links SET status = ?, score = ?, data = ? WHERE id = ?",
+                (link.status, link.score, link.model_dump_json(), link.id),
+            )
 
     def run_counts(self, run_id: str) -> dict[str, int]:
-        rows = self._q("SELECT status, count(*) FROM links WHERE json_extract(data, '$.last_run') = ? GROUP BY status",
-                       run_id)
+        rows = self._q(
+            "SELECT status, count(*) FROM links WHERE json_extract(data, '$.last_run') = ? GROUP BY status", run_id
+        )
         return {s: int(n) for s, n in rows}
 
     # ------------------------------------------------------------------ runs
@@ -209,13 +257,18 @@ class EmbeddedStore:
         return RunRecord.model_validate_json(rows[0][0]) if rows else None
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        return [RunRecord.model_validate_json(r[0]) for r in self._q("SELECT data FROM runs ORDER BY created_at DESC LIMIT ?", limit)]
+        return [
+            RunRecord.model_validate_json(r[0])
+            for r in self._q("SELECT data FROM runs ORDER BY created_at DESC LIMIT ?", limit)
+        ]
 
     # ------------------------------------------------------------------ verified graph, trajectories
     def verified_edges(self) -> dict[str, dict[str, list[str]]]:
         active = {r[0] for r in self._q("SELECT name FROM tools WHERE status = 'active'")}
         out: dict[str, dict[str, list[str]]] = {}
-        for link_id, src, dst in self._q("SELECT id, source_tool, target_tool FROM links WHERE status = 'verified' ORDER BY id"):
+        for link_id, src, dst in self._q(
+            "SELECT id, source_tool, target_tool FROM links WHERE status = 'verified' ORDER BY id"
+        ):
             if src in active and dst in active and src != dst:
                 out.setdefault(src, {}).setdefault(dst, []).append(link_id)
         return out
@@ -226,34 +279,55 @@ class EmbeddedStore:
 
     def save_links(self, links: list[LinkRecord]) -> None:
         with self._tx() as c:
-            c.executemany("UPDATE links SET status = ?, score = ?, data = ? WHERE id = ?",
-                          [(lk.status, lk.score, lk.model_dump_json(), lk.id) for lk in links])
+            c.executemany(
+                "UPDATE links SET status = ?, score = ?, data = ? WHERE id = ?",
+                [(lk.status, lk.score, lk.model_dump_json(), lk.id) for lk in links],
+            )
 
     def save_batch(self, batch: dict[str, Any]) -> None:
         with self._tx() as c:
-            c.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?)",
-                      (batch["id"], batch.get("team", ""), batch.get("created_at", ""), json.dumps(batch, ensure_ascii=False)))
+            c.execute(
+                "INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?)",
+                (
+                    batch["id"],
+                    batch.get("team", ""),
+                    batch.get("created_at", ""),
+                    json.dumps(batch, ensure_ascii=False),
+                ),
+            )
 
     def get_batch(self, batch_id: str) -> dict[str, Any] | None:
         rows = self._q("SELECT data FROM batches WHERE id = ?", batch_id)
         return json.loads(rows[0][0]) if rows else None
 
     def list_batches(self, team: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self._q("SELECT data FROM batches WHERE ? IS NULL OR team = ? ORDER BY created_at DESC LIMIT ?",
-                       team, team, limit)
+        rows = self._q(
+            "SELECT data FROM batches WHERE ? IS NULL OR team = ? ORDER BY created_at DESC LIMIT ?", team, team, limit
+        )
         return [json.loads(r[0]) for r in rows]
 
     def add_trajectories(self, batch_id: str, items: list[dict[str, Any]]) -> None:
         with self._tx() as c:
-            c.executemany("INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?, ?)",
-                          [(f"{batch_id}:{it['id']}", batch_id, it.get("seq", i), json.dumps(it, ensure_ascii=False))
-                           for i, it in enumerate(items)])
+            c.executemany(
+                "INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?, ?)",
+                [
+                    (f"{batch_id}:{it['id']}", batch_id, it.get("seq", i), json.dumps(it, ensure_ascii=False))
+                    for i, it in enumerate(items)
+                ],
+            )
 
-    def list_trajectories(self, batch_id: str | None, offset: int = 0, limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+    def list_trajectories(
+        self, batch_id: str | None, offset: int = 0, limit: int = 100
+    ) -> tuple[list[dict[str, Any]], int]:
         offset, limit = _page(offset, limit)
         total = self._q("SELECT count(*) FROM trajectories WHERE ? IS NULL OR batch_id = ?", batch_id, batch_id)[0][0]
-        rows = self._q("SELECT data FROM trajectories WHERE ? IS NULL OR batch_id = ? ORDER BY batch_id, seq LIMIT ? OFFSET ?",
-                       batch_id, batch_id, limit, offset)
+        rows = self._q(
+            "SELECT data FROM trajectories WHERE ? IS NULL OR batch_id = ? ORDER BY batch_id, seq LIMIT ? OFFSET ?",
+            batch_id,
+            batch_id,
+            limit,
+            offset,
+        )
         return [json.loads(r[0]) for r in rows], int(total)
 
     # ------------------------------------------------------------------ tokens, stats
@@ -284,8 +358,14 @@ class EmbeddedStore:
         """Nothing to rebuild: the embedded store keeps no derived relationships (the tool-level graph is a query
         over the links table, whose primary key already makes one row per link)."""
         pairs = sum(len(targets) for targets in self.verified_edges().values())
-        return {"feeds_before": pairs, "feeds_after": pairs, "duplicate_verified_removed": 0,
-                "stray_verified_removed": 0, "missing_verified_added": 0, "duplicate_structure_removed": 0}
+        return {
+            "feeds_before": pairs,
+            "feeds_after": pairs,
+            "duplicate_verified_removed": 0,
+            "stray_verified_removed": 0,
+            "missing_verified_added": 0,
+            "duplicate_structure_removed": 0,
+        }
 
     def stats(self) -> dict[str, Any]:
         apis = self._q("SELECT count(*) FROM apis")[0][0]

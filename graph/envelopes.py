@@ -60,7 +60,9 @@ def detect_items(doc: Any) -> tuple[str, list[dict[str, Any]]] | None:
             found: tuple[str, list[dict[str, Any]]] | None = None
             if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
                 # MFDS-style [{"item": {...}}] wraps each row once more
-                if all(len(r) == 1 and _flat(next(iter(r.values()))) for r in value) and not any(_flat(r) for r in value):
+                if all(len(r) == 1 and _flat(next(iter(r.values()))) for r in value) and not any(
+                    _flat(r) for r in value
+                ):
                     inner = next(iter(value[0]))
                     found = (".".join(here) + f"[].{inner}", [next(iter(r.values())) for r in value])
                 elif any(_flat(r) for r in value):
@@ -83,8 +85,17 @@ def detect_items(doc: Any) -> tuple[str, list[dict[str, Any]]] | None:
 
 
 SPECIFIC_CODES = {"resultCode", "returnReasonCode", "errorCode", "status_code", "result_code"}
-NO_DATA_WORDS = ("no data", "nodata", "no search data", "no_data", "데이터없음", "데이터 없음", "조회된 데이터가 없",
-                 "결과가 없", "자료가 없")
+NO_DATA_WORDS = (
+    "no data",
+    "nodata",
+    "no search data",
+    "no_data",
+    "데이터없음",
+    "데이터 없음",
+    "조회된 데이터가 없",
+    "결과가 없",
+    "자료가 없",
+)
 AUTH_WORDS = ("key", "인증키", "서비스키", "unauthor", "auth")
 
 

@@ -17,8 +17,31 @@ _COND = re.compile(r"^cond\[(.+?)::[A-Z]+\]$")
 _CLAUSE = re.compile(r"[(（,.;:·\[]")
 _DIGITS_WORD = re.compile(r"\d+\s*자리|\d+")
 #: Words too generic to mean anything alone.
-GENERIC = {"코드", "번호", "이름", "명칭", "구분", "여부", "값", "정보", "목록", "검색", "조회", "기준", "입력", "필수", "선택",
-           "페이지", "결과", "건수", "수", "예", "자리", "문자열", "항목"}
+GENERIC = {
+    "코드",
+    "번호",
+    "이름",
+    "명칭",
+    "구분",
+    "여부",
+    "값",
+    "정보",
+    "목록",
+    "검색",
+    "조회",
+    "기준",
+    "입력",
+    "필수",
+    "선택",
+    "페이지",
+    "결과",
+    "건수",
+    "수",
+    "예",
+    "자리",
+    "문자열",
+    "항목",
+}
 DATE_WORDS = ("일자", "날짜", "일시", "date", "dt", "ymd", "연월일", "연월", "년월", "연도", "년도")
 #: Short date words that count only as a whole word of a name (stdrYm, opnDe, solYear), never inside another word.
 DATE_TOKENS = {"dt", "de", "ymd", "ym", "yyyymm", "yyyymmdd", "year", "month", "day", "date", "tm", "dtm", "locdate"}
@@ -26,16 +49,27 @@ _MONTH = r"(0[1-9]|1[0-2])"
 _DAY = r"(0[1-9]|[12]\d|3[01])"
 #: Shapes of observed date values, finest first; digit-only shapes count only for a field named or described as a
 #: date (a six-digit code is no month).
-_FORMATS = (("YYYY-MM-DD HH:MM", re.compile(rf"^(19|20)\d\d-{_MONTH}-{_DAY}[ T]\d\d:\d\d(:\d\d)?$"), False),
-            ("YYYY-MM-DD", re.compile(rf"^(19|20)\d\d-{_MONTH}-{_DAY}$"), False),
-            ("YYYYMMDDHHMM", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}([01]\d|2[0-3])[0-5]\d$"), True),
-            ("YYYYMMDDHH", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}([01]\d|2[0-3])$"), True),
-            ("YYYYMMDD", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}$"), True),
-            ("YYYYMM", re.compile(rf"^(19|20)\d\d{_MONTH}$"), True))
+_FORMATS = (
+    ("YYYY-MM-DD HH:MM", re.compile(rf"^(19|20)\d\d-{_MONTH}-{_DAY}[ T]\d\d:\d\d(:\d\d)?$"), False),
+    ("YYYY-MM-DD", re.compile(rf"^(19|20)\d\d-{_MONTH}-{_DAY}$"), False),
+    ("YYYYMMDDHHMM", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}([01]\d|2[0-3])[0-5]\d$"), True),
+    ("YYYYMMDDHH", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}([01]\d|2[0-3])$"), True),
+    ("YYYYMMDD", re.compile(rf"^(19|20)\d\d{_MONTH}{_DAY}$"), True),
+    ("YYYYMM", re.compile(rf"^(19|20)\d\d{_MONTH}$"), True),
+)
 #: Format words a description states, longest first (YYYYMMDD before YYYYMM before YYYY; MM and DD alone).
-_STATED = (("YYYYMMDDHHMM", "YYYYMMDDHHMM"), ("YYYYMMDDHH", "YYYYMMDDHH"), ("YYYY-MM-DD HH:MM", "YYYY-MM-DD HH:MM"),
-           ("YYYY-MM-DD", "YYYY-MM-DD"), ("YYYYMMDD", "YYYYMMDD"), ("YYYY-MM", "YYYY-MM"), ("YYYYMM", "YYYYMM"),
-           ("YYYY", "YYYY"), ("MM", "MM"), ("DD", "DD"))
+_STATED = (
+    ("YYYYMMDDHHMM", "YYYYMMDDHHMM"),
+    ("YYYYMMDDHH", "YYYYMMDDHH"),
+    ("YYYY-MM-DD HH:MM", "YYYY-MM-DD HH:MM"),
+    ("YYYY-MM-DD", "YYYY-MM-DD"),
+    ("YYYYMMDD", "YYYYMMDD"),
+    ("YYYY-MM", "YYYY-MM"),
+    ("YYYYMM", "YYYYMM"),
+    ("YYYY", "YYYY"),
+    ("MM", "MM"),
+    ("DD", "DD"),
+)
 #: A part of a date by the words of a name or description (KASI solYear/solMonth, 연도/월/일).
 _PART_WORDS = (("YYYY", ("year", "연도", "년도")), ("MM", ("month", "월 (", "월(")), ("DD", ("day", "일 (", "일(")))
 _PREFIXED = re.compile(r"^([A-Za-z]+[_-])(\d+)$")
@@ -105,8 +139,9 @@ def stated_format(text: str) -> str | None:
     return None
 
 
-def date_format(description: str, fmt: str | None, pattern: str | None, samples: list[str],
-                name: str = "") -> str | None:
+def date_format(
+    description: str, fmt: str | None, pattern: str | None, samples: list[str], name: str = ""
+) -> str | None:
     """The date format a field or parameter documents (its description or schema format), its pattern implies or
     its values show; for a parameter that states none, the date part its name or description names (solYear:
     YYYY, solMonth: MM)."""
@@ -125,8 +160,9 @@ def date_format(description: str, fmt: str | None, pattern: str | None, samples:
     if name and not values:
         text = f"{name} {description}".lower()
         for part, words in _PART_WORDS:
-            if any(w in text for w in words) and (_name_words(name) & {"year", "month", "day"} or
-                                                  any(w in description for w in words)):
+            if any(w in text for w in words) and (
+                _name_words(name) & {"year", "month", "day"} or any(w in description for w in words)
+            ):
                 return part
     return None
 

@@ -71,8 +71,11 @@ class _ExpectedDeadlockRetries(logging.Filter):
     retries = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno == logging.WARNING and str(record.msg).startswith("Transaction failed and will be retried") \
-                and "DeadlockDetected" in record.getMessage():
+        if (
+            record.levelno == logging.WARNING
+            and str(record.msg).startswith("Transaction failed and will be retried")
+            and "DeadlockDetected" in record.getMessage()
+        ):
             type(self).retries += 1
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return True
@@ -86,6 +89,8 @@ def _page(offset: int, limit: int) -> tuple[int, int]:
     limit = max(0, min(int(limit), MAX_INDEX // 2))
     offset = max(0, min(int(offset), MAX_INDEX - limit))
     return offset, limit
+
+
 _TOOL_JSON = ("json_schema",)
 #: Param and Field properties that hold any JSON value (typed enum values, examples, defaults): stored as JSON text.
 _PARAM_JSON = ("example", "default", "enum")
@@ -227,13 +232,14 @@ def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[dict[str, Any]]) -> set[
     """Mark the links on the given params and fields for re-verification; their ids."""
     ids: set[str] = set()
     for i in range(0, len(flag_rows), BATCH):
-        rec = tx.run(Q.FLAG_LINKS, flags=flag_rows[i:i + BATCH]).single()
+        rec = tx.run(Q.FLAG_LINKS, flags=flag_rows[i : i + BATCH]).single()
         ids.update(rec["ids"] if rec else ())
     return ids
 
 
-def _write_tools(tx: neo4j.ManagedTransaction, rows: list[dict[str, Any]], flag_rows: list[dict[str, Any]],
-                 create: bool) -> set[str]:
+def _write_tools(
+    tx: neo4j.ManagedTransaction, rows: list[dict[str, Any]], flag_rows: list[dict[str, Any]], create: bool
+) -> set[str]:
     """Write tool rows (_tool_row): those no Tool node has the name of yet with CREATE_TOOLS (when `create`), the
     others with UPSERT_TOOLS; then flag the links of flag_rows. Returns the ids of the flagged links."""
     existing: set[str] = set()
@@ -256,9 +262,15 @@ class Neo4jStore:
         password = settings.password.get_secret_value()
         auth = (settings.user, password) if password else None
         self.driver = GraphDatabase.driver(
-            settings.uri, auth=auth, max_connection_pool_size=POOL_SIZE, connection_timeout=CONNECT_TIMEOUT_S,
-            connection_acquisition_timeout=ACQUIRE_TIMEOUT_S, max_transaction_retry_time=RETRY_TIME_S,
-            liveness_check_timeout=30.0, notifications_min_severity="OFF")
+            settings.uri,
+            auth=auth,
+            max_connection_pool_size=POOL_SIZE,
+            connection_timeout=CONNECT_TIMEOUT_S,
+            connection_acquisition_timeout=ACQUIRE_TIMEOUT_S,
+            max_transaction_retry_time=RETRY_TIME_S,
+            liveness_check_timeout=30.0,
+            notifications_min_severity="OFF",
+        )
         self.db = settings.database
         #: one link outcome written at a time per store: a verification run saves outcomes from many threads, and
         #: concurrent saves deadlock on the tools they share (20 driver retries, ~1 s each, in a 93-link run).
@@ -270,8 +282,10 @@ class Neo4jStore:
         A pool-acquisition timeout means Neo4j answers but every connection is busy: StoreBusy, "retry"."""
         if isinstance(exc, ConnectionAcquisitionTimeoutError):
             log.warning("Neo4j connection pool exhausted (%s)", exc)
-            return StoreBusy(f"the graph store is busy (all {POOL_SIZE} connections in use for "
-                             f"{ACQUIRE_TIMEOUT_S:g} s); retry shortly")
+            return StoreBusy(
+                f"the graph store is busy (all {POOL_SIZE} connections in use for "
+                f"{ACQUIRE_TIMEOUT_S:g} s); retry shortly"
+            )
         log.warning("Neo4j is not reachable at %s: %s", self.settings.uri, exc)
         return StoreUnavailable(f"Neo4j is not reachable ({type(exc).__name__}: {hide_addresses(str(exc))[:200]})")
 
@@ -315,8 +329,9 @@ class Neo4jStore:
         self.driver.close()
 
     # ------------------------------------------------------------------ APIs and tools
-    def apply_registration(self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str],
-                           flags: dict[str, tuple[list[str], list[str]]]) -> int:
+    def apply_registration(
+        self, api: ApiRecord, upsert: list[ToolRecord], retire: list[str], flags: dict[str, tuple[list[str], list[str]]]
+    ) -> int:
         """One transaction up to SINGLE_TX_ROWS tools, params and fields (every document of the catalog). A larger
         one does not fit one transaction (a 20 MB document is ~120,000 nodes, and in one transaction it ran the
         1 GB Neo4j heap out of memory at commit); its tools go in chunks of about CHUNK_ROWS rows, each chunk one
@@ -406,8 +421,14 @@ class Neo4jStore:
     def tool_owners(self, names: list[str]) -> dict[str, str]:
         return {r["name"]: r["api_id"] for r in self._read(Q.TOOL_OWNERS, names=names)}
 
-    def list_tools(self, offset: int = 0, limit: int = 50, api_id: str | None = None, q: str | None = None,
-                   status: str | None = "active") -> tuple[list[ToolRecord], int]:
+    def list_tools(
+        self,
+        offset: int = 0,
+        limit: int = 50,
+        api_id: str | None = None,
+        q: str | None = None,
+        status: str | None = "active",
+    ) -> tuple[list[ToolRecord], int]:
         offset, limit = _page(offset, limit)
         recs = self._read(Q.LIST_TOOLS, offset=offset, limit=limit, api_id=api_id, q=q, status=status)
         total = int(recs[0]["total"]) if recs else 0
@@ -422,20 +443,28 @@ class Neo4jStore:
 
     # ------------------------------------------------------------------ links
     def upsert_candidates(self, links: list[LinkRecord]) -> int:
-        rows = [{"id": lk.id, "field_id": f"{lk.source_tool}|{lk.source_field}",
-                 "param_id": f"{lk.target_tool}|{lk.target_param}", "props": _link_props(lk)} for lk in links]
+        rows = [
+            {
+                "id": lk.id,
+                "field_id": f"{lk.source_tool}|{lk.source_field}",
+                "param_id": f"{lk.target_tool}|{lk.target_param}",
+                "props": _link_props(lk),
+            }
+            for lk in links
+        ]
 
         def work(tx: neo4j.ManagedTransaction) -> int:
             n = 0
             for i in range(0, len(rows), BATCH):
-                rec = tx.run(Q.UPSERT_CANDIDATES, links=rows[i:i + BATCH]).single()
+                rec = tx.run(Q.UPSERT_CANDIDATES, links=rows[i : i + BATCH]).single()
                 n += int(rec["n"]) if rec else 0
             return n
 
         return int(self._write(work))
 
-    def list_links(self, status: str | None = None, tool: str | None = None, offset: int = 0,
-                   limit: int = 100) -> tuple[list[LinkRecord], int]:
+    def list_links(
+        self, status: str | None = None, tool: str | None = None, offset: int = 0, limit: int = 100
+    ) -> tuple[list[LinkRecord], int]:
         offset, limit = _page(offset, limit)
         recs = self._read(Q.LIST_LINKS, status=status, tool=tool, offset=offset, limit=limit)
         return [_link_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
@@ -457,8 +486,9 @@ class Neo4jStore:
 
     # ------------------------------------------------------------------ runs
     def save_run(self, run: RunRecord) -> None:
-        self._write(lambda tx: tx.run(Q.SAVE_RUN, id=run.id, data=run.model_dump_json(),
-                                      created_at=run.created_at).consume())
+        self._write(
+            lambda tx: tx.run(Q.SAVE_RUN, id=run.id, data=run.model_dump_json(), created_at=run.created_at).consume()
+        )
 
     def get_run(self, run_id: str) -> RunRecord | None:
         recs = self._read(Q.GET_RUN, id=run_id)
@@ -479,8 +509,15 @@ class Neo4jStore:
         return [list(r["path"]) for r in recs]
 
     def save_batch(self, batch: dict[str, Any]) -> None:
-        self._write(lambda tx: tx.run(Q.SAVE_BATCH, id=batch["id"], data=json.dumps(batch, ensure_ascii=False),
-                                      team=batch.get("team", ""), created_at=batch.get("created_at", "")).consume())
+        self._write(
+            lambda tx: tx.run(
+                Q.SAVE_BATCH,
+                id=batch["id"],
+                data=json.dumps(batch, ensure_ascii=False),
+                team=batch.get("team", ""),
+                created_at=batch.get("created_at", ""),
+            ).consume()
+        )
 
     def get_batch(self, batch_id: str) -> dict[str, Any] | None:
         recs = self._read(Q.GET_BATCH, id=batch_id)
@@ -490,11 +527,15 @@ class Neo4jStore:
         return [json.loads(r["data"]) for r in self._read(Q.LIST_BATCHES, team=team, limit=limit)]
 
     def add_trajectories(self, batch_id: str, items: list[dict[str, Any]]) -> None:
-        rows = [{"id": f"{batch_id}:{it['id']}", "seq": it.get("seq", i), "data": json.dumps(it, ensure_ascii=False)}
-                for i, it in enumerate(items)]
+        rows = [
+            {"id": f"{batch_id}:{it['id']}", "seq": it.get("seq", i), "data": json.dumps(it, ensure_ascii=False)}
+            for i, it in enumerate(items)
+        ]
         self._write(lambda tx: tx.run(Q.ADD_TRAJECTORIES, batch_id=batch_id, items=rows).consume())
 
-    def list_trajectories(self, batch_id: str | None, offset: int = 0, limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+    def list_trajectories(
+        self, batch_id: str | None, offset: int = 0, limit: int = 100
+    ) -> tuple[list[dict[str, Any]], int]:
         offset, limit = _page(offset, limit)
         rec = self._read(Q.LIST_TRAJECTORIES, batch_id=batch_id, offset=offset, limit=limit)[0]
         return [json.loads(d) for d in rec["rows"]], int(rec["total"])
@@ -506,9 +547,9 @@ class Neo4jStore:
 
         def work(tx: neo4j.ManagedTransaction) -> None:
             for i in range(0, len(rows), BATCH):
-                tx.run(Q.SAVE_LINKS, links=rows[i:i + BATCH]).consume()
+                tx.run(Q.SAVE_LINKS, links=rows[i : i + BATCH]).consume()
             for i in range(0, len(pairs), BATCH):
-                tx.run(Q.REFRESH_FEEDS_MANY, pairs=[list(p) for p in pairs[i:i + BATCH]]).consume()
+                tx.run(Q.REFRESH_FEEDS_MANY, pairs=[list(p) for p in pairs[i : i + BATCH]]).consume()
 
         self._write(work)
 
@@ -545,12 +586,14 @@ class Neo4jStore:
 
         def work(tx: neo4j.ManagedTransaction) -> dict[str, int]:
             for i in range(0, len(pairs), BATCH):
-                tx.run(Q.REFRESH_FEEDS_MANY, pairs=pairs[i:i + BATCH]).consume()
+                tx.run(Q.REFRESH_FEEDS_MANY, pairs=pairs[i : i + BATCH]).consume()
             out = {}
-            for key, query in (("duplicate_verified_removed", Q.REPAIR_DUPLICATE_VERIFIED),
-                               ("stray_verified_removed", Q.REPAIR_STRAY_VERIFIED),
-                               ("missing_verified_added", Q.REPAIR_MISSING_VERIFIED),
-                               ("duplicate_structure_removed", Q.REPAIR_DUPLICATE_STRUCTURE)):
+            for key, query in (
+                ("duplicate_verified_removed", Q.REPAIR_DUPLICATE_VERIFIED),
+                ("stray_verified_removed", Q.REPAIR_STRAY_VERIFIED),
+                ("missing_verified_added", Q.REPAIR_MISSING_VERIFIED),
+                ("duplicate_structure_removed", Q.REPAIR_DUPLICATE_STRUCTURE),
+            ):
                 rec = tx.run(query).single()
                 out[key] = int(rec[0]) if rec else 0
             return out
@@ -561,8 +604,12 @@ class Neo4jStore:
 
     def stats(self) -> dict[str, Any]:
         rec = self._read(Q.STATS)[0]
-        return {"apis": rec["apis"], "tools": rec["tools"], "active_tools": rec["active"],
-                "links": {s: n for s, n in rec["links"] if s is not None}}
+        return {
+            "apis": rec["apis"],
+            "tools": rec["tools"],
+            "active_tools": rec["active"],
+            "links": {s: n for s, n in rec["links"] if s is not None},
+        }
 
     def reset(self) -> None:
         try:

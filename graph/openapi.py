@@ -28,9 +28,18 @@ KEY_PARAM_NAMES = ("serviceKey", "ServiceKey", "confmKey", "authKey", "apiKey", 
 FORMAT_PARAM_NAMES = ("dataType", "_type", "returnType", "type", "resultType")
 #: data.go.kr provider codes (first path segment) -> tool name prefix.
 PROVIDER_PREFIX = {
-    "1360000": "kma", "B552584": "airkorea", "1613000": "molit", "B551011": "tour", "B551182": "hira",
-    "1471000": "mfds", "1741000": "mois", "B090041": "kasi", "1160100": "fsc", "B552015": "nps",
-    "1230000": "customs", "B553077": "semas",
+    "1360000": "kma",
+    "B552584": "airkorea",
+    "1613000": "molit",
+    "B551011": "tour",
+    "B551182": "hira",
+    "1471000": "mfds",
+    "1741000": "mois",
+    "B090041": "kasi",
+    "1160100": "fsc",
+    "B552015": "nps",
+    "1230000": "customs",
+    "B553077": "semas",
 }
 HOST_PREFIX = {"api.odcloud.kr": "nts", "business.juso.go.kr": "juso", "www.juso.go.kr": "juso"}
 MAX_NAME = 64
@@ -38,13 +47,44 @@ MAX_NAME = 64
 #: JSON:API (`errors`, `meta`, `links`, `jsonapi`), HAL (`_links`), GraphQL over HTTP (`errors`, `extensions`),
 #: error envelopes (`error(s)`, `warning(s)`, `message(s)`) and paging blocks, plus the envelope headers.
 META_NAMES = envelopes.HEADER_NAMES | {
-    "errors", "warning", "warnings", "message", "messages", "notices", "_links", "links", "_meta", "metadata",
-    "jsonapi", "extensions", "pagination", "page_info", "paginginfo", "debug"}
+    "errors",
+    "warning",
+    "warnings",
+    "message",
+    "messages",
+    "notices",
+    "_links",
+    "links",
+    "_meta",
+    "metadata",
+    "jsonapi",
+    "extensions",
+    "pagination",
+    "page_info",
+    "paginginfo",
+    "debug",
+}
 #: Members that hold the resource by convention, best first: `items` (Google APIs, Kubernetes, GitHub search),
 #: `data` (JSON:API, Stripe), `results` (Django REST), `content` (Spring Data pages), `value` (OData), `records`
 #: (Salesforce), `hits` (search engines), `features` (GeoJSON), and the row names of Korean envelopes.
-RESOURCE_NAMES = ("items", "data", "results", "result", "list", "rows", "records", "content", "value", "entries",
-                  "hits", "features", "elements", "item", "row", "record")
+RESOURCE_NAMES = (
+    "items",
+    "data",
+    "results",
+    "result",
+    "list",
+    "rows",
+    "records",
+    "content",
+    "value",
+    "entries",
+    "hits",
+    "features",
+    "elements",
+    "item",
+    "row",
+    "record",
+)
 _RESOURCE_RANK = {n: i for i, n in enumerate(RESOURCE_NAMES)}
 #: HAL (`application/hal+json`) puts the resource one level down, under `_embedded`.
 CONTAINER_NAMES = ("_embedded",)
@@ -137,8 +177,10 @@ def load_document(raw: bytes | str, content_type: str = "") -> Any:
         try:
             text = raw.decode("utf-8", errors="strict")
         except UnicodeDecodeError as exc:
-            raise InvalidInput("the body is not UTF-8 text", locations=[
-                {"pointer": "/", "message": f"byte {exc.start} is not UTF-8 ({exc.reason})"}]) from exc
+            raise InvalidInput(
+                "the body is not UTF-8 text",
+                locations=[{"pointer": "/", "message": f"byte {exc.start} is not UTF-8 ({exc.reason})"}],
+            ) from exc
     else:
         text = raw
     if not text.strip():
@@ -153,15 +195,18 @@ def load_document(raw: bytes | str, content_type: str = "") -> Any:
                     raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
                 if "number" in message:
                     raise _limit("a number too large for a 64-bit integer or a finite double") from exc
-                raise InvalidInput("the body is neither valid JSON nor valid YAML",
-                                   locations=[{"pointer": "/", "message": message[:300]}]) from exc
+                raise InvalidInput(
+                    "the body is neither valid JSON nor valid YAML",
+                    locations=[{"pointer": "/", "message": message[:300]}],
+                ) from exc
         else:
             doc = _yaml_bounded(text)
     except yaml.YAMLError as exc:
         if "nesting depth" in str(exc):
             raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
-        raise InvalidInput("the body is neither valid JSON nor valid YAML",
-                           locations=[{"pointer": "/", "message": str(exc)[:300]}]) from exc
+        raise InvalidInput(
+            "the body is neither valid JSON nor valid YAML", locations=[{"pointer": "/", "message": str(exc)[:300]}]
+        ) from exc
     except RecursionError as exc:
         raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
     except ValueError as exc:  # e.g. an integer beyond Python's digit limit in a YAML scalar
@@ -188,7 +233,8 @@ def snake(name: str) -> str:
                 nxt = name[i + 1] if i + 1 < n else ""
                 # aB -> a_b, 1B -> 1_b, ABc -> a_bc (an acronym ends before the capital that starts a word)
                 if (prev.isascii() and (prev.islower() or prev.isdigit())) or (
-                        prev.isascii() and prev.isupper() and nxt.isascii() and nxt.islower()):
+                    prev.isascii() and prev.isupper() and nxt.isascii() and nxt.islower()
+                ):
                     out.append("_")
             out.append(ch.lower())
         elif out and out[-1] != "_":
@@ -348,9 +394,15 @@ def _find_items(ctx: _Ctx, schema: dict[str, Any], where: str) -> tuple[str, str
         return s
 
     nested = envelopes.schema_items(without_meta(schema), without_meta)
-    single = next(((str(name), ctx.schema(sub, where)) for name, sub in top.items()
-                   if str(name).lower() in _RESOURCE_RANK
-                   and _record([ctx.schema(v, where) for v in props(sub, where).values()])), None)
+    single = next(
+        (
+            (str(name), ctx.schema(sub, where))
+            for name, sub in top.items()
+            if str(name).lower() in _RESOURCE_RANK
+            and _record([ctx.schema(v, where) for v in props(sub, where).values()])
+        ),
+        None,
+    )
     # {"data": {"id", "name", "tags": [...]}} is one resource (with a list inside), not rows of tags;
     # {"result": {"resultCode", "item": {...}}} wraps its rows under a row name
     if nested is not None and (single is None or _row_named(nested[0])):
@@ -362,8 +414,9 @@ def _find_items(ctx: _Ctx, schema: dict[str, Any], where: str) -> tuple[str, str
 
 def _record(members: list[dict[str, Any]]) -> bool:
     """(Resolved) property schemas of a resource object rather than a wrapper: one at least is a scalar."""
-    return any(m and m.get("type") not in ("object", "array") and not m.get("properties") and "items" not in m
-               for m in members)
+    return any(
+        m and m.get("type") not in ("object", "array") and not m.get("properties") and "items" not in m for m in members
+    )
 
 
 def _row_named(items_path: str) -> bool:
@@ -393,9 +446,16 @@ def _fields(ctx: _Ctx, item: dict[str, Any], items_path: str, where: str) -> lis
         s = ctx.schema(sub, where)
         t, nullable = _type_of(s)
         prefix = items_path + "." if items_path else ""
-        out.append(FieldRecord(name=str(name), path=f"{prefix}{name}", type=t, nullable=nullable,
-                               description=str(s.get("description") or s.get("title") or ""),
-                               example=s.get("example")))
+        out.append(
+            FieldRecord(
+                name=str(name),
+                path=f"{prefix}{name}",
+                type=t,
+                nullable=nullable,
+                description=str(s.get("description") or s.get("title") or ""),
+                example=s.get("example"),
+            )
+        )
     return out
 
 
@@ -417,8 +477,14 @@ def _response_schema(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) 
     content = resp.get("content") or {}
     if not isinstance(content, dict):
         return {}
-    picked = min(((not _has_schema(obj), _response_rank(str(media)), i, str(media), obj)
-                  for i, (media, obj) in enumerate(content.items()) if isinstance(obj, dict)), default=None)
+    picked = min(
+        (
+            (not _has_schema(obj), _response_rank(str(media)), i, str(media), obj)
+            for i, (media, obj) in enumerate(content.items())
+            if isinstance(obj, dict)
+        ),
+        default=None,
+    )
     if picked is None or not _has_schema(picked[4]):
         return {}
     return ctx.schema(picked[4]["schema"], f"{where}/responses/{code}/content/{_esc(picked[3])}/schema")
@@ -493,7 +559,9 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
     schema = p if swagger2 else ctx.schema(p.get("schema", {}), where + "/schema")
     t, _ = _type_of(schema)
     # an array's enum and default are usually documented on its items (Swagger 2 `items`, `schema.items`)
-    items = ctx.schema(schema.get("items", {}), where + ("/items" if swagger2 else "/schema/items")) if t == "array" else {}
+    items = (
+        ctx.schema(schema.get("items", {}), where + ("/items" if swagger2 else "/schema/items")) if t == "array" else {}
+    )
     enum = _enum(schema.get("enum"))
     if enum is None and items:
         enum = _enum(items.get("enum"))
@@ -502,19 +570,23 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
         default = items.get("default")
     return ParamRecord(
         # Swagger 2 formData parameters are fields of a form body; `type: file` is a binary part of it
-        name=name, location="body" if loc == "formData" else loc,
+        name=name,
+        location="body" if loc == "formData" else loc,
         type=t if t in (*_SCALARS, "array") else "string",
-        format=schema.get("format") or ("binary" if t == "file" else None), pattern=schema.get("pattern"),
-        enum=enum, item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
+        format=schema.get("format") or ("binary" if t == "file" else None),
+        pattern=schema.get("pattern"),
+        enum=enum,
+        item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
         required=bool(p.get("required")) or loc == "path",
-        example=p.get("example", schema.get("example")), default=default,
+        example=p.get("example", schema.get("example")),
+        default=default,
         description=str(p.get("description") or schema.get("description") or ""),
     )
 
 
-def _body_params(ctx: _Ctx, op: dict[str, Any], shared: list[Any], where: str, swagger2: bool) -> tuple[
-    list[ParamRecord], str | None
-]:
+def _body_params(
+    ctx: _Ctx, op: dict[str, Any], shared: list[Any], where: str, swagger2: bool
+) -> tuple[list[ParamRecord], str | None]:
     """The properties of the request body's schema as body parameters, and the encoding they travel in. Of an
     OpenAPI 3 body's media types, one with a schema is preferred, and JSON over form over multipart; a Swagger 2
     `in: body` parameter (the path's or the operation's) is JSON."""
@@ -555,12 +627,21 @@ def _body_params(ctx: _Ctx, op: dict[str, Any], shared: list[Any], where: str, s
         enum = _enum(s.get("enum"))
         if enum is None and items:
             enum = _enum(items.get("enum"))
-        out.append(ParamRecord(name=str(name), location="body", type=t, format=s.get("format"),
-                               pattern=s.get("pattern"), enum=enum,
-                               item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
-                               required=name in required, example=example,
-                               default=s.get("default", items.get("default")),
-                               description=str(s.get("description") or "")))
+        out.append(
+            ParamRecord(
+                name=str(name),
+                location="body",
+                type=t,
+                format=s.get("format"),
+                pattern=s.get("pattern"),
+                enum=enum,
+                item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
+                required=name in required,
+                example=example,
+                default=s.get("default", items.get("default")),
+                description=str(s.get("description") or ""),
+            )
+        )
     return out, kind
 
 
@@ -585,7 +666,7 @@ def _server_url(ctx: _Ctx, doc: dict[str, Any], swagger2: bool, meta: Registrati
     if swagger2:
         host, base_path = doc.get("host"), doc.get("basePath")
         if isinstance(host, str) and "//" in host:  # `host: https://apis.example.kr/` (a URL where a host belongs)
-            parsed = urlparse(host if "://" in host else "https:" + host[host.index("//"):])
+            parsed = urlparse(host if "://" in host else "https:" + host[host.index("//") :])
             parts = (parsed.path.strip("/"), base_path.strip("/") if isinstance(base_path, str) else "")
             host, base_path = parsed.netloc, "/".join(p for p in parts if p)
         if not isinstance(host, str) or not host.strip("/"):
@@ -598,7 +679,12 @@ def _server_url(ctx: _Ctx, doc: dict[str, Any], swagger2: bool, meta: Registrati
         tail = base_path.strip("/") if isinstance(base_path, str) else ""
         return f"{scheme}://{host.strip('/')}" + (f"/{tail}" if tail else "")
     servers = doc.get("servers")
-    if isinstance(servers, list) and servers and isinstance(servers[0], dict) and isinstance(servers[0].get("url"), str):
+    if (
+        isinstance(servers, list)
+        and servers
+        and isinstance(servers[0], dict)
+        and isinstance(servers[0].get("url"), str)
+    ):
         url: str = servers[0]["url"]
         for name, var in (servers[0].get("variables") or {}).items():
             if isinstance(var, dict) and "default" in var:
@@ -675,11 +761,51 @@ def _path_prefix(parsed: Any) -> str:
 
 
 #: First words that make a path segment an operation name already (data.go.kr: `/getCrsrdMapInfo`).
-_VERBS = frozenset({
-    "get", "list", "search", "find", "fetch", "retrieve", "read", "query", "inquire", "inqire", "lookup", "select",
-    "count", "check", "validate", "verify", "create", "add", "insert", "post", "put", "register", "regist", "save",
-    "upload", "send", "issue", "request", "apply", "update", "set", "modify", "patch", "edit", "delete", "remove",
-    "del", "cancel", "download", "calc", "convert"})
+_VERBS = frozenset(
+    {
+        "get",
+        "list",
+        "search",
+        "find",
+        "fetch",
+        "retrieve",
+        "read",
+        "query",
+        "inquire",
+        "inqire",
+        "lookup",
+        "select",
+        "count",
+        "check",
+        "validate",
+        "verify",
+        "create",
+        "add",
+        "insert",
+        "post",
+        "put",
+        "register",
+        "regist",
+        "save",
+        "upload",
+        "send",
+        "issue",
+        "request",
+        "apply",
+        "update",
+        "set",
+        "modify",
+        "patch",
+        "edit",
+        "delete",
+        "remove",
+        "del",
+        "cancel",
+        "download",
+        "calc",
+        "convert",
+    }
+)
 
 
 def _path_words(method: str, path: str) -> str:
@@ -711,14 +837,18 @@ def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiR
         raise
     except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
         # Safety net: a shape no specific check anticipated is still the client's error, never a 500.
-        raise InvalidInput("the document has an unexpected structure",
-                           locations=[{"pointer": "/", "message": f"{type(exc).__name__}: {exc}"[:300]}]) from exc
+        raise InvalidInput(
+            "the document has an unexpected structure",
+            locations=[{"pointer": "/", "message": f"{type(exc).__name__}: {exc}"[:300]}],
+        ) from exc
 
 
 def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord]]:
     if not isinstance(doc, dict):
-        raise InvalidInput("the document must be a JSON/YAML object",
-                           locations=[{"pointer": "/", "message": f"got {type(doc).__name__}"}])
+        raise InvalidInput(
+            "the document must be a JSON/YAML object",
+            locations=[{"pointer": "/", "message": f"got {type(doc).__name__}"}],
+        )
     ctx = _Ctx(doc)
     swagger2 = "swagger" in doc
     if swagger2:
@@ -731,8 +861,10 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
             ctx.err("/openapi", f"unsupported OpenAPI version {version!r} (3.0.x or 3.1.x expected)")
         source = f"openapi-{version[:3]}"
     else:
-        raise InvalidInput("not an OpenAPI 3 or Swagger 2.0 document",
-                           locations=[{"pointer": "/", "message": "neither 'openapi' nor 'swagger' is present"}])
+        raise InvalidInput(
+            "not an OpenAPI 3 or Swagger 2.0 document",
+            locations=[{"pointer": "/", "message": "neither 'openapi' nor 'swagger' is present"}],
+        )
     info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
     if not isinstance(doc.get("info"), dict):
         ctx.err("/info", "info must be an object with a title")
@@ -796,7 +928,9 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
             params = [p for p in params if p.name != key_param]
             fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
             fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
-            envelope, items_path, item_schema = _find_items(ctx, _response_schema(ctx, op, op_where, swagger2), op_where)
+            envelope, items_path, item_schema = _find_items(
+                ctx, _response_schema(ctx, op, op_where, swagger2), op_where
+            )
             fields = _fields(ctx, item_schema, items_path, op_where)
             op_id = snake(op["operationId"]) if isinstance(op.get("operationId"), str) else "op"
             words = op_id if op_id != "op" else _path_words(method, path)
@@ -811,12 +945,22 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
             summary = str(op.get("summary") or "")
             description = str(op.get("description") or "")
             tool = ToolRecord(
-                name=name, api_id="", op_key=f"{method.upper()} {path}", method=method.upper(),
-                url=server_url + path, summary=summary, description=description,
+                name=name,
+                api_id="",
+                op_key=f"{method.upper()} {path}",
+                method=method.upper(),
+                url=server_url + path,
+                summary=summary,
+                description=description,
                 description_en=" ".join(words.split("_")).capitalize(),
-                intent=str(op.get("x-kopa-intent") or ""), envelope=envelope, items_path=items_path,
-                params=params, fields=fields, json_schema=model_schema(summary or description, visible),
-                format_param=f"{fmt.name}={fmt_value}" if fmt else None, auth_param=key_param,
+                intent=str(op.get("x-kopa-intent") or ""),
+                envelope=envelope,
+                items_path=items_path,
+                params=params,
+                fields=fields,
+                json_schema=model_schema(summary or description, visible),
+                format_param=f"{fmt.name}={fmt_value}" if fmt else None,
+                auth_param=key_param,
                 body_media=body_media,
             )
             tool.spec_hash = spec_hash(tool)
@@ -828,11 +972,19 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     api_id = meta.api_id or api_id_for(doc, server_url)
     for t in tools:
         t.api_id = api_id
-    api = ApiRecord(id=api_id, title=title, version=str(info.get("version") or ""), source_format=source,
-                    server_url=server_url, base_url=meta.base_url, auth=AuthConfig(
-                        scheme=auth.scheme, param=auth_param, secret=auth.secret),
-                    rate_limit_per_s=meta.rate_limit_per_s, daily_quota=meta.daily_quota,
-                    doc_hash=_hash(doc), tool_count=len(tools))
+    api = ApiRecord(
+        id=api_id,
+        title=title,
+        version=str(info.get("version") or ""),
+        source_format=source,
+        server_url=server_url,
+        base_url=meta.base_url,
+        auth=AuthConfig(scheme=auth.scheme, param=auth_param, secret=auth.secret),
+        rate_limit_per_s=meta.rate_limit_per_s,
+        daily_quota=meta.daily_quota,
+        doc_hash=_hash(doc),
+        tool_count=len(tools),
+    )
     return api, tools
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
-def enumerate_paths(edges: Mapping[str, Mapping[str, object]], starts: list[str], min_hops: int, max_hops: int,
-                    per_start: int) -> list[list[str]]:
+def enumerate_paths(
+    edges: Mapping[str, Mapping[str, object]], starts: list[str], min_hops: int, max_hops: int, per_start: int
+) -> list[list[str]]:
     if not 1 <= min_hops <= max_hops <= 8:
         raise ValueError("hops must satisfy 1 <= min <= max <= 8")
     out: list[list[str]] = []

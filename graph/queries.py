@@ -238,16 +238,22 @@ CALL (l, f, p) {
 }
 """
 
-SAVE_LINK = """
+SAVE_LINK = (
+    """
 MATCH ()-[l:LINK {id: $id}]->()
 SET l += $props
-""" + _MIRROR_VERIFIED
+"""
+    + _MIRROR_VERIFIED
+)
 
-SAVE_LINKS = """
+SAVE_LINKS = (
+    """
 UNWIND $links AS row
 MATCH ()-[l:LINK {id: row.id}]->()
 SET l += row.props
-""" + _MIRROR_VERIFIED
+"""
+    + _MIRROR_VERIFIED
+)
 
 REFRESH_FEEDS_MANY = """
 UNWIND $pairs AS pair

@@ -27,8 +27,9 @@ def check_secret(settings: Settings, name: str | None) -> None:
     """A registration may name only an allowed variable as its key (Settings.secret_refusal): 422 otherwise."""
     why = settings.secret_refusal(name) if name else None
     if why:
-        raise InvalidInput(f"secret name refused: {why}",
-                           locations=[{"pointer": "/metadata/auth/secret", "message": why}])
+        raise InvalidInput(
+            f"secret name refused: {why}", locations=[{"pointer": "/metadata/auth/secret", "message": why}]
+        )
 
 
 def _version_keys(doc: Any) -> Any:
@@ -84,7 +85,9 @@ def _assign_names(store: GraphStore, api_id: str, tools: list[ToolRecord], exist
             raise InvalidInput("could not find names for this API's tools that no other API uses")
 
 
-def register(store: GraphStore, settings: Settings, doc: Any, meta: RegistrationMeta | None = None) -> RegistrationResult:
+def register(
+    store: GraphStore, settings: Settings, doc: Any, meta: RegistrationMeta | None = None
+) -> RegistrationResult:
     meta = meta or RegistrationMeta()
     check_secret(settings, meta.auth.secret if meta.auth else None)
     api, tools = parse_document(_version_keys(doc), meta)

@@ -13,5 +13,7 @@ def function_spec(tool: ToolRecord) -> dict[str, Any]:
     description = tool.summary or tool.description_en
     if tool.description and tool.description != tool.summary:
         description = f"{description}. {tool.description}" if description else tool.description
-    return {"type": "function", "function": {"name": tool.name, "description": description,
-                                             "parameters": tool.json_schema}}
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": description, "parameters": tool.json_schema},
+    }

@@ -17,10 +17,25 @@ Transform = dict[str, Any]
 IDENTITY: Transform = {"kind": "identity"}
 
 SIDO_SHORT = {
-    "서울특별시": "서울", "부산광역시": "부산", "대구광역시": "대구", "인천광역시": "인천", "광주광역시": "광주",
-    "대전광역시": "대전", "울산광역시": "울산", "세종특별자치시": "세종", "경기도": "경기", "강원특별자치도": "강원",
-    "강원도": "강원", "충청북도": "충북", "충청남도": "충남", "전북특별자치도": "전북", "전라북도": "전북",
-    "전라남도": "전남", "경상북도": "경북", "경상남도": "경남", "제주특별자치도": "제주",
+    "서울특별시": "서울",
+    "부산광역시": "부산",
+    "대구광역시": "대구",
+    "인천광역시": "인천",
+    "광주광역시": "광주",
+    "대전광역시": "대전",
+    "울산광역시": "울산",
+    "세종특별자치시": "세종",
+    "경기도": "경기",
+    "강원특별자치도": "강원",
+    "강원도": "강원",
+    "충청북도": "충북",
+    "충청남도": "충남",
+    "전북특별자치도": "전북",
+    "전라북도": "전북",
+    "전라남도": "전남",
+    "경상북도": "경북",
+    "경상남도": "경남",
+    "제주특별자치도": "제주",
 }
 #: The current full name of each province's short form (강원 is 강원특별자치도 since 2023-06, 전북 전북특별자치도 since
 #: 2024-01: the old names are abolished and return no rows, see the reference's StanReginCd notes).
@@ -28,9 +43,18 @@ SIDO_LONG = {short: full for full, short in SIDO_SHORT.items() if full not in ("
 TABLES: dict[str, dict[str, str]] = {"sido_short": SIDO_SHORT, "sido_long": SIDO_LONG}
 #: Date formats Korean APIs use for dates and their parts (KMA tmFc YYYYMMDDHH(MM), RTMS DEAL_YMD YYYYMM, KASI
 #: solYear YYYY / solMonth MM, ASOS tm "YYYY-MM-DD HH:MM").
-DATE_FORMATS = {"YYYYMMDDHHMM": "%Y%m%d%H%M", "YYYYMMDDHH": "%Y%m%d%H", "YYYYMMDD": "%Y%m%d", "YYYYMM": "%Y%m",
-                "YYYY-MM-DD HH:MM": "%Y-%m-%d %H:%M", "YYYY-MM-DD": "%Y-%m-%d", "YYYY-MM": "%Y-%m", "YYYY": "%Y",
-                "MM": "%m", "DD": "%d"}
+DATE_FORMATS = {
+    "YYYYMMDDHHMM": "%Y%m%d%H%M",
+    "YYYYMMDDHH": "%Y%m%d%H",
+    "YYYYMMDD": "%Y%m%d",
+    "YYYYMM": "%Y%m",
+    "YYYY-MM-DD HH:MM": "%Y-%m-%d %H:%M",
+    "YYYY-MM-DD": "%Y-%m-%d",
+    "YYYY-MM": "%Y-%m",
+    "YYYY": "%Y",
+    "MM": "%m",
+    "DD": "%d",
+}
 #: Formats that name a whole instant or day (a source); YYYY, MM and DD are parts only a parameter takes.
 WHOLE_DATES = ("YYYYMMDDHHMM", "YYYYMMDDHH", "YYYYMMDD", "YYYYMM", "YYYY-MM-DD HH:MM", "YYYY-MM-DD", "YYYY-MM")
 
@@ -78,7 +102,7 @@ def apply(t: Transform, value: Any, row: dict[str, Any] | None = None) -> Any:
         end = t.get("end")
         if end is not None and len(text) < int(end):
             raise TransformError(f"{text!r} is shorter than {end}")
-        return text[int(t.get("start", 0)): None if end is None else int(end)]
+        return text[int(t.get("start", 0)) : None if end is None else int(end)]
     if kind == "zfill":
         text = _scalar(value)
         if not text.isdigit() or len(text) > int(t["width"]):

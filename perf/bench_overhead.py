@@ -44,21 +44,32 @@ def main() -> None:
     eps = replay["run"]["episodes"]
     same_eps = [canonical_episode(e) for e in live["episodes"]] == [canonical_episode(e) for e in replay["episodes"]]
     same_scores = [{k: v for k, v in s.items() if k not in ("model_ms", "harness_ms")} for s in live["scored"]] == [
-        {k: v for k, v in s.items() if k not in ("model_ms", "harness_ms")} for s in replay["scored"]]
+        {k: v for k, v in s.items() if k not in ("model_ms", "harness_ms")} for s in replay["scored"]
+    ]
     per_episode = [e["harness_ms"] for e in replay["episodes"]]
-    print(json.dumps({
-        "tasks": n, "k": args.k, "episodes": eps,
-        "live_wall_s": round(live_s, 2), "replay_wall_s": round(replay_s, 2),
-        "replay_ms_per_task_wall": round(replay_s * 1000 / n, 2),
-        "replay_ms_per_episode_wall": round(replay_s * 1000 / max(1, eps), 2),
-        "harness_ms_per_episode_mean": round(sum(per_episode) / max(1, len(per_episode)), 2),
-        "harness_ms_per_episode_max": round(max(per_episode, default=0.0), 2),
-        "target_ms_per_task": 50,
-        "oracle_live": {c: v["pass_hat_k"] for c, v in live["scores"]["by_category"].items()},
-        "oracle_replay": {c: v["pass_hat_k"] for c, v in replay["scores"]["by_category"].items()},
-        "identical_episodes": same_eps, "identical_scores": same_scores,
-        "replay_misses": replay["scores"]["overall"]["replay_misses"],
-    }, ensure_ascii=False, indent=1))
+    print(
+        json.dumps(
+            {
+                "tasks": n,
+                "k": args.k,
+                "episodes": eps,
+                "live_wall_s": round(live_s, 2),
+                "replay_wall_s": round(replay_s, 2),
+                "replay_ms_per_task_wall": round(replay_s * 1000 / n, 2),
+                "replay_ms_per_episode_wall": round(replay_s * 1000 / max(1, eps), 2),
+                "harness_ms_per_episode_mean": round(sum(per_episode) / max(1, len(per_episode)), 2),
+                "harness_ms_per_episode_max": round(max(per_episode, default=0.0), 2),
+                "target_ms_per_task": 50,
+                "oracle_live": {c: v["pass_hat_k"] for c, v in live["scores"]["by_category"].items()},
+                "oracle_replay": {c: v["pass_hat_k"] for c, v in replay["scores"]["by_category"].items()},
+                "identical_episodes": same_eps,
+                "identical_scores": same_scores,
+                "replay_misses": replay["scores"]["overall"]["replay_misses"],
+            },
+            ensure_ascii=False,
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,15 @@ from tests.support.helpers import verified_store
 def targets(q: dict[str, Any], extras: dict[str, float]) -> list[str]:
     """The figures that miss the issue's targets (empty when all hold)."""
     misses = []
-    for key in ("code_words_in_requests", "requests_listing_steps", "slot_parameters_single_value",
-                "argument_schema_violations", "linked_values_not_visible", "cross_entity_pairs", "unused_steps"):
+    for key in (
+        "code_words_in_requests",
+        "requests_listing_steps",
+        "slot_parameters_single_value",
+        "argument_schema_violations",
+        "linked_values_not_visible",
+        "cross_entity_pairs",
+        "unused_steps",
+    ):
         if q[key] != 0:
             misses.append(f"{key} = {q[key]} (target 0)")
     if q["sentence_frames"] < 60:
@@ -49,8 +56,7 @@ def targets(q: dict[str, Any], extras: dict[str, float]) -> list[str]:
         if abs(q["shares"].get(kind, 0.0) - share) > 0.01:
             misses.append(f"share of {kind} = {q['shares'].get(kind)} (configured {share})")
     if q.get("rendered_chars", {}).get("max", 0) > SFT_MAX_LENGTH:
-        misses.append(f"longest rendered conversation {q['rendered_chars']['max']} characters "
-                      f"(limit {SFT_MAX_LENGTH})")
+        misses.append(f"longest rendered conversation {q['rendered_chars']['max']} characters (limit {SFT_MAX_LENGTH})")
     return misses
 
 
@@ -81,8 +87,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out, exported, elapsed = run(args.count, args.seed, Path(tmp))
     q = exported["quality"]
-    print(f"synthesised {len(out['records'])} trajectories in {elapsed:.1f}s ({len(out['discarded'])} discarded, "
-          f"{out['calls']} upstream calls)")
+    print(
+        f"synthesised {len(out['records'])} trajectories in {elapsed:.1f}s ({len(out['discarded'])} discarded, "
+        f"{out['calls']} upstream calls)"
+    )
     print("\n".join(quality_lines(q)))
     print("fewest values per slot:", json.dumps(q["fewest_values"], ensure_ascii=False))
     print("BFCL:", json.dumps(exported["distribution"]["bfcl"]))

@@ -38,8 +38,9 @@ def run(count: int, seed: int, root: Path) -> tuple[dict[str, Any], float]:
     store = EmbeddedStore(graph)
 
     async def go() -> dict[str, Any]:
-        ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=1000)[0]},
-                      transport=transport())
+        ex = Executor(
+            settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport()
+        )
         try:
             return await synthesize(store, settings, ex, count=count, seed=seed)
         finally:
@@ -62,8 +63,10 @@ def main() -> None:
         out, elapsed = run(args.count, args.seed, Path(tmp))
     records = out["records"]
     q = quality(records)
-    print(f"unseen family: synthesised {len(records)} trajectories in {elapsed:.1f}s "
-          f"({len(out['discarded'])} discarded, {out['calls']} upstream calls)")
+    print(
+        f"unseen family: synthesised {len(records)} trajectories in {elapsed:.1f}s "
+        f"({len(out['discarded'])} discarded, {out['calls']} upstream calls)"
+    )
     print("\n".join(quality_lines(q)))
     misses = question_targets(q)
     for m in misses:

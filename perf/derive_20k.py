@@ -53,30 +53,108 @@ from graph.openapi import parse_document
 #: (field or parameter, domain) by (api id, op key, name): what the generator meant.
 Domains = dict[tuple[str, str, str], str]
 
-NOUNS = ["user", "project", "repo", "issue", "order", "invoice", "customer", "device", "cluster", "volume",
-         "policy", "role", "team", "ticket", "asset", "account", "payment", "product", "plan", "subscription",
-         "webhook", "event", "file", "folder", "job", "pipeline", "build", "release", "deployment", "alert",
-         "metric", "report", "campaign", "contact", "lead", "message", "channel", "comment", "tag", "label"]
-QUALIFIERS = ["", "admin", "audit", "billing", "cloud", "data", "edge", "git", "iam", "media", "net", "ops",
-              "org", "partner", "search", "storage", "sync", "vault", "web", "work"]
-GENERIC_FIELDS = [("id", "string", "Unique identifier of the {r}."), ("name", "string", "Name of the {r}."),
-                  ("type", "string", "Type of the {r}."), ("status", "string", "Current status of the {r}."),
-                  ("code", "string", "Short code of the {r}."), ("value", "string", "Value of the {r}."),
-                  ("count", "integer", "Number of items in the {r}."), ("url", "string", "API URL of the {r}."),
-                  ("description", "string", "Free text describing the {r}."),
-                  ("createdAt", "string", "When the {r} was created."),
-                  ("updatedAt", "string", "When the {r} was last updated.")]
-VENDORS = [("cloudhub", 600, "id"), ("devforge", 400, "camel"), ("payflow", 300, "snake"), ("crmcloud", 200, "id"),
-           ("opsboard", 150, "camel"), ("mediaapi", 110, "snake")]
+NOUNS = [
+    "user",
+    "project",
+    "repo",
+    "issue",
+    "order",
+    "invoice",
+    "customer",
+    "device",
+    "cluster",
+    "volume",
+    "policy",
+    "role",
+    "team",
+    "ticket",
+    "asset",
+    "account",
+    "payment",
+    "product",
+    "plan",
+    "subscription",
+    "webhook",
+    "event",
+    "file",
+    "folder",
+    "job",
+    "pipeline",
+    "build",
+    "release",
+    "deployment",
+    "alert",
+    "metric",
+    "report",
+    "campaign",
+    "contact",
+    "lead",
+    "message",
+    "channel",
+    "comment",
+    "tag",
+    "label",
+]
+QUALIFIERS = [
+    "",
+    "admin",
+    "audit",
+    "billing",
+    "cloud",
+    "data",
+    "edge",
+    "git",
+    "iam",
+    "media",
+    "net",
+    "ops",
+    "org",
+    "partner",
+    "search",
+    "storage",
+    "sync",
+    "vault",
+    "web",
+    "work",
+]
+GENERIC_FIELDS = [
+    ("id", "string", "Unique identifier of the {r}."),
+    ("name", "string", "Name of the {r}."),
+    ("type", "string", "Type of the {r}."),
+    ("status", "string", "Current status of the {r}."),
+    ("code", "string", "Short code of the {r}."),
+    ("value", "string", "Value of the {r}."),
+    ("count", "integer", "Number of items in the {r}."),
+    ("url", "string", "API URL of the {r}."),
+    ("description", "string", "Free text describing the {r}."),
+    ("createdAt", "string", "When the {r} was created."),
+    ("updatedAt", "string", "When the {r} was last updated."),
+]
+VENDORS = [
+    ("cloudhub", 600, "id"),
+    ("devforge", 400, "camel"),
+    ("payflow", 300, "snake"),
+    ("crmcloud", 200, "id"),
+    ("opsboard", 150, "camel"),
+    ("mediaapi", 110, "snake"),
+]
 
 KR_FIELDS = [  # (name, description, domain)
-    ("rnum", "순번", "row.rnum"), ("resultCode", "결과코드", "row.result"),
-    ("regionCd", "법정동코드 (10자리)", "region.bjd_code"), ("sggCd", "시군구코드 (5자리)", "region.sgg_code"),
-    ("sidoName", "시도명", "region.sido_name"), ("sggName", "시군구명", "region.sgg_name"),
-    ("stationName", "측정소명", "station.name"), ("dataTime", "측정일시", "row.time"),
-    ("bldNm", "건물명", "building.name"), ("platPlc", "대지위치", "building.address"),
-    ("regDt", "등록일자 (YYYYMMDD)", "row.date"), ("itemNm", "품목명", "item.name"),
-    ("cnt", "건수", "row.count"), ("addr", "주소", "row.address"), ("telno", "전화번호", "row.phone"),
+    ("rnum", "순번", "row.rnum"),
+    ("resultCode", "결과코드", "row.result"),
+    ("regionCd", "법정동코드 (10자리)", "region.bjd_code"),
+    ("sggCd", "시군구코드 (5자리)", "region.sgg_code"),
+    ("sidoName", "시도명", "region.sido_name"),
+    ("sggName", "시군구명", "region.sgg_name"),
+    ("stationName", "측정소명", "station.name"),
+    ("dataTime", "측정일시", "row.time"),
+    ("bldNm", "건물명", "building.name"),
+    ("platPlc", "대지위치", "building.address"),
+    ("regDt", "등록일자 (YYYYMMDD)", "row.date"),
+    ("itemNm", "품목명", "item.name"),
+    ("cnt", "건수", "row.count"),
+    ("addr", "주소", "row.address"),
+    ("telno", "전화번호", "row.phone"),
 ]
 KR_PARAMS = [  # (name, description, pattern, domain)
     ("LAWD_CD", "지역코드 (법정동코드 앞 5자리)", "^[0-9]{5}$", "region.sgg_code"),
@@ -101,14 +179,15 @@ def _param_name(style: str, noun: str) -> str:
     return {"id": "id", "camel": f"{noun}Id", "snake": f"{noun}_id"}[style]
 
 
-def vendor_document(rnd: random.Random, vendor: str, resources: int, style: str,
-                    domains: Domains) -> tuple[str, dict[str, Any]]:
+def vendor_document(
+    rnd: random.Random, vendor: str, resources: int, style: str, domains: Domains
+) -> tuple[str, dict[str, Any]]:
     """A REST document: `resources` resources (each with one nested child), ten operations per resource. Its
     domains are its own: a vendor's user id means nothing to another vendor's user id parameter."""
     api_id = f"{vendor}-api"
     nouns = sorted({f"{q}{n.capitalize()}" if q else n for q in [*QUALIFIERS, *NOUNS] for n in NOUNS if q != n})
     rnd.shuffle(nouns)
-    nouns = nouns[:resources * 2]
+    nouns = nouns[: resources * 2]
     paths: dict[str, Any] = {}
 
     def item(noun: str, parent: str | None, ref: str, op_key_list: list[str]) -> dict[str, Any]:
@@ -121,8 +200,10 @@ def vendor_document(rnd: random.Random, vendor: str, resources: int, style: str,
         if parent:
             extra[f"{parent}Id"] = f"{parent}.id"
         for name, dom in extra.items():
-            props[name] = {"type": "array" if name == "tags" else "object" if name == "metadata" else "string",
-                           "description": f"{name} of the {noun}."}
+            props[name] = {
+                "type": "array" if name == "tags" else "object" if name == "metadata" else "string",
+                "description": f"{name} of the {noun}.",
+            }
             for op in op_key_list:
                 domains[(api_id, op, "f:" + name)] = api_id + "/" + dom
         return _schema(props)
@@ -131,23 +212,42 @@ def vendor_document(rnd: random.Random, vendor: str, resources: int, style: str,
         props = {}
         for name in ("name", "description", "type", "status", "value", "code", f"{ref}Id"):
             props[name] = {"type": "string", "description": f"{name} of the {noun}."}
-            domains[(api_id, op, "p:" + name)] = api_id + "/" + (f"{ref}.id" if name.endswith("Id") else f"{noun}.{name}")
+            domains[(api_id, op, "p:" + name)] = (
+                api_id + "/" + (f"{ref}.id" if name.endswith("Id") else f"{noun}.{name}")
+            )
         return {"content": {"application/json": {"schema": _schema(props)}}}
 
     def list_params(noun: str, ref: str, op: str) -> list[dict[str, Any]]:
         out = []
-        for name, dom in (("limit", "page.limit"), ("offset", "page.offset"), ("sort", "page.sort"),
-                          ("status", f"{noun}.status"), ("type", f"{noun}.type"), ("name", f"{noun}.name"),
-                          (f"{ref}Id", f"{ref}.id")):
-            out.append({"name": name, "in": "query", "schema": {"type": "integer" if name in ("limit", "offset")
-                                                                 else "string"}, "description": f"Filter by {name}."})
+        for name, dom in (
+            ("limit", "page.limit"),
+            ("offset", "page.offset"),
+            ("sort", "page.sort"),
+            ("status", f"{noun}.status"),
+            ("type", f"{noun}.type"),
+            ("name", f"{noun}.name"),
+            (f"{ref}Id", f"{ref}.id"),
+        ):
+            out.append(
+                {
+                    "name": name,
+                    "in": "query",
+                    "schema": {"type": "integer" if name in ("limit", "offset") else "string"},
+                    "description": f"Filter by {name}.",
+                }
+            )
             domains[(api_id, op, "p:" + name)] = api_id + "/" + dom
         return out
 
     def path_param(name: str, noun: str, op: str) -> dict[str, Any]:
         domains[(api_id, op, "p:" + name)] = api_id + "/" + f"{noun}.id"
-        return {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
-                "description": f"The {noun} identifier."}
+        return {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string"},
+            "description": f"The {noun} identifier.",
+        }
 
     for r in range(resources):
         top, child = nouns[2 * r], nouns[2 * r + 1]
@@ -162,41 +262,80 @@ def vendor_document(rnd: random.Random, vendor: str, resources: int, style: str,
         get_key, put_key, patch_key, del_key = (f"{m} {one}" for m in ("GET", "PUT", "PATCH", "DELETE"))
         it = item(top, None, ref, [list_key, post_key, get_key, put_key, patch_key])
         envelope = rnd.choice(["data", "items", "array"])
-        listing = ({"type": "array", "items": it} if envelope == "array"
-                   else _schema({envelope: {"type": "array", "items": it}, "next": {"type": "string"}}))
+        listing = (
+            {"type": "array", "items": it}
+            if envelope == "array"
+            else _schema({envelope: {"type": "array", "items": it}, "next": {"type": "string"}})
+        )
         paths[coll] = {
-            "get": {"operationId": f"list{top[0].upper()}{top[1:]}s", "parameters": list_params(top, ref, list_key),
-                    "responses": _content(listing)},
-            "post": {"operationId": f"create{top[0].upper()}{top[1:]}", "requestBody": body(top, ref, post_key),
-                     "responses": _content(it)}}
+            "get": {
+                "operationId": f"list{top[0].upper()}{top[1:]}s",
+                "parameters": list_params(top, ref, list_key),
+                "responses": _content(listing),
+            },
+            "post": {
+                "operationId": f"create{top[0].upper()}{top[1:]}",
+                "requestBody": body(top, ref, post_key),
+                "responses": _content(it),
+            },
+        }
         paths[one] = {
-            "get": {"operationId": f"get{top[0].upper()}{top[1:]}", "parameters": [path_param(pid, top, get_key)],
-                    "responses": _content(it)},
-            "put": {"operationId": f"replace{top[0].upper()}{top[1:]}", "parameters": [path_param(pid, top, put_key)],
-                    "requestBody": body(top, ref, put_key), "responses": _content(it)},
-            "patch": {"operationId": f"update{top[0].upper()}{top[1:]}",
-                      "parameters": [path_param(pid, top, patch_key)], "requestBody": body(top, ref, patch_key),
-                      "responses": _content(it)},
-            "delete": {"operationId": f"delete{top[0].upper()}{top[1:]}",
-                       "parameters": [path_param(pid, top, del_key)], "responses": {"204": {"description": "gone"}}}}
+            "get": {
+                "operationId": f"get{top[0].upper()}{top[1:]}",
+                "parameters": [path_param(pid, top, get_key)],
+                "responses": _content(it),
+            },
+            "put": {
+                "operationId": f"replace{top[0].upper()}{top[1:]}",
+                "parameters": [path_param(pid, top, put_key)],
+                "requestBody": body(top, ref, put_key),
+                "responses": _content(it),
+            },
+            "patch": {
+                "operationId": f"update{top[0].upper()}{top[1:]}",
+                "parameters": [path_param(pid, top, patch_key)],
+                "requestBody": body(top, ref, patch_key),
+                "responses": _content(it),
+            },
+            "delete": {
+                "operationId": f"delete{top[0].upper()}{top[1:]}",
+                "parameters": [path_param(pid, top, del_key)],
+                "responses": {"204": {"description": "gone"}},
+            },
+        }
         clist, cpost, cget, cdel = f"GET {ccoll}", f"POST {ccoll}", f"GET {cone}", f"DELETE {cone}"
         cit = item(child, top, ref, [clist, cpost, cget])
         paths[ccoll] = {
-            "get": {"operationId": f"list{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}s",
-                    "parameters": [path_param(pid_parent, top, clist), *list_params(child, ref, clist)],
-                    "responses": _content(_schema({"data": {"type": "array", "items": cit}}))},
-            "post": {"operationId": f"create{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
-                     "parameters": [path_param(pid_parent, top, cpost)], "requestBody": body(child, ref, cpost),
-                     "responses": _content(cit)}}
+            "get": {
+                "operationId": f"list{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}s",
+                "parameters": [path_param(pid_parent, top, clist), *list_params(child, ref, clist)],
+                "responses": _content(_schema({"data": {"type": "array", "items": cit}})),
+            },
+            "post": {
+                "operationId": f"create{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
+                "parameters": [path_param(pid_parent, top, cpost)],
+                "requestBody": body(child, ref, cpost),
+                "responses": _content(cit),
+            },
+        }
         paths[cone] = {
-            "get": {"operationId": f"get{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
-                    "parameters": [path_param(pid_parent, top, cget), path_param(cid, child, cget)],
-                    "responses": _content(cit)},
-            "delete": {"operationId": f"delete{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
-                       "parameters": [path_param(pid_parent, top, cdel), path_param(cid, child, cdel)],
-                       "responses": {"204": {"description": "gone"}}}}
-    return api_id, {"openapi": "3.0.3", "info": {"title": f"{vendor} API", "version": "2"},
-                    "servers": [{"url": f"https://api.{vendor}.example/v2"}], "paths": paths}
+            "get": {
+                "operationId": f"get{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
+                "parameters": [path_param(pid_parent, top, cget), path_param(cid, child, cget)],
+                "responses": _content(cit),
+            },
+            "delete": {
+                "operationId": f"delete{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
+                "parameters": [path_param(pid_parent, top, cdel), path_param(cid, child, cdel)],
+                "responses": {"204": {"description": "gone"}},
+            },
+        }
+    return api_id, {
+        "openapi": "3.0.3",
+        "info": {"title": f"{vendor} API", "version": "2"},
+        "servers": [{"url": f"https://api.{vendor}.example/v2"}],
+        "paths": paths,
+    }
 
 
 def korean_document(rnd: random.Random, i: int, ops: int, domains: Domains) -> tuple[str, dict[str, Any]]:
@@ -210,7 +349,8 @@ def korean_document(rnd: random.Random, i: int, ops: int, domains: Domains) -> t
             {"name": "serviceKey", "in": "query", "required": True, "schema": {"type": "string"}},
             {"name": "pageNo", "in": "query", "schema": {"type": "integer"}, "description": "페이지 번호"},
             {"name": "numOfRows", "in": "query", "schema": {"type": "integer"}, "description": "한 페이지 결과 수"},
-            {"name": "_type", "in": "query", "schema": {"type": "string", "enum": ["xml", "json"]}}]
+            {"name": "_type", "in": "query", "schema": {"type": "string", "enum": ["xml", "json"]}},
+        ]
         for name, desc, pattern, dom in rnd.sample(KR_PARAMS, 2):
             schema: dict[str, Any] = {"type": "string", **({"pattern": pattern} if pattern else {})}
             params.append({"name": name, "in": "query", "required": True, "schema": schema, "description": desc})
@@ -220,14 +360,28 @@ def korean_document(rnd: random.Random, i: int, ops: int, domains: Domains) -> t
             props[name] = {"type": "string", "description": desc}
             domains[(api_id, op, "f:" + name)] = dom
         items = {"type": "object", "properties": {"item": {"type": "array", "items": _schema(props)}}}
-        envelope = _schema({"response": _schema({"header": _schema({"resultCode": {"type": "string"}}),
-                                                 "body": _schema({"items": items})})})
-        paths[path] = {"get": {"operationId": path.strip("/"), "summary": f"조회 서비스 {j}", "parameters": params,
-                               "responses": _content(envelope)}}
-    return api_id, {"openapi": "3.0.3", "info": {"title": f"공공데이터 Service{i:03d}", "version": "1"},
-                    "servers": [{"url": f"https://apis.data.go.kr/{1000000 + i}/Service{i}"}], "paths": paths,
-                    "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "query",
-                                                               "name": "serviceKey"}}}}
+        envelope = _schema(
+            {
+                "response": _schema(
+                    {"header": _schema({"resultCode": {"type": "string"}}), "body": _schema({"items": items})}
+                )
+            }
+        )
+        paths[path] = {
+            "get": {
+                "operationId": path.strip("/"),
+                "summary": f"조회 서비스 {j}",
+                "parameters": params,
+                "responses": _content(envelope),
+            }
+        }
+    return api_id, {
+        "openapi": "3.0.3",
+        "info": {"title": f"공공데이터 Service{i:03d}", "version": "1"},
+        "servers": [{"url": f"https://apis.data.go.kr/{1000000 + i}/Service{i}"}],
+        "paths": paths,
+        "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "serviceKey"}}},
+    }
 
 
 def generated_registry(n_tools: int = 20_000, seed: int = 7) -> tuple[list[ToolRecord], Domains]:
@@ -258,14 +412,22 @@ def block_sizes(tools: list[ToolRecord]) -> tuple[int, str, int, int]:
             if p.name in NON_LINKABLE:
                 continue
             s = signals(p.name, p.description, p.type, pattern=p.pattern, enum=p.enum)
-            params.update(_param_keys(s) | {f"d:{x}" for x in M.phrases(p.name, p.description)}
-                          | {f"w:{w}" for w in M.korean_words(p.description)})
+            params.update(
+                _param_keys(s)
+                | {f"d:{x}" for x in M.phrases(p.name, p.description)}
+                | {f"w:{w}" for w in M.korean_words(p.description)}
+            )
         for f in t.fields:
             s = signals(f.name, f.description, f.type)
             fields.update(_field_keys(s) | {f"d:{x}" for x in M.phrases(f.name, f.description)})
-    pairs, key = max((fields[k] * params[k], k) for k in params
-                     if not ((k[:2] in ("t:", "w:") and params[k] > MAX_TOKEN_BLOCK)
-                             or (params[k] > MAX_BLOCK and not k.startswith("n:"))))
+    pairs, key = max(
+        (fields[k] * params[k], k)
+        for k in params
+        if not (
+            (k[:2] in ("t:", "w:") and params[k] > MAX_TOKEN_BLOCK)
+            or (params[k] > MAX_BLOCK and not k.startswith("n:"))
+        )
+    )
     return pairs, key, fields[key], params[key]
 
 
@@ -333,11 +495,15 @@ def verify_worlds() -> None:
     for label, links, rounds in rows:
         c = Counter(lk.status for lk in links)
         decided = c["verified"] + c["refuted"] + c["inconclusive"]
-        print(f"{label:16s} candidates {len(links)}, verified {c['verified']}, refuted {c['refuted']}, "
-              f"inconclusive {c['inconclusive']}, refuted share {c['refuted'] / max(1, decided):.1%}")
+        print(
+            f"{label:16s} candidates {len(links)}, verified {c['verified']}, refuted {c['refuted']}, "
+            f"inconclusive {c['inconclusive']}, refuted share {c['refuted'] / max(1, decided):.1%}"
+        )
         same = all(s for _, _, s in rounds)
-        print(f"{'':16s} cap lifted: {', '.join(f'{a} capped / {b} uncapped' for a, b, _ in rounds)} candidates "
-              f"per derivation round; {'the same candidates' if same else 'the cap changes the candidates'}")
+        print(
+            f"{'':16s} cap lifted: {', '.join(f'{a} capped / {b} uncapped' for a, b, _ in rounds)} candidates "
+            f"per derivation round; {'the same candidates' if same else 'the cap changes the candidates'}"
+        )
 
 
 def main() -> None:
@@ -350,9 +516,11 @@ def main() -> None:
     tools, domains = generated_registry(args.tools, args.seed)
     gc.collect()
     apis = Counter(t.api_id for t in tools)
-    print(f"registry: {len(tools)} tools in {len(apis)} documents (largest {max(apis.values())} operations), "
-          f"fields {sum(len(t.fields) for t in tools)}, parameters {sum(len(t.params) for t in tools)}, "
-          f"generated and parsed in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"registry: {len(tools)} tools in {len(apis)} documents (largest {max(apis.values())} operations), "
+        f"fields {sum(len(t.fields) for t in tools)}, parameters {sum(len(t.params) for t in tools)}, "
+        f"generated and parsed in {time.perf_counter() - t0:.1f} s"
+    )
     pairs, key, nf, np_ = block_sizes(tools)
     print(f"largest block before the cap: {key!r}: {nf} fields x {np_} parameters = {pairs:,} pairs")
     before = rss_mb()
@@ -365,14 +533,20 @@ def main() -> None:
     for lk in links:
         per_param[(lk.target_tool, lk.target_param)] += 1
     if "largest_block_assessed" in stats:
-        print(f"largest block after the cap: {stats['largest_block_assessed']:,} pairs assessed "
-              f"({stats.get('capped_blocks', 0)} blocks capped)")
-    print(f"comparisons {stats.get('comparisons', 0):,}; candidates {len(links):,} "
-          f"({len(links) / max(1, stats.get('params', 1)):.2f} per parameter, at most "
-          f"{max(per_param.values(), default=0)} for one parameter)")
+        print(
+            f"largest block after the cap: {stats['largest_block_assessed']:,} pairs assessed "
+            f"({stats.get('capped_blocks', 0)} blocks capped)"
+        )
+    print(
+        f"comparisons {stats.get('comparisons', 0):,}; candidates {len(links):,} "
+        f"({len(links) / max(1, stats.get('params', 1)):.2f} per parameter, at most "
+        f"{max(per_param.values(), default=0)} for one parameter)"
+    )
     good, bad = oracle(links, tools, domains)
-    print(f"oracle (generator's meaning): plausible {good:,}, implausible {bad:,} = "
-          f"{bad / max(1, good + bad):.1%} of the candidates verification would refute")
+    print(
+        f"oracle (generator's meaning): plausible {good:,}, implausible {bad:,} = "
+        f"{bad / max(1, good + bad):.1%} of the candidates verification would refute"
+    )
     print(f"derivation {seconds:.1f} s wall, {cpu:.1f} s CPU   (target < 60 s)")
     print(f"RSS before derivation {before:.0f} MB, peak RSS of the process {peak:.0f} MB   (target < 2048 MB)")
     if args.verify:

@@ -42,9 +42,19 @@ def main() -> None:
             if dst == src:
                 continue
             t = {"kind": "identity"}
-            links.append(LinkRecord(id=link_id(src, "field0", dst, "query:param0", t), source_tool=src, source_field="field0",
-                                    target_tool=dst, target_param="query:param0", transform=t, score=0.9,
-                                    status="verified", last_run=f"bench-{i % 7}"))
+            links.append(
+                LinkRecord(
+                    id=link_id(src, "field0", dst, "query:param0", t),
+                    source_tool=src,
+                    source_field="field0",
+                    target_tool=dst,
+                    target_param="query:param0",
+                    transform=t,
+                    score=0.9,
+                    status="verified",
+                    last_run=f"bench-{i % 7}",
+                )
+            )
     store.upsert_candidates(links)
     store.save_links(links)
     print(f"graph: {len(names)} tools, {len(links)} verified links (built in {time.perf_counter() - t0:.0f} s)")
@@ -60,8 +70,10 @@ def main() -> None:
         total += len(store.sample_paths(starts, 1, 3, 10))
         queries += 1
     elapsed = time.perf_counter() - t0
-    print(f"sampled {total} paths in {queries} queries over {elapsed:.1f} s: {total / elapsed:,.0f} paths/s "
-          "(target >= 1,000)")
+    print(
+        f"sampled {total} paths in {queries} queries over {elapsed:.1f} s: {total / elapsed:,.0f} paths/s "
+        "(target >= 1,000)"
+    )
     store.reset()
     store.close()
 

@@ -25,20 +25,67 @@ def generated_catalog(operations: int, per_api: int) -> list[dict[str, Any]]:
     for a in range(0, operations, per_api):
         paths: dict[str, Any] = {}
         for i in range(a, min(operations, a + per_api)):
-            item = {"type": "object", "properties": {f"field{j}": {"type": "string", "description": f"출력 {j}"}
-                                                     for j in range(12)}}
-            paths[f"/op{i}"] = {"get": {
-                "operationId": f"getOperation{i}", "summary": f"생성된 오퍼레이션 {i}",
-                "parameters": [{"name": f"param{j}", "in": "query", "required": j < 2, "description": f"입력 {j}",
-                                "schema": {"type": "string", "pattern": "^[0-9]{5}$" if j == 0 else None} if j == 0
-                                else {"type": "string"}} for j in range(6)],
-                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                    "type": "object", "properties": {"response": {"type": "object", "properties": {
-                        "header": {"type": "object"}, "body": {"type": "object", "properties": {
-                            "items": {"type": "object", "properties": {"item": {"type": "array", "items": item}}}}}}}}}}}}},
-            }}
-        docs.append({"openapi": "3.0.3", "info": {"title": f"Generated {a // per_api}", "version": "1"},
-                     "servers": [{"url": f"https://apis.data.go.kr/G{a // per_api:05d}/Svc"}], "paths": paths})
+            item = {
+                "type": "object",
+                "properties": {f"field{j}": {"type": "string", "description": f"출력 {j}"} for j in range(12)},
+            }
+            paths[f"/op{i}"] = {
+                "get": {
+                    "operationId": f"getOperation{i}",
+                    "summary": f"생성된 오퍼레이션 {i}",
+                    "parameters": [
+                        {
+                            "name": f"param{j}",
+                            "in": "query",
+                            "required": j < 2,
+                            "description": f"입력 {j}",
+                            "schema": {"type": "string", "pattern": "^[0-9]{5}$" if j == 0 else None}
+                            if j == 0
+                            else {"type": "string"},
+                        }
+                        for j in range(6)
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "response": {
+                                                "type": "object",
+                                                "properties": {
+                                                    "header": {"type": "object"},
+                                                    "body": {
+                                                        "type": "object",
+                                                        "properties": {
+                                                            "items": {
+                                                                "type": "object",
+                                                                "properties": {
+                                                                    "item": {"type": "array", "items": item}
+                                                                },
+                                                            }
+                                                        },
+                                                    },
+                                                },
+                                            }
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        docs.append(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": f"Generated {a // per_api}", "version": "1"},
+                "servers": [{"url": f"https://apis.data.go.kr/G{a // per_api:05d}/Svc"}],
+                "paths": paths,
+            }
+        )
     return docs
 
 
@@ -76,7 +123,10 @@ def main() -> None:
         neo = Neo4jStore(Neo4jSettings(uri=args.neo4j))
         seconds, tools = measure(neo, docs)
         neo.close()
-        print(f"neo4j              {seconds:6.1f} s   {tools / seconds:7.0f} operations/s   ({tools} tools)  target < 60 s")
+        print(
+            f"neo4j              {seconds:6.1f} s   {tools / seconds:7.0f} "
+            f"operations/s   ({tools} tools)  target < 60 s"
+        )
     else:
         print("neo4j              skipped (no --neo4j / KOPA_TEST_NEO4J_URI)")
 

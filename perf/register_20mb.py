@@ -29,28 +29,71 @@ from graph.store import GraphStore
 
 
 def _operation(i: int) -> dict[str, Any]:
-    item = {"type": "object", "properties": {f"field{j}Nm": {"type": "string", "description": f"출력 항목 {j} " * 4}
-                                             for j in range(16)}}
-    return {"get": {
-        "operationId": f"getGeneratedOperation{i}Info", "summary": f"생성된 오퍼레이션 {i} 조회",
-        "description": "공공데이터 오퍼레이션 설명 " * 20,
-        "parameters": [{"name": f"param{j}", "in": "query", "required": j < 2, "description": f"입력 값 {j}",
-                        "schema": {"type": "string"}} for j in range(8)],
-        "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-            "type": "object", "properties": {"response": {"type": "object", "properties": {
-                "header": {"type": "object", "properties": {"resultCode": {"type": "string"}}},
-                "body": {"type": "object", "properties": {"items": {"type": "object", "properties": {
-                    "item": {"type": "array", "items": item}}}}}}}}}}}}},
-    }}
+    item = {
+        "type": "object",
+        "properties": {f"field{j}Nm": {"type": "string", "description": f"출력 항목 {j} " * 4} for j in range(16)},
+    }
+    return {
+        "get": {
+            "operationId": f"getGeneratedOperation{i}Info",
+            "summary": f"생성된 오퍼레이션 {i} 조회",
+            "description": "공공데이터 오퍼레이션 설명 " * 20,
+            "parameters": [
+                {
+                    "name": f"param{j}",
+                    "in": "query",
+                    "required": j < 2,
+                    "description": f"입력 값 {j}",
+                    "schema": {"type": "string"},
+                }
+                for j in range(8)
+            ],
+            "responses": {
+                "200": {
+                    "description": "ok",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "response": {
+                                        "type": "object",
+                                        "properties": {
+                                            "header": {
+                                                "type": "object",
+                                                "properties": {"resultCode": {"type": "string"}},
+                                            },
+                                            "body": {
+                                                "type": "object",
+                                                "properties": {
+                                                    "items": {
+                                                        "type": "object",
+                                                        "properties": {"item": {"type": "array", "items": item}},
+                                                    }
+                                                },
+                                            },
+                                        },
+                                    }
+                                },
+                            }
+                        }
+                    },
+                }
+            },
+        }
+    }
 
 
 def build_document(target_bytes: int) -> dict[str, Any]:
     """An OpenAPI 3 document of about `target_bytes` of JSON, made of realistic data.go.kr-style operations."""
     one = len(json.dumps({"/opNNNNN": _operation(0)}, ensure_ascii=False).encode())
     count = max(1, int(target_bytes * 0.96) // one)
-    return {"openapi": "3.0.3", "info": {"title": "Generated 20 MB API", "version": "1"},
-            "servers": [{"url": "https://apis.data.go.kr/1230000/GeneratedService"}],
-            "paths": {f"/op{i:05d}": _operation(i) for i in range(count)}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Generated 20 MB API", "version": "1"},
+        "servers": [{"url": "https://apis.data.go.kr/1230000/GeneratedService"}],
+        "paths": {f"/op{i:05d}": _operation(i) for i in range(count)},
+    }
 
 
 def measure(store: GraphStore, raw: bytes, label: str, again: bool = False) -> None:
@@ -64,8 +107,11 @@ def measure(store: GraphStore, raw: bytes, label: str, again: bool = False) -> N
     result = register(store, settings, doc)
     t3 = time.perf_counter()
     assert result.created and len(result.tools) == len(tools), "the API was registered already"
-    print(f"{label:9s} load {t1 - t0:6.2f} s  tools {t2 - t1:6.2f} s ({len(tools)} tools)  "
-          f"register (parse + write) {t3 - t2:6.2f} s  total {t3 - t0:6.2f} s", flush=True)
+    print(
+        f"{label:9s} load {t1 - t0:6.2f} s  tools {t2 - t1:6.2f} s ({len(tools)} tools)  "
+        f"register (parse + write) {t3 - t2:6.2f} s  total {t3 - t0:6.2f} s",
+        flush=True,
+    )
     if again:
         t4 = time.perf_counter()
         second = register(store, settings, load_document(raw, "application/json"))
@@ -94,8 +140,11 @@ def main() -> None:
         if neo.get_api(api.id) is not None:  # left by an interrupted run: measure a first registration
             neo.delete_api(api.id)
         rows = sum(1 + len(t.params) + len(t.fields) for t in tools)
-        mode = ("one transaction" if rows <= neo4j_store.SINGLE_TX_ROWS else
-                f"transactions of ~{neo4j_store.CHUNK_ROWS} rows, {neo4j_store.WRITERS} at a time")
+        mode = (
+            "one transaction"
+            if rows <= neo4j_store.SINGLE_TX_ROWS
+            else f"transactions of ~{neo4j_store.CHUNK_ROWS} rows, {neo4j_store.WRITERS} at a time"
+        )
         print(f"neo4j     {args.neo4j}: {rows} tool/param/field rows in {mode}")
         try:
             measure(neo, raw, "neo4j", args.again)

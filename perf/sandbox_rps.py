@@ -23,13 +23,21 @@ from sandbox.world import get_world
 from tests.support.helpers import OPS, request_args, sandbox_process
 
 MIX = [
-    "VilageFcstInfoService_2.0.getUltraSrtNcst", "StanReginCd.getStanReginCdList",
-    "RTMSDataSvcAptTrade.getRTMSDataSvcAptTrade", "MsrstnInfoInqireSvc.getNearbyMsrstnList",
-    "ArpltnInforInqireSvc.getMsrstnAcctoRltmMesureDnsty", "KorService2.detailCommon2",
-    "hospInfoServicev2.getHospBasisList", "MadmDtlInfoService2.7.getDtlInfo2.7",
-    "ArvlInfoInqireService.getSttnAcctoArvlPrearngeInfoList", "DrbEasyDrugInfoService.getDrbEasyDrugList",
-    "AptBasisInfoServiceV5.getAphusBassInfoV5", "addrlink.addrCoordApi.do", "BldRgstHubService.getBrTitleInfo",
-    "KorService2.areaBasedList2", "BusRouteInfoInqireService.getRouteInfoIem",
+    "VilageFcstInfoService_2.0.getUltraSrtNcst",
+    "StanReginCd.getStanReginCdList",
+    "RTMSDataSvcAptTrade.getRTMSDataSvcAptTrade",
+    "MsrstnInfoInqireSvc.getNearbyMsrstnList",
+    "ArpltnInforInqireSvc.getMsrstnAcctoRltmMesureDnsty",
+    "KorService2.detailCommon2",
+    "hospInfoServicev2.getHospBasisList",
+    "MadmDtlInfoService2.7.getDtlInfo2.7",
+    "ArvlInfoInqireService.getSttnAcctoArvlPrearngeInfoList",
+    "DrbEasyDrugInfoService.getDrbEasyDrugList",
+    "AptBasisInfoServiceV5.getAphusBassInfoV5",
+    "addrlink.addrCoordApi.do",
+    "BldRgstHubService.getBrTitleInfo",
+    "KorService2.areaBasedList2",
+    "BusRouteInfoInqireService.getRouteInfoIem",
 ]
 
 
@@ -43,13 +51,21 @@ def mix_paths() -> list[str]:
 
 
 def run_wrk(url: str, paths: list[str], seconds: float, connections: int) -> tuple[float, int, str]:
-    lua = "local paths = {" + ",".join(f'"{p}"' for p in paths) + "}\n" + (
-        "local i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format('GET', paths[i])\nend\n")
+    lua = (
+        "local paths = {"
+        + ",".join(f'"{p}"' for p in paths)
+        + "}\n"
+        + ("local i = 0\nrequest = function()\n  i = i % #paths + 1\n  return wrk.format('GET', paths[i])\nend\n")
+    )
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "mix.lua"
         script.write_text(lua)
-        out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{int(seconds)}s", "--latency", "-s", str(script), url],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            ["wrk", "-t2", f"-c{connections}", f"-d{int(seconds)}s", "--latency", "-s", str(script), url],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     rps = float(re.search(r"Requests/sec:\s+([0-9.]+)", out).group(1))  # type: ignore[union-attr]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return rps, int(non2xx.group(1)) if non2xx else 0, out

@@ -23,15 +23,19 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=8.0, help="planned duration at the aggregate limit")
     args = ap.parse_args()
     counts = [int(x) for x in args.workers.split(",") if x.strip()]
-    print(f"APIs {len(SERVICES)} x {RATE:.0f}/s = {RATE * len(SERVICES):.0f}/s aggregate limit; "
-          f"{args.concurrency} in-flight calls per worker; 50 ms upstream latency")
+    print(
+        f"APIs {len(SERVICES)} x {RATE:.0f}/s = {RATE * len(SERVICES):.0f}/s aggregate limit; "
+        f"{args.concurrency} in-flight calls per worker; 50 ms upstream latency"
+    )
     print(f"{'workers':>7} {'requests':>9} {'rate/s':>8} {'of limit':>9} {'worst API peak':>15} {'vs 1 worker':>12}")
     base = None
     for n in counts:
         m = measure(n, args.seconds, concurrency=args.concurrency)
         base = base or m["aggregate"]
-        print(f"{n:>7} {m['requests']:>9.0f} {m['aggregate']:>8.1f} {m['aggregate'] / m['limit']:>9.1%} "
-              f"{m['worst_peak']:>10.0f}/s ({m['worst_peak'] / RATE - 1:+.0%}) {m['aggregate'] / base:>11.2f}x")
+        print(
+            f"{n:>7} {m['requests']:>9.0f} {m['aggregate']:>8.1f} {m['aggregate'] / m['limit']:>9.1%} "
+            f"{m['worst_peak']:>10.0f}/s ({m['worst_peak'] / RATE - 1:+.0%}) {m['aggregate'] / base:>11.2f}x"
+        )
 
 
 if __name__ == "__main__":

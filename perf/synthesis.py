@@ -34,7 +34,9 @@ def fresh(root: Path, name: str, settings: Settings) -> EmbeddedStore:
     return register_catalog(EmbeddedStore(root / f"{name}.sqlite3"), settings)
 
 
-async def synth(store: EmbeddedStore, settings: Settings, transport: Any, count: int, unverified: bool) -> tuple[dict[str, Any], float]:
+async def synth(
+    store: EmbeddedStore, settings: Settings, transport: Any, count: int, unverified: bool
+) -> tuple[dict[str, Any], float]:
     ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport)
     t0 = time.perf_counter()
     try:
@@ -46,7 +48,9 @@ async def synth(store: EmbeddedStore, settings: Settings, transport: Any, count:
 
 async def replay(store: EmbeddedStore, settings: Settings, transport: Any, records: list[Trajectory]) -> int:
     tools = {t.name: t for t in store.all_tools()}
-    ex = Executor(settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport)
+    ex = Executor(
+        settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport
+    )
     ok = 0
     try:
         for r in records:
@@ -70,17 +74,27 @@ def main() -> None:
         out, seconds = asyncio.run(synth(edge, settings, transport, args.count, unverified=False))
         kept = out["records"]
         print(f"== EDGE: verify ({verify_calls} calls), then sample over verified links")
-        print(f"trajectories {len(kept)} of {out['attempted']} executed plans, {out['calls']} calls, {seconds:.1f} s: "
-              f"{len(kept) / seconds:.1f} trajectories/s   (target >= 20/s)")
+        print(
+            f"trajectories {len(kept)} of {out['attempted']} executed plans, {out['calls']} calls, {seconds:.1f} s: "
+            f"{len(kept) / seconds:.1f} trajectories/s   (target >= 20/s)"
+        )
         replayed = asyncio.run(replay(edge, settings, transport, kept))
-        print(f"replay from recorded steps: {replayed}/{len(kept)} = {replayed / max(1, len(kept)):.0%}   (target 100%)")
+        print(
+            f"replay from recorded steps: {replayed}/{len(kept)} = {replayed / max(1, len(kept)):.0%}   (target 100%)"
+        )
 
         base = fresh(root, "baseline", settings)
         economy = MemoryEconomy()
         brun = new_run()
-        engine = Engine(base, settings, Executor(settings, economy, {a.id: a for a in base.list_apis(limit=1000)[0]},
-                                                 transport=transport, run_id=brun.id), brun,
-                        tools={t.name: t for t in base.all_tools()})
+        engine = Engine(
+            base,
+            settings,
+            Executor(
+                settings, economy, {a.id: a for a in base.list_apis(limit=1000)[0]}, transport=transport, run_id=brun.id
+            ),
+            brun,
+            tools={t.name: t for t in base.all_tools()},
+        )
 
         async def candidates_only() -> None:
             try:
@@ -92,8 +106,12 @@ def main() -> None:
         profile_calls = economy.calls(brun.id).get("calls", 0)
         bout, bseconds = asyncio.run(synth(base, settings, transport, args.count, unverified=True))
         bkept = bout["records"]
-        print(f"== baseline: sample over unverified candidates ({profile_calls} sampling calls), execute, keep what runs")
-        print(f"trajectories {len(bkept)} of {bout['attempted']} executed plans, {bout['calls']} calls, {bseconds:.1f} s")
+        print(
+            f"== baseline: sample over unverified candidates ({profile_calls} sampling calls), execute, keep what runs"
+        )
+        print(
+            f"trajectories {len(bkept)} of {bout['attempted']} executed plans, {bout['calls']} calls, {bseconds:.1f} s"
+        )
 
         edge_frac = len(kept) / max(1, out["attempted"])
         base_frac = len(bkept) / max(1, bout["attempted"])
@@ -103,10 +121,14 @@ def main() -> None:
         base_marginal = bout["calls"] / max(1, len(bkept))
         print("== the ordering claim")
         print(f"usable fraction            EDGE {edge_frac:.0%}   baseline {base_frac:.0%}")
-        print(f"calls per usable trajectory (synthesis only)     EDGE {edge_marginal:.2f}   baseline {base_marginal:.2f}"
-              f"   ratio {base_marginal / max(edge_marginal, 1e-9):.2f}x")
-        print(f"calls per usable trajectory (incl. verification/sampling, {args.count} trajectories)   "
-              f"EDGE {edge_cost:.2f}   baseline {base_cost:.2f}   ratio {base_cost / max(edge_cost, 1e-9):.2f}x")
+        print(
+            f"calls per usable trajectory (synthesis only)     EDGE {edge_marginal:.2f}   baseline {base_marginal:.2f}"
+            f"   ratio {base_marginal / max(edge_marginal, 1e-9):.2f}x"
+        )
+        print(
+            f"calls per usable trajectory (incl. verification/sampling, {args.count} trajectories)   "
+            f"EDGE {edge_cost:.2f}   baseline {base_cost:.2f}   ratio {base_cost / max(edge_cost, 1e-9):.2f}x"
+        )
         edge.close()
         base.close()
 

@@ -73,13 +73,25 @@ def cpu_view(r: Trajectory) -> Trajectory:
         fn = t["function"]
         params = fn.get("parameters") or {}
         required = params.get("required", []) or []
-        props = {k: {"type": v.get("type", "string"), "description": str(v.get("description", k))[:20]}
-                 for k, v in (params.get("properties") or {}).items() if k in required}
-        tools.append({"type": "function", "function": {"name": fn["name"], "description": fn["description"][:30],
-                                                       "parameters": {"type": "object", "properties": props,
-                                                                      "required": list(props)}}})
-    steps = [s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
-             for s in r.steps]
+        props = {
+            k: {"type": v.get("type", "string"), "description": str(v.get("description", k))[:20]}
+            for k, v in (params.get("properties") or {}).items()
+            if k in required
+        }
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": fn["name"],
+                    "description": fn["description"][:30],
+                    "parameters": {"type": "object", "properties": props, "required": list(props)},
+                },
+            }
+        )
+    steps = [
+        s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
+        for s in r.steps
+    ]
     return r.model_copy(update={"tools": tools, "steps": steps})
 
 
@@ -93,9 +105,28 @@ def _invoke(app: Any, *args: str) -> dict[str, Any]:
 def _bench(model_dir: Path, out: Path, only: str) -> dict[str, float]:
     """pass^1 over the tasks, and the share of episodes whose first call is well formed and names an offered
     tool, and names the gold one."""
-    result = CliRunner().invoke(bench_app, ["run", "--agent", "transformers", "--model-dir", str(model_dir),
-                                            "--only", only, "--k", "1", "--out", str(out), "--max-tokens", "96",
-                                            "--max-turns", "2", "--concurrency", "1"])
+    result = CliRunner().invoke(
+        bench_app,
+        [
+            "run",
+            "--agent",
+            "transformers",
+            "--model-dir",
+            str(model_dir),
+            "--only",
+            only,
+            "--k",
+            "1",
+            "--out",
+            str(out),
+            "--max-tokens",
+            "96",
+            "--max-turns",
+            "2",
+            "--concurrency",
+            "1",
+        ],
+    )
     if result.exit_code != 0:
         raise SystemExit(f"bench run failed: {result.output[-2000:]}")
     doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -103,10 +134,16 @@ def _bench(model_dir: Path, out: Path, only: str) -> dict[str, float]:
     episodes = read_episodes(out / "episodes.jsonl")
     firsts = [ep["calls"][0] if ep["calls"] else None for ep in episodes]
     n = max(1, len(episodes))
-    return {"pass": float(doc["scores"]["overall"]["pass_hat_k"]),
-            "offered_call": sum(1 for c in firsts if c and c["valid"]) / n,
-            "gold_tool": sum(1 for ep, c in zip(episodes, firsts, strict=True)
-                             if c and c["valid"] and c["tool"] in gold.get(ep["task"], set())) / n}
+    return {
+        "pass": float(doc["scores"]["overall"]["pass_hat_k"]),
+        "offered_call": sum(1 for c in firsts if c and c["valid"]) / n,
+        "gold_tool": sum(
+            1
+            for ep, c in zip(episodes, firsts, strict=True)
+            if c and c["valid"] and c["tool"] in gold.get(ep["task"], set())
+        )
+        / n,
+    }
 
 
 def _probe(model_dir: Path, records: list[Trajectory]) -> dict[str, float]:
@@ -145,67 +182,142 @@ def main() -> None:
     # held-out prompts: requests the model never saw, for tools it did see (a single-call "tool sequence" is one
     # tool, so a split by sequence would ask a model this small for tools it never met)
     shuffled = sorted(records, key=lambda r: r.id)
-    heldout, train = shuffled[: len(shuffled) // 5], shuffled[len(shuffled) // 5:]
-    (root / "train.jsonl").write_text("".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in train),
-                                      encoding="utf-8")
+    heldout, train = shuffled[: len(shuffled) // 5], shuffled[len(shuffled) // 5 :]
+    (root / "train.jsonl").write_text(
+        "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in train), encoding="utf-8"
+    )
     names = sorted({t["function"]["name"] for r in records for t in r.tools})
     model = build_tiny(root / "tiny", conversation_texts([D.sft_row(r) for r in records]), words=names, **TINY)
     probes = heldout[: args.heldout]
-    print(f"data: {len(records)} single-call trajectories over {len(names)} tools, train {len(train)}, held out "
-          f"{len(heldout)} (requests never trained on); tiny model {TINY}; {time.perf_counter() - t0:.0f} s",
-          flush=True)
+    print(
+        f"data: {len(records)} single-call trajectories over {len(names)} tools, train {len(train)}, held out "
+        f"{len(heldout)} (requests never trained on); tiny model {TINY}; {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
 
     before = _probe(model, probes)
-    common = ["--set", "lora.enabled=false", "--set", "data.eval_fraction=0.0", "--set", "data.length_policy=keep",
-              "--set", f"sft.max_length={SFT_MAX_LENGTH}", "--set", "grpo.max_prompt_length=1536"]
+    common = [
+        "--set",
+        "lora.enabled=false",
+        "--set",
+        "data.eval_fraction=0.0",
+        "--set",
+        "data.length_policy=keep",
+        "--set",
+        f"sft.max_length={SFT_MAX_LENGTH}",
+        "--set",
+        "grpo.max_prompt_length=1536",
+    ]
     t1 = time.perf_counter()
-    sft = _invoke(train_app, "sft", "--model", str(model), "--data", str(root / "train.jsonl"), "--out",
-                  str(root / "sft"), "--steps", str(args.sft_steps), "--set", f"train.learning_rate={SFT_LR}",
-                  "--set", f"train.save_steps={args.sft_steps}", "--set", "train.logging_steps=20", *common)
+    sft = _invoke(
+        train_app,
+        "sft",
+        "--model",
+        str(model),
+        "--data",
+        str(root / "train.jsonl"),
+        "--out",
+        str(root / "sft"),
+        "--steps",
+        str(args.sft_steps),
+        "--set",
+        f"train.learning_rate={SFT_LR}",
+        "--set",
+        f"train.save_steps={args.sft_steps}",
+        "--set",
+        "train.logging_steps=20",
+        *common,
+    )
     after = _probe(root / "sft" / "model", probes)
-    losses = [round(float(x["loss"]), 2) for x in (json.loads(line) for line in
-              (root / "sft" / "log.jsonl").read_text(encoding="utf-8").splitlines()) if "loss" in x]
+    losses = [
+        round(float(x["loss"]), 2)
+        for x in (json.loads(line) for line in (root / "sft" / "log.jsonl").read_text(encoding="utf-8").splitlines())
+        if "loss" in x
+    ]
     print(f"SFT {sft['steps']} steps in {time.perf_counter() - t1:.0f} s; train loss every 20 steps {losses}")
-    print(f"held-out ({len(probes)} prompts): well-formed call rate before {before['well_formed_call_rate']:.0%} "
-          f"-> after SFT {after['well_formed_call_rate']:.0%}; first tool right before "
-          f"{before['first_tool_right']:.0%} -> after {after['first_tool_right']:.0%}", flush=True)
+    print(
+        f"held-out ({len(probes)} prompts): well-formed call rate before {before['well_formed_call_rate']:.0%} "
+        f"-> after SFT {after['well_formed_call_rate']:.0%}; first tool right before "
+        f"{before['first_tool_right']:.0%} -> after {after['first_tool_right']:.0%}",
+        flush=True,
+    )
 
     t2 = time.perf_counter()
-    grpo = _invoke(train_app, "grpo", "--model", str(root / "sft" / "model"), "--data", str(root / "train.jsonl"),
-                   "--out", str(root / "grpo"), "--steps", str(args.grpo_steps), "--set", "grpo.num_generations=4",
-                   "--set", "train.per_device_train_batch_size=8", "--set", "grpo.max_completion_length=96",
-                   "--set", "grpo.temperature=1.0", "--set", "grpo.max_tool_calling_iterations=2",
-                   "--set", f"train.save_steps={args.grpo_steps}", "--set", f"train.learning_rate={GRPO_LR}",
-                   "--set", "train.logging_steps=1", *common)
+    grpo = _invoke(
+        train_app,
+        "grpo",
+        "--model",
+        str(root / "sft" / "model"),
+        "--data",
+        str(root / "train.jsonl"),
+        "--out",
+        str(root / "grpo"),
+        "--steps",
+        str(args.grpo_steps),
+        "--set",
+        "grpo.num_generations=4",
+        "--set",
+        "train.per_device_train_batch_size=8",
+        "--set",
+        "grpo.max_completion_length=96",
+        "--set",
+        "grpo.temperature=1.0",
+        "--set",
+        "grpo.max_tool_calling_iterations=2",
+        "--set",
+        f"train.save_steps={args.grpo_steps}",
+        "--set",
+        f"train.learning_rate={GRPO_LR}",
+        "--set",
+        "train.logging_steps=1",
+        *common,
+    )
     rows = [json.loads(x) for x in (root / "grpo" / "rewards.jsonl").read_text(encoding="utf-8").splitlines()]
     reward = [round(float(r["reward"]), 3) for r in rows]
     calls = [round(float(r.get("calls_per_rollout") or 0.0), 2) for r in rows]
     executed = [round(float(r.get("executed_calls") or 0.0), 2) for r in rows]
-    print(f"GRPO {grpo['steps']} steps in {time.perf_counter() - t2:.0f} s (replay), {grpo['tool_calls']} tool calls "
-          f"executed; per step:\n  mean reward      {reward}\n  calls per rollout {calls}\n"
-          f"  executed_calls   {executed}")
+    print(
+        f"GRPO {grpo['steps']} steps in {time.perf_counter() - t2:.0f} s (replay), {grpo['tool_calls']} tool calls "
+        f"executed; per step:\n  mean reward      {reward}\n  calls per rollout {calls}\n"
+        f"  executed_calls   {executed}"
+    )
     parts = sorted(k for k in rows[0] if k not in ("step", "reward", "calls_per_rollout", "tool_failures"))
     half = max(1, len(rows) // 2)
     for key in ["reward", *parts]:
         first = _mean([float(r.get(key) or 0.0) for r in rows[:half]])
         second = _mean([float(r.get(key) or 0.0) for r in rows[half:]])
         print(f"  {key:24s} first half {first:+.3f} -> second half {second:+.3f}")
-    print(f"  calls per rollout        first half {_mean(calls[:half]):.2f} -> second half {_mean(calls[half:]):.2f} "
-          "(no executed call, no reward: training.rewards)", flush=True)
+    print(
+        f"  calls per rollout        first half {_mean(calls[:half]):.2f} -> second half {_mean(calls[half:]):.2f} "
+        "(no executed call, no reward: training.rewards)",
+        flush=True,
+    )
     after_grpo = _probe(root / "grpo" / "model", probes)
-    print(f"held-out after GRPO: well-formed call rate {after_grpo['well_formed_call_rate']:.0%}, first tool right "
-          f"{after_grpo['first_tool_right']:.0%}", flush=True)
+    print(
+        f"held-out after GRPO: well-formed call rate {after_grpo['well_formed_call_rate']:.0%}, first tool right "
+        f"{after_grpo['first_tool_right']:.0%}",
+        flush=True,
+    )
 
     singles = ",".join(t.id for t in load_tasks() if t.category == "single")
     t3 = time.perf_counter()
-    scores = {name: _bench(path, root / f"bench-{name}", singles) for name, path in
-              (("untrained", model), ("sft", root / "sft" / "model"), ("sft+grpo", root / "grpo" / "model"))}
-    print(f"KOPA-Bench single-call tasks ({len(singles.split(','))}) through the local transformers adapter, "
-          f"{time.perf_counter() - t3:.0f} s: " + "; ".join(
-              f"{k} pass^1 {v['pass']:.0%}, first call to an offered tool {v['offered_call']:.0%}, to the gold tool "
-              f"{v['gold_tool']:.0%}" for k, v in scores.items()))
-    print(f"total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU in this process "
-          f"(os.cpu_count()={os.cpu_count()}); run folders under {root}")
+    scores = {
+        name: _bench(path, root / f"bench-{name}", singles)
+        for name, path in (("untrained", model), ("sft", root / "sft" / "model"), ("sft+grpo", root / "grpo" / "model"))
+    }
+    print(
+        f"KOPA-Bench single-call tasks ({len(singles.split(','))}) through the local transformers adapter, "
+        f"{time.perf_counter() - t3:.0f} s: "
+        + "; ".join(
+            f"{k} pass^1 {v['pass']:.0%}, first call to an offered tool {v['offered_call']:.0%}, to the gold tool "
+            f"{v['gold_tool']:.0%}"
+            for k, v in scores.items()
+        )
+    )
+    print(
+        f"total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU in this process "
+        f"(os.cpu_count()={os.cpu_count()}); run folders under {root}"
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         score = run_unseen(Path(tmp) / "unseen.sqlite3")
     s = score.summary()
-    print(f"documents registered {s['registered_documents']}/{len(documents())}, tools {s['tools']}, "
-          f"candidates {s['candidates']}")
+    print(
+        f"documents registered {s['registered_documents']}/{len(documents())}, tools {s['tools']}, "
+        f"candidates {s['candidates']}"
+    )
     print(f"verified recall {s['verified_true']}/{s['true_links']} = {s['recall']:.1%}   (target >= 95%)")
     print(f"decoys verified {len(s['decoys_verified'])}/{s['decoys']} {s['decoys_verified']}   (target 0)")
     print(f"verified links not in the ground truth {len(s['unlabelled_verified'])}   (target 0)")

@@ -34,8 +34,10 @@ from tests.support.helpers import register_catalog
 from tests.support.scoring import sample_precision, score
 from verification.runs import execute_run, new_run, run_progress
 
-FAULTS = ('{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
-          ' "error200_burst_len": 5, "throttle_burst_rate": 0.01, "throttle_burst_len": 5}')
+FAULTS = (
+    '{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
+    ' "error200_burst_len": 5, "throttle_burst_rate": 0.01, "throttle_burst_len": 5}'
+)
 
 
 def fresh_store(root: Path, name: str, settings: Settings) -> EmbeddedStore:
@@ -79,28 +81,50 @@ def main() -> None:
 
         print("== candidates")
         print(f"tools {len(tools)}, fields {stats['fields']}, parameters {stats['params']}")
-        print(f"candidates proposed {len(links)}; ground truth {sum(g['kind'] == 'true' for g in gt)} true, "
-              f"{sum(g['kind'] == 'decoy' for g in gt)} decoys")
-        print(f"ground-truth links proposed   {len(proposed.matched_true)}/{proposed.true_total} = {proposed.recall:.1%}"
-              "   (target >= 98%)")
+        print(
+            f"candidates proposed {len(links)}; ground truth {sum(g['kind'] == 'true' for g in gt)} true, "
+            f"{sum(g['kind'] == 'decoy' for g in gt)} decoys"
+        )
+        print(
+            f"ground-truth links proposed   {len(proposed.matched_true)}/{proposed.true_total} = {proposed.recall:.1%}"
+            "   (target >= 98%)"
+        )
         print("== verification, cold cache")
-        print(f"verified {cold['verified']}, refuted {cold['refuted']}, inconclusive {cold['inconclusive']} "
-              f"in {cold_s:.1f} s")
-        print(f"recall (ground truth verified) {len(verified.matched_true)}/{verified.true_total} = {verified.recall:.1%}"
-              "   (target >= 95%)")
-        print(f"decoys verified               {len(verified.matched_decoys)} of {verified.decoy_total}"
-              f"   (target 0)   missed: {', '.join(verified.missed_true) or '-'}")
+        print(
+            f"verified {cold['verified']}, refuted {cold['refuted']}, inconclusive {cold['inconclusive']} "
+            f"in {cold_s:.1f} s"
+        )
+        print(
+            f"recall (ground truth verified) {len(verified.matched_true)}/{verified.true_total} = {verified.recall:.1%}"
+            "   (target >= 95%)"
+        )
+        print(
+            f"decoys verified               {len(verified.matched_decoys)} of {verified.decoy_total}"
+            f"   (target 0)   missed: {', '.join(verified.missed_true) or '-'}"
+        )
         sample = sample_precision(links)
-        print(f"measured precision of verified links (labelled sample of {sample.sample_size}, "
-              f"{sample.still_verified} of them verified now): {sample.true_verified}/{sample.still_verified} = "
-              f"{sample.precision:.1%}   (target >= 95%)   false: {', '.join(sample.false_verified) or '-'}")
-        swaps = [lk for lk in links if lk.source_tool.startswith("kma_") and lk.target_tool.startswith("kma_")
-                 and {lk.source_field, lk.target_param.split(":", 1)[-1]} == {"nx", "ny"}]
-        print(f"grid-swap links (nx fed into ny and back) verified: {sum(lk.status == 'verified' for lk in swaps)} "
-              f"of {len(swaps)}   (target 0)")
+        print(
+            f"measured precision of verified links (labelled sample of {sample.sample_size}, "
+            f"{sample.still_verified} of them verified now): {sample.true_verified}/{sample.still_verified} = "
+            f"{sample.precision:.1%}   (target >= 95%)   false: {', '.join(sample.false_verified) or '-'}"
+        )
+        swaps = [
+            lk
+            for lk in links
+            if lk.source_tool.startswith("kma_")
+            and lk.target_tool.startswith("kma_")
+            and {lk.source_field, lk.target_param.split(":", 1)[-1]} == {"nx", "ny"}
+        ]
+        print(
+            f"grid-swap links (nx fed into ny and back) verified: {sum(lk.status == 'verified' for lk in swaps)} "
+            f"of {len(swaps)}   (target 0)"
+        )
         decided = cold["verified"] + cold["refuted"] + cold["inconclusive"]
-        print(f"calls {cold['calls_spent']} (cache hits {cold['cache_hits']}): "
-              f"{cold['calls_spent'] / cold['verified']:.2f} per verified link, {cold['calls_spent'] / decided:.2f} per candidate")
+        print(
+            f"calls {cold['calls_spent']} (cache hits {cold['cache_hits']}): "
+            f"{cold['calls_spent'] / cold['verified']:.2f} per verified "
+            f"link, {cold['calls_spent'] / decided:.2f} per candidate"
+        )
         top = quota_share(store, cold["calls_by_api"])
         share, api, n, q = top[0]
         print(f"largest share of a real development daily quota: {share:.1%} ({api}: {n} of {q})   (target < 40%)")
@@ -109,27 +133,36 @@ def main() -> None:
         run(store, base_settings, transport, economy, scope="all")  # fills the cache
         warm = run(store, base_settings, transport, economy, scope="all")
         print("== verification, warm cache (re-verify everything)")
-        print(f"calls {warm['calls_spent']} (cache hits {warm['cache_hits']}): "
-              f"{warm['calls_spent'] / max(1, warm['verified']):.2f} per verified link")
+        print(
+            f"calls {warm['calls_spent']} (cache hits {warm['cache_hits']}): "
+            f"{warm['calls_spent'] / max(1, warm['verified']):.2f} per verified link"
+        )
 
         naive_store = fresh_store(root, "naive", base_settings)
         naive = run(naive_store, base_settings, transport, NoCache(MemoryEconomy()), naive=True)
         print("== naive baseline (fresh upstream call for every link, no cache), same catalog")
-        print(f"calls {naive['calls_spent']}: {naive['calls_spent'] / max(1, naive['verified']):.2f} per verified link, "
-              f"{naive['calls_spent'] / max(1, naive['verified'] + naive['refuted']):.2f} per candidate")
-        print(f"ratio naive / EDGE calls per verified link: "
-              f"{(naive['calls_spent'] / max(1, naive['verified'])) / (cold['calls_spent'] / cold['verified']):.2f}x")
+        print(
+            f"calls {naive['calls_spent']}: {naive['calls_spent'] / max(1, naive['verified']):.2f} per verified link, "
+            f"{naive['calls_spent'] / max(1, naive['verified'] + naive['refuted']):.2f} per candidate"
+        )
+        print(
+            f"ratio naive / EDGE calls per verified link: "
+            f"{(naive['calls_spent'] / max(1, naive['verified'])) / (cold['calls_spent'] / cold['verified']):.2f}x"
+        )
 
         faulty_store = fresh_store(root, "faults", base_settings)
         flaky = httpx.ASGITransport(app=SandboxApp(SandboxSettings(faults=FAULTS)))  # type: ignore[arg-type]
         fast = base_settings.model_copy(update={"verify": base_settings.verify.model_copy(update={"timeout_s": 0.3})})
         t0 = time.perf_counter()
         faulty = run(faulty_store, fast, flaky, MemoryEconomy())
-        same = ({lk.id for lk in faulty_store.list_links(status="verified", limit=100_000)[0]}
-                == {lk.id for lk in links if lk.status == "verified"})
+        same = {lk.id for lk in faulty_store.list_links(status="verified", limit=100_000)[0]} == {
+            lk.id for lk in links if lk.status == "verified"
+        }
         print("== robustness: 10% 5xx, 5% timeouts, bursts of 200-with-error and of quota errors")
-        print(f"status {faulty['status']}, inconclusive {faulty['inconclusive']}, calls {faulty['calls_spent']} "
-              f"in {time.perf_counter() - t0:.1f} s; verified set equals the fault-free one: {same}")
+        print(
+            f"status {faulty['status']}, inconclusive {faulty['inconclusive']}, calls {faulty['calls_spent']} "
+            f"in {time.perf_counter() - t0:.1f} s; verified set equals the fault-free one: {same}"
+        )
         for s in (store, naive_store, faulty_store):
             s.close()
 

@@ -39,9 +39,12 @@ MAX_ROWS = 10_000
 _INT = re.compile(r"^-?[0-9]+$")
 _NUM = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 HTML_5XX = {
-    500: b"<html><head><title>500 Internal Server Error</title></head><body><h1>500 Internal Server Error</h1></body></html>",
-    502: b"<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
-    503: b"<html><head><title>503 Service Temporarily Unavailable</title></head><body><h1>503 Service Temporarily Unavailable</h1></body></html>",
+    500: b"<html><head><title>500 Internal Server Error</title></head>"
+    b"<body><h1>500 Internal Server Error</h1></body></html>",
+    502: b"<html><head><title>502 Bad Gateway</title></head>"
+    b"<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
+    503: b"<html><head><title>503 Service Temporarily Unavailable</title></head>"
+    b"<body><h1>503 Service Temporarily Unavailable</h1></body></html>",
 }
 
 
@@ -66,8 +69,7 @@ class SandboxApp:
         self.clock = Clock(s.now)
         self.faults = FaultInjector(parse_profile(s.faults), s.seed)
         self.keys = KeyRegistry.default(s.keys_file)
-        self.quota = QuotaBook(s.state_file, {k: int(v) for k, v in parse_pairs(s.quotas).items()},
-                               s.per_second_limit)
+        self.quota = QuotaBook(s.state_file, {k: int(v) for k, v in parse_pairs(s.quotas).items()}, s.per_second_limit)
         self.gateway_mode = s.gateway_mode
         self.ops: dict[str, Operation] = {op.path: op for op in all_operations()}
         self.retired: dict[str, str] = {}
@@ -90,8 +92,11 @@ class SandboxApp:
         except Exception:  # never a stack trace to the client
             log.exception("sandbox failure")
             resp = Response(500, HTML_5XX[500], "text/html")
-        headers = [(b"content-type", resp.content_type.encode()), (b"content-length", str(len(resp.body)).encode()),
-                   *resp.headers]
+        headers = [
+            (b"content-type", resp.content_type.encode()),
+            (b"content-length", str(len(resp.body)).encode()),
+            *resp.headers,
+        ]
         await send({"type": "http.response.start", "status": resp.status, "headers": headers})
         await send({"type": "http.response.body", "body": resp.body})
 
@@ -126,15 +131,19 @@ class SandboxApp:
             except orjson.JSONDecodeError:
                 body = _BadJson
         try:
-            params = dict(parse_qsl(raw_qs.decode("latin-1"), keep_blank_values=True, encoding="utf-8",
-                                    errors="strict"))
+            params = dict(
+                parse_qsl(raw_qs.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict")
+            )
         except UnicodeDecodeError:  # not UTF-8: answer in the requested format that we can still read
             lenient = dict(parse_qsl(raw_qs.decode("latin-1"), keep_blank_values=True, errors="replace"))
             return self._provider_error(op, *op.provider.invalid_error, fmt=self._format(op, lenient))
         fmt = self._format(op, params)
         if op.method != method:
-            return self._gateway(op, "04", fmt) if op.provider.gateway == "datagokr" else _json(
-                405, {"status_code": "HTTP_ERROR", "message": "허용되지 않은 HTTP 메소드"})
+            return (
+                self._gateway(op, "04", fmt)
+                if op.provider.gateway == "datagokr"
+                else _json(405, {"status_code": "HTTP_ERROR", "message": "허용되지 않은 HTTP 메소드"})
+            )
 
         self.request_log.append((time.monotonic(), op.service))
         decision = self.faults.decide(op.service)
@@ -228,9 +237,15 @@ class SandboxApp:
             rows = min(rows, 100)
         rows = min(rows, MAX_ROWS)
         if decision.error200:
-            return self._provider_error(op, "01", "APPLICATION_ERROR", fmt=fmt) if p.gateway == "datagokr" else \
-                Response(500, orjson.dumps({"status_code": "INTERNAL_ERROR", "message": "API 서버에 문제가 발생하였음"}),
-                         "application/json")
+            return (
+                self._provider_error(op, "01", "APPLICATION_ERROR", fmt=fmt)
+                if p.gateway == "datagokr"
+                else Response(
+                    500,
+                    orjson.dumps({"status_code": "INTERNAL_ERROR", "message": "API 서버에 문제가 발생하였음"}),
+                    "application/json",
+                )
+            )
         if body is _BadJson:
             body = None
         req = Request(params=params, body=body, world=self.world, now=self.clock.now(), seed=self.seed)
@@ -242,14 +257,15 @@ class SandboxApp:
         if total is None:
             total = len(items)
             if op.paged:
-                items = items[(page - 1) * rows: page * rows]
+                items = items[(page - 1) * rows : page * rows]
         if not items and total == 0 and p.empty == "header_only":
             return self._provider_error(op, "03", "NO_DATA", fmt=fmt)
         drift = self.faults.drift_for(op.op_id)
         if drift:
             items = [{drift.get(k, k): v for k, v in it.items()} for it in items]
-        out, ctype = render_success(op, items, fmt=fmt, page=page, rows=rows if op.paged else max(1, len(items)),
-                                    total=total)
+        out, ctype = render_success(
+            op, items, fmt=fmt, page=page, rows=rows if op.paged else max(1, len(items)), total=total
+        )
         return Response(200, out, ctype)
 
     # ------------------------------------------------------------------ meta and admin
@@ -263,10 +279,22 @@ class SandboxApp:
             return _json(200, {"status": "ok", "operations": len(self.ops), "seed": self.seed})
         cat = self.catalog()
         if path in ("/_catalog", "/_catalog/"):
-            return _json(200, {"services": [{"id": k, "title": d["info"]["title"], "openapi": f"/_catalog/{k}.json",
-                                             "operations": len(d["paths"])} for k, d in cat["openapi"].items()],
-                               "swagger2": [f"/_catalog/swagger2/{k}.json" for k in cat["swagger2"]],
-                               "hosts": cat["hosts"]})
+            return _json(
+                200,
+                {
+                    "services": [
+                        {
+                            "id": k,
+                            "title": d["info"]["title"],
+                            "openapi": f"/_catalog/{k}.json",
+                            "operations": len(d["paths"]),
+                        }
+                        for k, d in cat["openapi"].items()
+                    ],
+                    "swagger2": [f"/_catalog/swagger2/{k}.json" for k in cat["swagger2"]],
+                    "hosts": cat["hosts"],
+                },
+            )
         m = re.fullmatch(r"/_catalog/(swagger2/)?([A-Za-z0-9_.\-]+)\.json", path)
         if m:
             docs = cat["swagger2" if m.group(1) else "openapi"]

@@ -81,25 +81,58 @@ def _count(provider: Provider) -> dict[str, Any]:
 def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
     """JSON schema of the success envelope, quirks included (single item as object, empty items as "")."""
     p = op.provider
-    header = {"type": "object", "properties": {"resultCode": {"type": "string", "description": "결과코드"},
-                                               "resultMsg": {"type": "string", "description": "결과메세지"}}}
+    header = {
+        "type": "object",
+        "properties": {
+            "resultCode": {"type": "string", "description": "결과코드"},
+            "resultMsg": {"type": "string", "description": "결과메세지"},
+        },
+    }
     counts = {"numOfRows": _count(p), "pageNo": _count(p), "totalCount": _count(p)}
     array = {"type": "array", "items": item_ref}
     if p.envelope == "stanreg":
-        return {"type": "object", "properties": {"StanReginCd": {"type": "array", "items": {
-            "type": "object", "properties": {"head": {"type": "array", "items": {"type": "object"}}, "row": array}}}}}
+        return {
+            "type": "object",
+            "properties": {
+                "StanReginCd": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"head": {"type": "array", "items": {"type": "object"}}, "row": array},
+                    },
+                }
+            },
+        }
     if p.envelope == "juso":
-        common = {"type": "object", "properties": {k: {"type": "string"} for k in (
-            "errorMessage", "countPerPage", "totalCount", "errorCode", "currentPage")}}
-        return {"type": "object", "properties": {"results": {"type": "object", "properties": {
-            "common": common, "juso": {**array, "nullable": True}}}}}
+        common = {
+            "type": "object",
+            "properties": {
+                k: {"type": "string"}
+                for k in ("errorMessage", "countPerPage", "totalCount", "errorCode", "currentPage")
+            },
+        }
+        return {
+            "type": "object",
+            "properties": {
+                "results": {"type": "object", "properties": {"common": common, "juso": {**array, "nullable": True}}}
+            },
+        }
     if p.envelope == "odcloud":
-        return {"type": "object", "properties": {"request_cnt": {"type": "integer"}, "match_cnt": {"type": "integer"},
-                                                 "valid_cnt": {"type": "integer"}, "status_code": {"type": "string"},
-                                                 "data": array}}
+        return {
+            "type": "object",
+            "properties": {
+                "request_cnt": {"type": "integer"},
+                "match_cnt": {"type": "integer"},
+                "valid_cnt": {"type": "integer"},
+                "status_code": {"type": "string"},
+                "data": array,
+            },
+        }
     if p.envelope == "mfds":
-        return {"type": "object", "properties": {"header": header, "body": {"type": "object", "properties": {
-            **counts, "items": array}}}}
+        return {
+            "type": "object",
+            "properties": {"header": header, "body": {"type": "object", "properties": {**counts, "items": array}}},
+        }
     if p.envelope == "airkorea":
         body = {"type": "object", "properties": {**counts, "items": {"anyOf": [array, {"type": "string"}]}}}
     elif p.envelope == "molit_json":
@@ -111,8 +144,10 @@ def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
         if p.kma_datatype_in_body:
             body_props["dataType"] = {"type": "string"}
         body = {"type": "object", "properties": body_props}
-    return {"type": "object", "properties": {"response": {"type": "object", "properties": {
-        "header": header, "body": body}}}}
+    return {
+        "type": "object",
+        "properties": {"response": {"type": "object", "properties": {"header": header, "body": body}}},
+    }
 
 
 def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) -> dict[str, Any]:
@@ -120,8 +155,13 @@ def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) ->
     for p in op.params:
         if p.name in ("serviceKey", "confmKey"):
             continue
-        entry: dict[str, Any] = {"name": p.name, "in": "query", "required": p.required, "description": p.description,
-                                 "schema": _param_schema(p)}
+        entry: dict[str, Any] = {
+            "name": p.name,
+            "in": "query",
+            "required": p.required,
+            "description": p.description,
+            "schema": _param_schema(p),
+        }
         example = examples.get(p.name, p.example)
         if example is not None:
             entry["example"] = _typed(str(example), p.type)
@@ -131,9 +171,14 @@ def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) ->
     if "xml" in op.provider.formats:
         content["application/xml"] = {"schema": ref}
     doc: dict[str, Any] = {
-        "operationId": op.name.replace(".do", "").replace(".", "_"), "summary": op.summary,
-        "description": op.description, "tags": [op.provider.title], "parameters": params,
-        "responses": {"200": {"description": "성공 (제공기관 오류도 HTTP 200 본문의 resultCode로 전달됩니다)", "content": content}},
+        "operationId": op.name.replace(".do", "").replace(".", "_"),
+        "summary": op.summary,
+        "description": op.description,
+        "tags": [op.provider.title],
+        "parameters": params,
+        "responses": {
+            "200": {"description": "성공 (제공기관 오류도 HTTP 200 본문의 resultCode로 전달됩니다)", "content": content}
+        },
     }
     if op.intent:
         doc["x-kopa-intent"] = op.intent
@@ -147,8 +192,14 @@ def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) ->
 
 def _security(provider: Provider) -> dict[str, Any]:
     name = provider.key_param
-    return {name: {"type": "apiKey", "in": "query", "name": name,
-                   "description": "공공데이터포털 또는 제공기관에서 발급받은 인증키 (URL 인코딩 1회)"}}
+    return {
+        name: {
+            "type": "apiKey",
+            "in": "query",
+            "name": name,
+            "description": "공공데이터포털 또는 제공기관에서 발급받은 인증키 (URL 인코딩 1회)",
+        }
+    }
 
 
 def build_openapi() -> dict[str, dict[str, Any]]:
@@ -169,10 +220,14 @@ def build_openapi() -> dict[str, dict[str, Any]]:
             paths[sub] = {op.method.lower(): _operation_doc(op, sname, examples.get(op.op_id, {}))}
         docs[did] = {
             "openapi": "3.0.3",
-            "info": {"title": f"{p.title} ({ops[0].service})", "version": "1.0.0",
-                     "description": f"{p.org} 제공. 응답 형식 파라미터: {p.format_param or '없음'} "
-                                    f"(기본 {p.formats[0].upper()}). 일일 트래픽(개발계정): {p.daily_quota or '제한 없음'}.",
-                     "x-provider": p.org, "x-provider-service": p.title},
+            "info": {
+                "title": f"{p.title} ({ops[0].service})",
+                "version": "1.0.0",
+                "description": f"{p.org} 제공. 응답 형식 파라미터: {p.format_param or '없음'} "
+                f"(기본 {p.formats[0].upper()}). 일일 트래픽(개발계정): {p.daily_quota or '제한 없음'}.",
+                "x-provider": p.org,
+                "x-provider-service": p.title,
+            },
             "servers": [{"url": f"https://{p.host}{ops[0].service_path}"}],
             "security": [{p.key_param: []}],
             "paths": paths,
@@ -189,21 +244,53 @@ def _swagger2(did: str, doc: dict[str, Any]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for sub, methods in doc["paths"].items():
         for method, op in methods.items():
-            params = [{"name": key_name, "in": "query", "required": True, "type": "string",
-                       "description": "공공데이터포털에서 받은 인증키"}]
+            params = [
+                {
+                    "name": key_name,
+                    "in": "query",
+                    "required": True,
+                    "type": "string",
+                    "description": "공공데이터포털에서 받은 인증키",
+                }
+            ]
             for prm in op["parameters"]:
-                entry = {"name": prm["name"], "in": "query", "required": prm["required"],
-                         "description": prm["description"], **prm["schema"]}
+                entry = {
+                    "name": prm["name"],
+                    "in": "query",
+                    "required": prm["required"],
+                    "description": prm["description"],
+                    **prm["schema"],
+                }
                 params.append(entry)
             ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
-            paths[sub] = {method: {"operationId": op["operationId"], "summary": op["summary"],
-                                   "description": op["description"], "tags": op["tags"],
-                                   "produces": ["application/json", "application/xml"], "parameters": params,
-                                   "responses": {"200": {"description": "성공",
-                                                         "schema": {"$ref": ref.replace("components/schemas", "definitions")}}}}}
-    definitions = json.loads(json.dumps(doc["components"]["schemas"]).replace("#/components/schemas/", "#/definitions/"))
-    return {"swagger": "2.0", "info": doc["info"], "host": host, "basePath": "/" + base,
-            "schemes": ["https", "http"], "paths": paths, "definitions": _nullable_to_x(definitions)}
+            paths[sub] = {
+                method: {
+                    "operationId": op["operationId"],
+                    "summary": op["summary"],
+                    "description": op["description"],
+                    "tags": op["tags"],
+                    "produces": ["application/json", "application/xml"],
+                    "parameters": params,
+                    "responses": {
+                        "200": {
+                            "description": "성공",
+                            "schema": {"$ref": ref.replace("components/schemas", "definitions")},
+                        }
+                    },
+                }
+            }
+    definitions = json.loads(
+        json.dumps(doc["components"]["schemas"]).replace("#/components/schemas/", "#/definitions/")
+    )
+    return {
+        "swagger": "2.0",
+        "info": doc["info"],
+        "host": host,
+        "basePath": "/" + base,
+        "schemes": ["https", "http"],
+        "paths": paths,
+        "definitions": _nullable_to_x(definitions),
+    }
 
 
 def _nullable_to_x(obj: Any) -> Any:
@@ -221,8 +308,11 @@ def _nullable_to_x(obj: Any) -> Any:
 
 def build_catalog() -> dict[str, Any]:
     openapi = build_openapi()
-    return {"openapi": openapi, "swagger2": {d: _swagger2(d, openapi[d]) for d in SWAGGER2_SERVICES},
-            "hosts": {h: "" for h in REAL_HOSTS}}
+    return {
+        "openapi": openapi,
+        "swagger2": {d: _swagger2(d, openapi[d]) for d in SWAGGER2_SERVICES},
+        "hosts": {h: "" for h in REAL_HOSTS},
+    }
 
 
 def catalog_dir() -> Path:
@@ -251,4 +341,6 @@ def shipped_documents() -> dict[str, dict[str, Any]]:
 
 
 def shipped_swagger2() -> dict[str, dict[str, Any]]:
-    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((catalog_dir() / "swagger2").glob("*.json"))}
+    return {
+        p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((catalog_dir() / "swagger2").glob("*.json"))
+    }

@@ -28,13 +28,22 @@ def example_args(world: World) -> dict[str, dict[str, Any]]:
     tour = {"MobileOS": "ETC", "MobileApp": "KOPA"}
     kma = {"base_date": now.strftime("%Y%m%d"), "nx": "60", "ny": "127", "numOfRows": "1000"}
     rtms = {"LAWD_CD": cx.building.sgg_cd, "DEAL_YMD": last_month}
-    bld_args = {"sigunguCd": bld.adm_cd[:5], "bjdongCd": bld.adm_cd[5:], "bun": f"{bld.lnbr_mnnm:04d}",
-                "ji": f"{bld.lnbr_slno:04d}"}
+    bld_args = {
+        "sigunguCd": bld.adm_cd[:5],
+        "bjdongCd": bld.adm_cd[5:],
+        "bun": f"{bld.lnbr_mnnm:04d}",
+        "ji": f"{bld.lnbr_slno:04d}",
+    }
     return {
         "StanReginCd.getStanReginCdList": {"locatadd_nm": "서울특별시 종로구"},
         "addrlink.addrLinkApi.do": {"keyword": f"{bld.region.sgg_nm} {bld.road_name} {bld.buld_mnnm}"},
-        "addrlink.addrCoordApi.do": {"admCd": bld.adm_cd, "rnMgtSn": bld.rn_mgt_sn, "udrtYn": bld.udrt_yn,
-                                     "buldMnnm": str(bld.buld_mnnm), "buldSlno": str(bld.buld_slno)},
+        "addrlink.addrCoordApi.do": {
+            "admCd": bld.adm_cd,
+            "rnMgtSn": bld.rn_mgt_sn,
+            "udrtYn": bld.udrt_yn,
+            "buldMnnm": str(bld.buld_mnnm),
+            "buldSlno": str(bld.buld_slno),
+        },
         "RTMSDataSvcAptTrade.getRTMSDataSvcAptTrade": rtms,
         "RTMSDataSvcAptTradeDev.getRTMSDataSvcAptTradeDev": rtms,
         "RTMSDataSvcAptRent.getRTMSDataSvcAptRent": rtms,
@@ -47,14 +56,21 @@ def example_args(world: World) -> dict[str, dict[str, Any]]:
         "VilageFcstInfoService_2.0.getUltraSrtFcst": {**kma, "base_time": "1330"},
         "VilageFcstInfoService_2.0.getVilageFcst": {**kma, "base_time": "1100"},
         "MidFcstInfoService.getMidTa": {"regId": "11B10101", "tmFc": now.strftime("%Y%m%d") + "0600"},
-        "AsosDalyInfoService.getWthrDataList": {"dataCd": "ASOS", "dateCd": "DAY", "stnIds": "108",
-                                                "startDt": (now - timedelta(days=10)).strftime("%Y%m%d"),
-                                                "endDt": (now - timedelta(days=1)).strftime("%Y%m%d")},
+        "AsosDalyInfoService.getWthrDataList": {
+            "dataCd": "ASOS",
+            "dateCd": "DAY",
+            "stnIds": "108",
+            "startDt": (now - timedelta(days=10)).strftime("%Y%m%d"),
+            "endDt": (now - timedelta(days=1)).strftime("%Y%m%d"),
+        },
         "MsrstnInfoInqireSvc.getMsrstnList": {"addr": "서울"},
         "MsrstnInfoInqireSvc.getNearbyMsrstnList": {"tmX": f"{jongno.tm_x:.2f}", "tmY": f"{jongno.tm_y:.2f}"},
         "MsrstnInfoInqireSvc.getTMStdrCrdnt": {"umdName": "혜화동"},
-        "ArpltnInforInqireSvc.getMsrstnAcctoRltmMesureDnsty": {"stationName": "종로구", "dataTerm": "DAILY",
-                                                               "ver": "1.3"},
+        "ArpltnInforInqireSvc.getMsrstnAcctoRltmMesureDnsty": {
+            "stationName": "종로구",
+            "dataTerm": "DAILY",
+            "ver": "1.3",
+        },
         "ArpltnInforInqireSvc.getCtprvnRltmMesureDnsty": {"sidoName": "서울", "ver": "1.3"},
         "ArvlInfoInqireService.getCtyCodeList": {},
         "BusSttnInfoInqireService.getSttnNoList": {"cityCode": "25", "nodeNm": stop.node_nm},
@@ -79,6 +95,7 @@ def example_args(world: World) -> dict[str, dict[str, Any]]:
         "DURPrdlstInfoService03.getDurPrdlstInfoList03": {"itemName": "와파린"},
         "DURPrdlstInfoService03.getUsjntTabooInfoList03": {"ingrCode": "D000245"},
         "nts-businessman.status": {"__body__": {"b_no": [maker.b_no]}},
-        "nts-businessman.validate": {"__body__": {"businesses": [
-            {"b_no": maker.b_no, "start_dt": maker.start_dt, "p_nm": maker.rep}]}},
+        "nts-businessman.validate": {
+            "__body__": {"businesses": [{"b_no": maker.b_no, "start_dt": maker.start_dt, "p_nm": maker.rep}]}
+        },
     }

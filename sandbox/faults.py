@@ -39,13 +39,34 @@ class FaultProfile:
 PROFILES: dict[str, FaultProfile] = {
     "none": FaultProfile(),
     "latency50": FaultProfile(name="latency50", latency_ms=50.0),
-    "flaky": FaultProfile(name="flaky", error_5xx_rate=0.10, timeout_rate=0.05, timeout_s=20.0,
-                          error200_burst_rate=0.01, throttle_burst_rate=0.01, truncate_rate=0.01),
-    "drift": FaultProfile(name="drift", drift={"StanReginCd.getStanReginCdList": {"region_cd": "regionCd"},
-                                               "hospInfoServicev2.getHospBasisList": {"ykiho": "ykihoEnc"}}),
-    "chaos": FaultProfile(name="chaos", latency_ms=20.0, latency_jitter_ms=30.0, error_5xx_rate=0.15,
-                          timeout_rate=0.05, timeout_s=10.0, truncate_rate=0.03, malformed_rate=0.03,
-                          error200_burst_rate=0.02, throttle_burst_rate=0.02),
+    "flaky": FaultProfile(
+        name="flaky",
+        error_5xx_rate=0.10,
+        timeout_rate=0.05,
+        timeout_s=20.0,
+        error200_burst_rate=0.01,
+        throttle_burst_rate=0.01,
+        truncate_rate=0.01,
+    ),
+    "drift": FaultProfile(
+        name="drift",
+        drift={
+            "StanReginCd.getStanReginCdList": {"region_cd": "regionCd"},
+            "hospInfoServicev2.getHospBasisList": {"ykiho": "ykihoEnc"},
+        },
+    ),
+    "chaos": FaultProfile(
+        name="chaos",
+        latency_ms=20.0,
+        latency_jitter_ms=30.0,
+        error_5xx_rate=0.15,
+        timeout_rate=0.05,
+        timeout_s=10.0,
+        truncate_rate=0.03,
+        malformed_rate=0.03,
+        error200_burst_rate=0.02,
+        throttle_burst_rate=0.02,
+    ),
 }
 
 
@@ -111,12 +132,18 @@ class FaultInjector:
             return d
         if p.latency_ms or p.latency_jitter_ms:
             d.delay_s = max(0.0, (p.latency_ms + r.uniform(-p.latency_jitter_ms, p.latency_jitter_ms)) / 1000.0)
-        if self._in_burst("throttle", service) or (p.throttle_burst_rate and r.random() < p.throttle_burst_rate
-                                                     and self._start_burst("throttle", service, p.throttle_burst_len)):
+        if self._in_burst("throttle", service) or (
+            p.throttle_burst_rate
+            and r.random() < p.throttle_burst_rate
+            and self._start_burst("throttle", service, p.throttle_burst_len)
+        ):
             d.throttle = r.choice(["22", "23"])
             return d
-        if self._in_burst("error200", service) or (p.error200_burst_rate and r.random() < p.error200_burst_rate
-                                                     and self._start_burst("error200", service, p.error200_burst_len)):
+        if self._in_burst("error200", service) or (
+            p.error200_burst_rate
+            and r.random() < p.error200_burst_rate
+            and self._start_burst("error200", service, p.error200_burst_len)
+        ):
             d.error200 = True
             return d
         roll = r.random()

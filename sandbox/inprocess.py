@@ -22,9 +22,12 @@ def sandbox_mode(settings: Settings) -> tuple[Settings, httpx.ASGITransport]:
     """Settings and an in-process transport that point every real host at an in-process sandbox."""
     os.environ.setdefault(settings.verify.key_secret, DEMO_KEY)
     overrides = ",".join(f"{h}=http://{LOCAL_HOST}" for h in REAL_HOSTS)
-    settings = settings.model_copy(update={
-        "upstream_overrides": overrides, "allowed_hosts": [*settings.allowed_hosts, LOCAL_HOST],
-        "local_upstreams": [*settings.local_upstreams, LOCAL_HOST],
-        "verify": settings.verify.model_copy(update={"now": settings.verify.now or DEFAULT_NOW.isoformat()}),
-    })
+    settings = settings.model_copy(
+        update={
+            "upstream_overrides": overrides,
+            "allowed_hosts": [*settings.allowed_hosts, LOCAL_HOST],
+            "local_upstreams": [*settings.local_upstreams, LOCAL_HOST],
+            "verify": settings.verify.model_copy(update={"now": settings.verify.now or DEFAULT_NOW.isoformat()}),
+        }
+    )
     return settings, httpx.ASGITransport(app=SandboxApp(settings.sandbox))  # type: ignore[arg-type]

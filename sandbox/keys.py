@@ -45,8 +45,9 @@ class KeyRegistry:
         if extra_file is not None:
             for entry in json.loads(extra_file.read_text(encoding="utf-8")):
                 services = entry.get("services")
-                reg.add(KeyInfo(entry["key"], entry.get("name", "configured"),
-                                frozenset(services) if services else None))
+                reg.add(
+                    KeyInfo(entry["key"], entry.get("name", "configured"), frozenset(services) if services else None)
+                )
         return reg
 
     def add(self, info: KeyInfo) -> None:

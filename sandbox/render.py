@@ -28,8 +28,9 @@ def _page(provider: Provider, v: int) -> int | str:
     return str(v) if provider.page_numbers_as_strings else v
 
 
-def render_success(op: Operation, items: list[dict[str, Any]], *, fmt: str, page: int, rows: int,
-                   total: int) -> tuple[bytes, str]:
+def render_success(
+    op: Operation, items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, total: int
+) -> tuple[bytes, str]:
     """Return (body, content type) for a successful call."""
     p = op.provider
     env = p.envelope
@@ -48,8 +49,10 @@ def render_success(op: Operation, items: list[dict[str, Any]], *, fmt: str, page
         else:
             body_parts.append("<items/>")
         body_parts.append(f"<numOfRows>{rows}</numOfRows><pageNo>{page}</pageNo><totalCount>{total}</totalCount>")
-        xml = (f"{XML_DECL}<response><header><resultCode>{p.success_code}</resultCode>"
-               f"<resultMsg>{escape(p.success_msg)}</resultMsg></header><body>{''.join(body_parts)}</body></response>")
+        xml = (
+            f"{XML_DECL}<response><header><resultCode>{p.success_code}</resultCode>"
+            f"<resultMsg>{escape(p.success_msg)}</resultMsg></header><body>{''.join(body_parts)}</body></response>"
+        )
         return xml.encode(), "application/xml;charset=UTF-8"
 
     header = {"resultCode": p.success_code, "resultMsg": p.success_msg}
@@ -68,8 +71,9 @@ def render_success(op: Operation, items: list[dict[str, Any]], *, fmt: str, page
         if op.single:
             body["item"] = items[0] if items else {}
         else:
-            body.update({"items": items, "numOfRows": _page(p, rows), "pageNo": _page(p, page),
-                         "totalCount": _page(p, total)})
+            body.update(
+                {"items": items, "numOfRows": _page(p, rows), "pageNo": _page(p, page), "totalCount": _page(p, total)}
+            )
         return orjson.dumps({"response": {"header": header, "body": body}}), p.json_content_type
     # standard data.go.kr JSON
     if items:
@@ -87,8 +91,10 @@ def render_provider_error(op: Operation, code: str, msg: str, *, fmt: str) -> tu
         doc = {"RESULT": {"resultCode": code, "resultMsg": msg}}
         if fmt == "json":
             return orjson.dumps(doc), "text/html;charset=UTF-8"
-        return (f"{XML_DECL}<RESULT><resultCode>{code}</resultCode><resultMsg>{escape(msg)}</resultMsg></RESULT>"
-                .encode(), "application/xml;charset=UTF-8")
+        return (
+            f"{XML_DECL}<RESULT><resultCode>{code}</resultCode><resultMsg>{escape(msg)}</resultMsg></RESULT>".encode(),
+            "application/xml;charset=UTF-8",
+        )
     if p.envelope == "juso":
         common = {"errorMessage": msg, "countPerPage": "0", "totalCount": "0", "errorCode": code, "currentPage": "0"}
         if fmt == "json":
@@ -102,8 +108,10 @@ def render_provider_error(op: Operation, code: str, msg: str, *, fmt: str) -> tu
         if p.envelope == "mfds":
             return orjson.dumps({"header": header}), p.json_content_type
         return orjson.dumps({"response": {"header": header}}), p.json_content_type
-    return (f"{XML_DECL}<response><header><resultCode>{code}</resultCode><resultMsg>{escape(msg)}</resultMsg>"
-            f"</header></response>").encode(), "application/xml;charset=UTF-8"
+    return (
+        f"{XML_DECL}<response><header><resultCode>{code}</resultCode><resultMsg>{escape(msg)}</resultMsg>"
+        f"</header></response>"
+    ).encode(), "application/xml;charset=UTF-8"
 
 
 GATEWAY_ERRORS: dict[str, tuple[str, str]] = {
@@ -118,8 +126,18 @@ GATEWAY_ERRORS: dict[str, tuple[str, str]] = {
     "30": ("SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "등록되지 않은 서비스키"),
     "31": ("DEADLINE_HAS_EXPIRED_ERROR", "활용기간 만료"),
 }
-GATEWAY_STATUS_2026 = {"01": 500, "04": 405, "05": 504, "12": 404, "20": 403, "20N": 401, "22": 429, "23": 429,
-                       "30": 403, "31": 403}
+GATEWAY_STATUS_2026 = {
+    "01": 500,
+    "04": 405,
+    "05": 504,
+    "12": 404,
+    "20": 403,
+    "20N": 401,
+    "22": 429,
+    "23": 429,
+    "30": 403,
+    "31": 403,
+}
 
 
 def render_gateway_error(code: str, *, mode: str, fmt: str) -> tuple[int, bytes, str]:
@@ -131,35 +149,57 @@ def render_gateway_error(code: str, *, mode: str, fmt: str) -> tuple[int, bytes,
     else:
         err, auth, status = name, korean, GATEWAY_STATUS_2026[code]
     if fmt == "json":
-        doc = {"OpenAPI_ServiceResponse": {"cmmMsgHeader": {"errMsg": err, "returnAuthMsg": auth,
-                                                            "returnReasonCode": reason}}}
+        doc = {
+            "OpenAPI_ServiceResponse": {
+                "cmmMsgHeader": {"errMsg": err, "returnAuthMsg": auth, "returnReasonCode": reason}
+            }
+        }
         return status, orjson.dumps(doc), "application/json;charset=UTF-8"
-    xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<OpenAPI_ServiceResponse>\n<cmmMsgHeader>\n'
-           f"  <errMsg>{err}</errMsg>\n  <returnAuthMsg>{escape(auth)}</returnAuthMsg>\n"
-           f"  <returnReasonCode>{reason}</returnReasonCode>\n</cmmMsgHeader>\n</OpenAPI_ServiceResponse>")
+    xml = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<OpenAPI_ServiceResponse>\n<cmmMsgHeader>\n'
+        f"  <errMsg>{err}</errMsg>\n  <returnAuthMsg>{escape(auth)}</returnAuthMsg>\n"
+        f"  <returnReasonCode>{reason}</returnReasonCode>\n</cmmMsgHeader>\n</OpenAPI_ServiceResponse>"
+    )
     return status, xml.encode(), "text/xml;charset=UTF-8"
 
 
 def _stanreg(items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, total: int) -> tuple[bytes, str]:
     if fmt == "json":
-        doc = {"StanReginCd": [
-            {"head": [{"totalCount": total}, {"numOfRows": str(rows), "pageNo": str(page), "type": "JSON"},
-                      {"RESULT": {"resultCode": "INFO-0", "resultMsg": "NOMAL SERVICE"}}]},
-            {"row": items},
-        ]}
+        doc = {
+            "StanReginCd": [
+                {
+                    "head": [
+                        {"totalCount": total},
+                        {"numOfRows": str(rows), "pageNo": str(page), "type": "JSON"},
+                        {"RESULT": {"resultCode": "INFO-0", "resultMsg": "NOMAL SERVICE"}},
+                    ]
+                },
+                {"row": items},
+            ]
+        }
         return orjson.dumps(doc), "text/html;charset=UTF-8"
     rows_xml = "".join(f"<row>{_xml_fields(r)}</row>" for r in items)
-    xml = (f"{XML_DECL}<StanReginCd><head><totalCount>{total}</totalCount><numOfRows>{rows}</numOfRows>"
-           f"<pageNo>{page}</pageNo><type>XML</type><RESULT><resultCode>INFO-0</resultCode>"
-           f"<resultMsg>NOMAL SERVICE</resultMsg></RESULT></head>{rows_xml}</StanReginCd>")
+    xml = (
+        f"{XML_DECL}<StanReginCd><head><totalCount>{total}</totalCount><numOfRows>{rows}</numOfRows>"
+        f"<pageNo>{page}</pageNo><type>XML</type><RESULT><resultCode>INFO-0</resultCode>"
+        f"<resultMsg>NOMAL SERVICE</resultMsg></RESULT></head>{rows_xml}</StanReginCd>"
+    )
     return xml.encode(), "application/xml;charset=UTF-8"
 
 
 def _juso(items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, total: int) -> tuple[bytes, str]:
-    common = {"errorMessage": "정상", "countPerPage": str(rows), "totalCount": str(total), "errorCode": "0",
-              "currentPage": str(page)}
+    common = {
+        "errorMessage": "정상",
+        "countPerPage": str(rows),
+        "totalCount": str(total),
+        "errorCode": "0",
+        "currentPage": str(page),
+    }
     if fmt == "json":
         return orjson.dumps({"results": {"common": common, "juso": items}}), "application/json;charset=UTF-8"
     common_xml = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in common.items())
     juso_xml = "".join(f"<juso>{_xml_fields(r)}</juso>" for r in items)
-    return f"{XML_DECL}<results><common>{common_xml}</common>{juso_xml}</results>".encode(), "application/xml;charset=UTF-8"
+    return (
+        f"{XML_DECL}<results><common>{common_xml}</common>{juso_xml}</results>".encode(),
+        "application/xml;charset=UTF-8",
+    )

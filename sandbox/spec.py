@@ -146,5 +146,12 @@ def format_param(provider: Provider) -> list[Param]:
     if not provider.format_param:
         return []
     values = tuple(v.upper() if provider.format_param == "dataType" else v for v in provider.formats)
-    return [Param(provider.format_param, "응답자료형식 (" + "/".join(values) + ")", enum=values, example=values[-1],
-                  default=values[0])]
+    return [
+        Param(
+            provider.format_param,
+            "응답자료형식 (" + "/".join(values) + ")",
+            enum=values,
+            example=values[-1],
+            default=values[0],
+        )
+    ]

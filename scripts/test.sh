@@ -18,8 +18,9 @@ trap 'bash scripts/services.sh stop' EXIT
 # shellcheck disable=SC1091
 source .kopa/services.env
 
-echo "[test] ruff" >&2
+echo "[test] ruff (lint, format)" >&2
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 echo "[test] mypy (strict)" >&2
 .venv/bin/mypy .
 echo "[test] pytest" >&2

@@ -36,8 +36,12 @@ def _guard_of(folder: Path) -> BenchFingerprints:
             if not isinstance(task, dict):
                 continue
             gold = [s for s in task.get("gold") or [] if isinstance(s, dict)]
-            users = [a["user"] for s in gold for a in (s.get("args") or {}).values()
-                     if isinstance(a, dict) and set(a) == {"user"}]
+            users = [
+                a["user"]
+                for s in gold
+                for a in (s.get("args") or {}).values()
+                if isinstance(a, dict) and set(a) == {"user"}
+            ]
             entries.append(([str(s.get("tool")) for s in gold], users, "\n".join(map(str, task.get("turns") or []))))
             labels.append(str(task.get("id", f"{path.name}[{len(labels)}]")))
     return BenchFingerprints(entries, labels)
@@ -49,47 +53,90 @@ def benchmark_guard(settings: Settings) -> BenchFingerprints:
     return _guard_of((settings.batches.benchmark_tasks or BENCH_TASKS).resolve())
 
 
-async def synthesize_guarded(store: GraphStore, settings: Settings, executor: Executor, **kwargs: Any) -> dict[str, Any]:
+async def synthesize_guarded(
+    store: GraphStore, settings: Settings, executor: Executor, **kwargs: Any
+) -> dict[str, Any]:
     """`synthesize` with the benchmark contamination guard, the one synthesis path of the CLI, REST and Celery:
     a trajectory that reproduces a benchmark task is discarded, never kept. Adds `benchmark_overlap`."""
     guard = benchmark_guard(settings)
     result = await synthesize(store, settings, executor, guard=guard, **kwargs)
     overlapping = sum(1 for d in result["discarded"] if str(d.get("reason", "")).startswith("benchmark overlap"))
-    result["benchmark_overlap"] = {"benchmark_tasks": len(guard.labels), "kept_overlapping": 0,
-                                   "discarded_as_overlapping": overlapping,
-                                   "rule": "same tool sequence with the same user values, or a near-duplicate request"}
+    result["benchmark_overlap"] = {
+        "benchmark_tasks": len(guard.labels),
+        "kept_overlapping": 0,
+        "discarded_as_overlapping": overlapping,
+        "rule": "same tool sequence with the same user values, or a near-duplicate request",
+    }
     return result
 
 
-def new_batch(store: GraphStore, settings: Settings, team: str, *, count: int, shapes: list[str] | None = None,
-              min_steps: int = 1, max_steps: int = 6, api_ids: list[str] | None = None, seed: int = 7,
-              fmt: str = "trl", source: str = "fresh") -> dict[str, Any]:
+def new_batch(
+    store: GraphStore,
+    settings: Settings,
+    team: str,
+    *,
+    count: int,
+    shapes: list[str] | None = None,
+    min_steps: int = 1,
+    max_steps: int = 6,
+    api_ids: list[str] | None = None,
+    seed: int = 7,
+    fmt: str = "trl",
+    source: str = "fresh",
+) -> dict[str, Any]:
     limits = settings.batches
     if not 1 <= count <= limits.max_count:
-        raise InvalidInput(f"count must be between 1 and {limits.max_count} for a team",
-                           locations=[{"pointer": "/count", "message": "out of range"}])
+        raise InvalidInput(
+            f"count must be between 1 and {limits.max_count} for a team",
+            locations=[{"pointer": "/count", "message": "out of range"}],
+        )
     bad = [s for s in shapes or [] if s not in SHAPES]
     if bad:
-        raise InvalidInput(f"unknown shapes {bad}; choose from {', '.join(SHAPES)}",
-                           locations=[{"pointer": "/shapes", "message": "unknown shape"}])
+        raise InvalidInput(
+            f"unknown shapes {bad}; choose from {', '.join(SHAPES)}",
+            locations=[{"pointer": "/shapes", "message": "unknown shape"}],
+        )
     if not 1 <= min_steps <= max_steps <= 6:
-        raise InvalidInput("steps must satisfy 1 <= min_steps <= max_steps <= 6",
-                           locations=[{"pointer": "/max_steps", "message": "out of range"}])
+        raise InvalidInput(
+            "steps must satisfy 1 <= min_steps <= max_steps <= 6",
+            locations=[{"pointer": "/max_steps", "message": "out of range"}],
+        )
     running = [b for b in store.list_batches(team, limit=200) if b["status"] in ACTIVE]
     if len(running) >= limits.max_concurrent:
-        raise Conflict(f"team {team!r} already has {len(running)} batches running (limit {limits.max_concurrent}); "
-                       "wait for one to finish")
-    batch = {"id": "tb_" + uuid.uuid4().hex[:12], "team": team, "status": "queued", "count": count,
-             "shapes": shapes or list(SHAPES), "min_steps": min_steps, "max_steps": max_steps, "api_ids": api_ids or [],
-             "seed": seed, "format": fmt, "source": source, "created_at": utcnow(), "produced": 0, "discarded": 0,
-             "calls": 0, "message": ""}
+        raise Conflict(
+            f"team {team!r} already has {len(running)} batches running (limit {limits.max_concurrent}); "
+            "wait for one to finish"
+        )
+    batch = {
+        "id": "tb_" + uuid.uuid4().hex[:12],
+        "team": team,
+        "status": "queued",
+        "count": count,
+        "shapes": shapes or list(SHAPES),
+        "min_steps": min_steps,
+        "max_steps": max_steps,
+        "api_ids": api_ids or [],
+        "seed": seed,
+        "format": fmt,
+        "source": source,
+        "created_at": utcnow(),
+        "produced": 0,
+        "discarded": 0,
+        "calls": 0,
+        "message": "",
+    }
     store.save_batch(batch)
     return batch
 
 
-async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
-                    transport: httpx.AsyncBaseTransport | None = None,
-                    transient: tuple[type[BaseException], ...] = ()) -> dict[str, Any]:
+async def run_batch(
+    store: GraphStore,
+    settings: Settings,
+    batch_id: str,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    transient: tuple[type[BaseException], ...] = (),
+) -> dict[str, Any]:
     """Produce a batch. Any error (or cancellation) closes it as failed with the reason, which also frees the
     team's concurrency slot; it is never left `running`. Errors of the `transient` types (a dependency that is
     coming back, for a caller that runs the batch again) are raised without closing it."""
@@ -106,24 +153,38 @@ async def run_batch(store: GraphStore, settings: Settings, batch_id: str, *,
             apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
             executor = Executor(settings, economy_for(settings), apis, transport=transport)
             try:
-                out = await synthesize_guarded(store, settings, executor, count=batch["count"],
-                                               shapes=tuple(batch["shapes"]), min_steps=batch["min_steps"],
-                                               max_steps=batch["max_steps"], seed=batch["seed"],
-                                               api_ids=batch["api_ids"] or None)
+                out = await synthesize_guarded(
+                    store,
+                    settings,
+                    executor,
+                    count=batch["count"],
+                    shapes=tuple(batch["shapes"]),
+                    min_steps=batch["min_steps"],
+                    max_steps=batch["max_steps"],
+                    seed=batch["seed"],
+                    api_ids=batch["api_ids"] or None,
+                )
             finally:
                 await executor.aclose()
             records = [r.to_json() for r in out["records"]]
-            batch.update(discarded=len(out["discarded"]), calls=out["calls"], snapshot=out["snapshot"],
-                         requeued_links=len(out["requeued_links"]),
-                         benchmark_overlap=out["benchmark_overlap"]["discarded_as_overlapping"])
+            batch.update(
+                discarded=len(out["discarded"]),
+                calls=out["calls"],
+                snapshot=out["snapshot"],
+                requeued_links=len(out["requeued_links"]),
+                benchmark_overlap=out["benchmark_overlap"]["discarded_as_overlapping"],
+            )
             if len(records) < batch["count"]:
-                batch["message"] = (f"the verified graph yielded {len(records)} distinct executable trajectories "
-                                    f"of {batch['count']} requested; verify more links or widen the shapes")
+                batch["message"] = (
+                    f"the verified graph yielded {len(records)} distinct executable trajectories "
+                    f"of {batch['count']} requested; verify more links or widen the shapes"
+                )
         store.add_trajectories(batch["id"], records)
         batch.update(status="completed", produced=len(records), finished_at=utcnow())
     except asyncio.CancelledError:
-        batch.update(status="failed", message="cancelled: the process stopped before the batch finished",
-                     finished_at=utcnow())
+        batch.update(
+            status="failed", message="cancelled: the process stopped before the batch finished", finished_at=utcnow()
+        )
         store.save_batch(batch)
         raise
     except transient:

@@ -32,8 +32,11 @@ DISTRACTORS = 2
 #: 16000 keeps 3-4 calls with ordinary responses.
 MAX_RENDERED_CHARS = 16000
 #: Answers a model could give without doing the work; a record whose facts one of them passes teaches nothing.
-CONSTANT_ANSWERS = ("0 1 2 3 4 5 6 7 8 9 10 11 12", "확인해 보니 해당 정보를 찾을 수 없습니다.",
-                    "네, 조회 결과 정상입니다. 자세한 내용은 기관에 문의하세요.")
+CONSTANT_ANSWERS = (
+    "0 1 2 3 4 5 6 7 8 9 10 11 12",
+    "확인해 보니 해당 정보를 찾을 수 없습니다.",
+    "네, 조회 결과 정상입니다. 자세한 내용은 기관에 문의하세요.",
+)
 
 
 def constant_passes(facts: list[FactRecord], request: str) -> str | None:
@@ -76,16 +79,25 @@ def _check(plan: Plan, steps: list[TrajectoryStep]) -> None:
                 continue
             up = steps[prov["from_step"]]
             if not any(str(r.get(prov["field"])) == str(prov.get("source_value")) for r in up.response.items):
-                raise RecordError(f"grounding: step {st.step} {pname} uses a value the tool message of step "
-                                  f"{up.step} does not show")
+                raise RecordError(
+                    f"grounding: step {st.step} {pname} uses a value the tool message of step {up.step} does not show"
+                )
 
 
 def clock_iso(settings: Settings) -> str:
     return now(settings).isoformat(timespec="minutes")
 
 
-def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random.Random, *, seed: int,
-                 distractors: int = DISTRACTORS, snapshot: str = "") -> Trajectory:
+def build_record(
+    plan: Plan,
+    outcome: Outcome,
+    graph: VerifiedGraph,
+    rnd: random.Random,
+    *,
+    seed: int,
+    distractors: int = DISTRACTORS,
+    snapshot: str = "",
+) -> Trajectory:
     """The typed record; raises RecordError when an argument breaks its schema or a linked value is not
     visible in the earlier tool message."""
     assert outcome.steps is not None
@@ -98,8 +110,16 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
     spec_len = {t.name: len(json.dumps(function_spec(t), ensure_ascii=False)) for t in [*chain_tools, *extra]}
 
     def size() -> int:
-        return 1300 + sum(len(json.dumps(s.arguments, ensure_ascii=False)) + 80 + len(
-            json.dumps(s.response.items, ensure_ascii=False)) for s in steps) + sum(spec_len.values())
+        return (
+            1300
+            + sum(
+                len(json.dumps(s.arguments, ensure_ascii=False))
+                + 80
+                + len(json.dumps(s.response.items, ensure_ascii=False))
+                for s in steps
+            )
+            + sum(spec_len.values())
+        )
 
     while extra and size() > MAX_RENDERED_CHARS:
         spec_len.pop(extra.pop().name, None)  # fewer distractors; the tool messages stay the one view
@@ -119,33 +139,53 @@ def build_record(plan: Plan, outcome: Outcome, graph: VerifiedGraph, rnd: random
     if guess is not None:
         raise RecordError(f"facts a constant answer passes: {guess[:40]}")
     answered = {f"{i + 1}.{f.label}": str(f.value) for i in plan.finals for f in facts}
-    goals = [goal(plan.steps[i].tool, {p: v["value"] for p, v in steps[i].provenance.items() if v["kind"] == "slot"})[0]
-             for i in plan.finals]
+    goals = [
+        goal(plan.steps[i].tool, {p: v["value"] for p, v in steps[i].provenance.items() if v["kind"] == "slot"})[0]
+        for i in plan.finals
+    ]
     intermediate = [goal(s.tool, {})[0] for i, s in enumerate(plan.steps) if i not in plan.finals]
     offered = list({t.name: t for t in [*chain_tools, *extra]}.values())
     rnd.shuffle(offered)
     live = not any(s.response.replayed_from_cache for s in steps)
     return Trajectory(
-        id=record_id(request, steps), request=request, shape=plan.shape, n_steps=len(steps),
-        slots=slots, tools=[function_spec(t) for t in offered], distractors=[t.name for t in extra],
-        steps=steps, final_steps=[i + 1 for i in plan.finals], final_answer=answer, now=clock_iso(graph.settings),
-        question=question, facts=facts,
+        id=record_id(request, steps),
+        request=request,
+        shape=plan.shape,
+        n_steps=len(steps),
+        slots=slots,
+        tools=[function_spec(t) for t in offered],
+        distractors=[t.name for t in extra],
+        steps=steps,
+        final_steps=[i + 1 for i in plan.finals],
+        final_answer=answer,
+        now=clock_iso(graph.settings),
+        question=question,
+        facts=facts,
         metadata=TrajectoryMeta(
-            template_request=template_request, graph_snapshot=snapshot,
+            template_request=template_request,
+            graph_snapshot=snapshot,
             verified_links=sorted({v["link"] for s in steps for v in s.provenance.values() if v["kind"] == "link"}),
-            created_at=utcnow(), provenance="live" if live else "replayed_from_cache", seed=seed,
-            engine=ENGINE_VERSION, trim_rule=TRIM_RULE, answered=answered, goals=goals,
-            intermediate_goals=intermediate, route=plan.route),
+            created_at=utcnow(),
+            provenance="live" if live else "replayed_from_cache",
+            seed=seed,
+            engine=ENGINE_VERSION,
+            trim_rule=TRIM_RULE,
+            answered=answered,
+            goals=goals,
+            intermediate_goals=intermediate,
+            route=plan.route,
+        ),
     )
 
 
 def _shingles(text: str) -> set[str]:
     t = re.sub(r"\s+", "", text)
-    return {t[i:i + 3] for i in range(max(1, len(t) - 2))}
+    return {t[i : i + 3] for i in range(max(1, len(t) - 2))}
 
 
-def is_near_duplicate(record: Trajectory, kept: list[Trajectory], threshold: float = 0.9,
-                      shingles: dict[str, set[str]] | None = None) -> bool:
+def is_near_duplicate(
+    record: Trajectory, kept: list[Trajectory], threshold: float = 0.9, shingles: dict[str, set[str]] | None = None
+) -> bool:
     """Same tool chain with the same arguments, or the same chain with a near-identical request (`shingles`
     caches the kept requests' 3-gram sets by record id)."""
     cache = shingles if shingles is not None else {}
@@ -165,4 +205,3 @@ def is_near_duplicate(record: Trajectory, kept: list[Trajectory], threshold: flo
 
 def snapshot_id(graph: VerifiedGraph) -> str:
     return "g_" + hashlib.sha256(json.dumps(sorted(graph.links), ensure_ascii=False).encode()).hexdigest()[:12]
-

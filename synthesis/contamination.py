@@ -36,7 +36,7 @@ def _flatten(values: Iterable[Any]) -> frozenset[str]:
 
 def shingles(text: str) -> frozenset[str]:
     t = re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
-    return frozenset(t[i:i + 3] for i in range(max(1, len(t) - 2)))
+    return frozenset(t[i : i + 3] for i in range(max(1, len(t) - 2)))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -46,8 +46,13 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 class BenchFingerprints:
     """Fingerprints of benchmark tasks: entries are (label, tool sequence, user values, request text)."""
 
-    def __init__(self, entries: Sequence[tuple[Sequence[str], Iterable[Any], str]],
-                 labels: Sequence[str] | None = None, *, threshold: float = NEAR_DUPLICATE) -> None:
+    def __init__(
+        self,
+        entries: Sequence[tuple[Sequence[str], Iterable[Any], str]],
+        labels: Sequence[str] | None = None,
+        *,
+        threshold: float = NEAR_DUPLICATE,
+    ) -> None:
         self.threshold = threshold
         self.labels = list(labels) if labels is not None else [f"task {i}" for i in range(len(entries))]
         self.programs: dict[tuple[tuple[str, ...], frozenset[str]], str] = {}

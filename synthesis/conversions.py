@@ -40,8 +40,11 @@ def _param_key(tool: ToolRecord, name: str) -> str:
 def with_conversions(plan: Plan, tools: dict[str, ToolRecord]) -> Plan:
     """The plan with a conversion step before every step that a projecting link feeds (one per upstream step and
     coordinate pair, shared by the steps it feeds); a plan without one is returned unchanged."""
-    if not any(src.kind == "link" and src.link is not None and projects(src.link.transform)
-               for s in plan.steps for src in s.sources.values()):
+    if not any(
+        src.kind == "link" and src.link is not None and projects(src.link.transform)
+        for s in plan.steps
+        for src in s.sources.values()
+    ):
         return plan
     steps: list[Step] = []
     index: dict[int, int] = {}  # old step -> new step
@@ -66,8 +69,9 @@ def with_conversions(plan: Plan, tools: dict[str, ToolRecord]) -> Plan:
                 steps.append(_conversion_step(tools, steps[origin].tool, link, origin, xf, yf, key[3], key[4]))
             conv = steps[made[key]]
             out_field = ("nx" if axis == "x" else "ny") if key[4] == "KMA_GRID" else axis
-            fed = link.model_copy(update={"source_tool": conv.tool.name, "source_field": out_field,
-                                          "transform": dict(T.IDENTITY)})
+            fed = link.model_copy(
+                update={"source_tool": conv.tool.name, "source_field": out_field, "transform": dict(T.IDENTITY)}
+            )
             sources[pname] = Source("link", link=fed, from_step=made[key])
         index[old] = len(steps)
         deps = sorted({s.from_step for s in sources.values() if s.kind == "link"})
@@ -75,15 +79,33 @@ def with_conversions(plan: Plan, tools: dict[str, ToolRecord]) -> Plan:
     return Plan(plan.shape, steps, [index[i] for i in plan.finals])
 
 
-def _conversion_step(tools: dict[str, ToolRecord], source: ToolRecord, link: LinkRecord, origin: int, xf: str,
-                     yf: str, src: str, dst: str) -> Step:
+def _conversion_step(
+    tools: dict[str, ToolRecord],
+    source: ToolRecord,
+    link: LinkRecord,
+    origin: int,
+    xf: str,
+    yf: str,
+    src: str,
+    dst: str,
+) -> Step:
     """The conversion call: the source row's x and y as shown, the systems as constants."""
     tool = _tool(tools, TO_KMA_GRID if dst == "KMA_GRID" else CONVERT)
 
     def feed(field: str, param: str) -> Source:
-        return Source("link", from_step=origin, link=link.model_copy(update={
-            "source_tool": source.name, "source_field": field, "target_tool": tool.name,
-            "target_param": _param_key(tool, param), "transform": dict(T.IDENTITY)}))
+        return Source(
+            "link",
+            from_step=origin,
+            link=link.model_copy(
+                update={
+                    "source_tool": source.name,
+                    "source_field": field,
+                    "target_tool": tool.name,
+                    "target_param": _param_key(tool, param),
+                    "transform": dict(T.IDENTITY),
+                }
+            ),
+        )
 
     sources = {"x": feed(xf, "x"), "y": feed(yf, "y")}
     if dst == "KMA_GRID":

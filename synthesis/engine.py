@@ -49,18 +49,50 @@ from synthesis.samples import (
     make_irrelevance,
 )
 
-__all__ = ["DEFAULT_EXTRAS", "DISTRACTORS", "MAX_RENDERED_CHARS", "SHAPES",
-           "TRIM_RULE", "WHOLE_PAGE", "Outcome", "RecordError", "VerifiedGraph", "build_record", "distribution",
-           "execute_plan", "fan_in_triples", "is_near_duplicate", "make_clarification", "make_error_recovery",
-           "make_hard_negative", "make_irrelevance", "record_id", "route_check", "sample_plans", "snapshot_id",
-           "synthesize", "validate_arguments"]
+__all__ = [
+    "DEFAULT_EXTRAS",
+    "DISTRACTORS",
+    "MAX_RENDERED_CHARS",
+    "SHAPES",
+    "TRIM_RULE",
+    "WHOLE_PAGE",
+    "Outcome",
+    "RecordError",
+    "VerifiedGraph",
+    "build_record",
+    "distribution",
+    "execute_plan",
+    "fan_in_triples",
+    "is_near_duplicate",
+    "make_clarification",
+    "make_error_recovery",
+    "make_hard_negative",
+    "make_irrelevance",
+    "record_id",
+    "route_check",
+    "sample_plans",
+    "snapshot_id",
+    "synthesize",
+    "validate_arguments",
+]
 
 
-async def synthesize(store: GraphStore, settings: Settings, executor: Executor, *, count: int,
-                     shapes: tuple[str, ...] = SHAPES, min_steps: int = 1, max_steps: int = 6, seed: int = 7,
-                     api_ids: list[str] | None = None, progress: Any = None, unverified: bool = False,
-                     extras: dict[str, float] | None = None,
-                     guard: BenchFingerprints | None = None) -> dict[str, Any]:
+async def synthesize(
+    store: GraphStore,
+    settings: Settings,
+    executor: Executor,
+    *,
+    count: int,
+    shapes: tuple[str, ...] = SHAPES,
+    min_steps: int = 1,
+    max_steps: int = 6,
+    seed: int = 7,
+    api_ids: list[str] | None = None,
+    progress: Any = None,
+    unverified: bool = False,
+    extras: dict[str, float] | None = None,
+    guard: BenchFingerprints | None = None,
+) -> dict[str, Any]:
     """Sample, execute and record up to `count` trajectories; failures are discarded with their reason and the
     links that failed inside a trajectory are queued for re-verification. Plans run in waves until enough are
     kept, so no call is spent beyond need. `extras` sets the shares of irrelevance, clarification,
@@ -90,7 +122,7 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
     for start in range(0, len(pool), wave):
         if len(kept) >= normal_needed:
             break
-        chunk = list(enumerate(pool))[start:start + wave]
+        chunk = list(enumerate(pool))[start : start + wave]
         results = await asyncio.gather(*(one(i, p) for i, p in chunk))
         for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
             attempted += 1
@@ -151,16 +183,32 @@ async def synthesize(store: GraphStore, settings: Settings, executor: Executor, 
         rec.seq = n
         if progress:
             progress(rec)
-    for link_id in (set() if unverified else flagged):
+    for link_id in set() if unverified else flagged:
         link = store.get_link(link_id)
         if link is not None and link.status == "verified":
-            history = [*link.history, {"at": utcnow(), "run": "synthesis", "status": "verified",
-                                       "reason": "failed inside a trajectory; queued for re-verification"}]
+            history = [
+                *link.history,
+                {
+                    "at": utcnow(),
+                    "run": "synthesis",
+                    "status": "verified",
+                    "reason": "failed inside a trajectory; queued for re-verification",
+                },
+            ]
             store.save_link(link.model_copy(update={"needs_reverify": True, "history": history[-20:]}))
-    return {"records": kept, "discarded": discarded, "calls": calls, "snapshot": snap,
-            "requeued_links": sorted(flagged), "planned": len(pool), "attempted": attempted,
-            "extras": dict(made), "extras_wanted": quota,
-            "extras_configured": dict(DEFAULT_EXTRAS if extras is None else extras), "pools": {f"{t}.{p}": len(v) for (t, p), v in graph.pools.items()}}
+    return {
+        "records": kept,
+        "discarded": discarded,
+        "calls": calls,
+        "snapshot": snap,
+        "requeued_links": sorted(flagged),
+        "planned": len(pool),
+        "attempted": attempted,
+        "extras": dict(made),
+        "extras_wanted": quota,
+        "extras_configured": dict(DEFAULT_EXTRAS if extras is None else extras),
+        "pools": {f"{t}.{p}": len(v) for (t, p), v in graph.pools.items()},
+    }
 
 
 def distribution(records: list[Trajectory], graph_links: int, graph_tools: int) -> dict[str, Any]:
@@ -169,7 +217,15 @@ def distribution(records: list[Trajectory], graph_links: int, graph_tools: int) 
     tools = Counter(s.tool for r in records for s in r.steps)
     links = Counter(lk for r in records for lk in r.metadata.verified_links)
     kinds = Counter(r.kind for r in records)
-    return {"trajectories": len(records), "shapes": dict(shapes), "lengths": dict(sorted(lengths.items())),
-            "kinds": dict(kinds), "tools_used": len(tools), "tool_coverage": round(len(tools) / max(1, graph_tools), 3),
-            "links_used": len(links), "link_coverage": round(len(links) / max(1, graph_links), 3),
-            "most_used_tools": tools.most_common(5), "tool_counts": dict(tools)}
+    return {
+        "trajectories": len(records),
+        "shapes": dict(shapes),
+        "lengths": dict(sorted(lengths.items())),
+        "kinds": dict(kinds),
+        "tools_used": len(tools),
+        "tool_coverage": round(len(tools) / max(1, graph_tools), 3),
+        "links_used": len(links),
+        "link_coverage": round(len(links) / max(1, graph_links), 3),
+        "most_used_tools": tools.most_common(5),
+        "tool_counts": dict(tools),
+    }

@@ -1,11 +1,11 @@
 """Executing a plan for real through the same executor as verification, and what the model is shown of each
 response.
 
-Rows are never reordered for the model: a step shows the one view (`execution.view.visible`: the provider's first rows), and the row a later step
-or the answer uses must be among them because the query narrowed to it: it is the only row, the user's words
-single it out (`synthesis.routes.user_row`), the provider orders rows by distance from the asked point, or every
-shown row gives the same values to what follows. Otherwise the step fails with that reason and the plan is
-retried with other user values. A final step whose rows no word singles out answers about the set.
+Rows are never reordered for the model: a step shows the one view (`execution.view.visible`: the provider's first
+rows), and the row a later step or the answer uses must be among them because the query narrowed to it: it is the
+only row, the user's words single it out (`synthesis.routes.user_row`), the provider orders rows by distance from
+the asked point, or every shown row gives the same values to what follows. Otherwise the step fails with that reason
+and the plan is retried with other user values. A final step whose rows no word singles out answers about the set.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Outcome:
 
 def _needed_fields(plan: Plan, idx: int) -> set[str]:
     out: set[str] = set()
-    for later in plan.steps[idx + 1:]:
+    for later in plan.steps[idx + 1 :]:
         for src in later.sources.values():
             if src.kind == "link" and src.link is not None and src.from_step == idx:
                 out.add(src.link.source_field)
@@ -51,14 +51,19 @@ def _pick(rows: list[dict[str, Any]], shown: int, words: list[str], needed: set[
     found = user_row(rows, shown, words, step.tool)
     if found is not None:
         return found
-    if needed and rows and shown == len(rows) and all(
-            all(str(r.get(f)) == str(rows[0].get(f)) for f in needed) for r in rows):
+    if (
+        needed
+        and rows
+        and shown == len(rows)
+        and all(all(str(r.get(f)) == str(rows[0].get(f)) for f in needed) for r in rows)
+    ):
         return 0
     return None
 
 
-async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tries: int = 3,
-                       graph: VerifiedGraph | None = None) -> Outcome:
+async def execute_plan(
+    plan: Plan, executor: Executor, rnd: random.Random, *, tries: int = 3, graph: VerifiedGraph | None = None
+) -> Outcome:
     """Run a plan end to end; on failure retry with other user values, then give up with the reason."""
     reason = ""
     failed: list[str] = []
@@ -102,23 +107,42 @@ async def execute_plan(plan: Plan, executor: Executor, rnd: random.Random, *, tr
                 break
             rows = [r for r in result.items if isinstance(r, dict)]
             needed = _needed_fields(plan, idx)
-            feeds = bool(needed) or any(src.kind == "link" and src.from_step == idx
-                                        for later in plan.steps[idx + 1:] for src in later.sources.values())
+            feeds = bool(needed) or any(
+                src.kind == "link" and src.from_step == idx
+                for later in plan.steps[idx + 1 :]
+                for src in later.sources.values()
+            )
             items = visible(rows, tool=step.tool)  # the one view: the first rows, in the provider's order
-            top: int | None = (_pick(rows, len(items), words, needed, step) if feeds
-                               else user_row(rows, len(items), words, step.tool))
+            top: int | None = (
+                _pick(rows, len(items), words, needed, step) if feeds else user_row(rows, len(items), words, step.tool)
+            )
             if top is None and feeds:
                 ok = False
-                reason = (f"step {idx + 1} ({step.tool.name}): {len(rows)} rows and none is the user's entity "
-                          "among the shown rows")
+                reason = (
+                    f"step {idx + 1} ({step.tool.name}): {len(rows)} rows and none is the user's entity "
+                    "among the shown rows"
+                )
                 break
             chosen_rows.append(rows[top if top is not None else 0])
             shown = list(range(len(items)))
-            steps_out.append(TrajectoryStep(
-                step=idx + 1, tool=step.tool.name, arguments=args, provenance=prov,
-                depends_on=[d + 1 for d in step.depends_on],
-                response=StepResponse(rows=len(rows), items=items, shown=shown, chosen=top or 0,
-                                      selected=top is not None, url=result.url, replayed_from_cache=result.cached)))
+            steps_out.append(
+                TrajectoryStep(
+                    step=idx + 1,
+                    tool=step.tool.name,
+                    arguments=args,
+                    provenance=prov,
+                    depends_on=[d + 1 for d in step.depends_on],
+                    response=StepResponse(
+                        rows=len(rows),
+                        items=items,
+                        shown=shown,
+                        chosen=top or 0,
+                        selected=top is not None,
+                        url=result.url,
+                        replayed_from_cache=result.cached,
+                    ),
+                )
+            )
         if ok:
             return Outcome(steps_out, calls=calls)
     return Outcome(None, reason, failed, calls)

@@ -35,15 +35,25 @@ from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
 Record = Trajectory | dict[str, Any]
 
 FORMATS = ("trl", "openai", "hermes", "sharegpt", "bfcl")
-SYSTEM = "당신은 공공기관 API 도구를 순서대로 호출해 사용자의 질문에 답하는 도우미입니다. 필요한 도구를 호출하고 결과로 답하세요."
+SYSTEM = (
+    "당신은 공공기관 API 도구를 순서대로 호출해 사용자의 질문에 답하는 도우미입니다. "
+    "필요한 도구를 호출하고 결과로 답하세요."
+)
 #: The max_length (tokens) every exported conversation fits in, tools included: the rendered text is at most
 #: `synthesis.engine.MAX_RENDERED_CHARS` characters and chat tokenizers spend at most one token per character on
 #: it (checked with trl's SFTTrainer and assistant-only loss in tests/test_exports_consumers.py).
 SFT_MAX_LENGTH = 16384
 VALIDATION_FRACTION = 0.1
 #: BFCL's names for JSON Schema types.
-BFCL_TYPES = {"string": "string", "integer": "integer", "number": "float", "boolean": "boolean", "array": "array",
-              "object": "dict", "null": "any"}
+BFCL_TYPES = {
+    "string": "string",
+    "integer": "integer",
+    "number": "float",
+    "boolean": "boolean",
+    "array": "array",
+    "object": "dict",
+    "null": "any",
+}
 
 
 def system_prompt(record: Trajectory) -> str:
@@ -87,17 +97,26 @@ def _turns(record: Trajectory) -> list[tuple[list[tuple[str, dict[str, Any]]], l
 
 
 def _head(record: Trajectory) -> list[dict[str, Any]]:
-    return [{"role": "system", "content": system_prompt(record)},
-            *({"role": m["role"], "content": m["content"]} for m in record.preamble),
-            {"role": "user", "content": record.request}]
+    return [
+        {"role": "system", "content": system_prompt(record)},
+        *({"role": m["role"], "content": m["content"]} for m in record.preamble),
+        {"role": "user", "content": record.request},
+    ]
 
 
 def to_trl(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
     messages = _head(record)
     for calls, results in _turns(record):
-        messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": name, "arguments": args}} for name, args in calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": name, "arguments": args}} for name, args in calls
+                ],
+            }
+        )
         for name, content in results:
             messages.append({"role": "tool", "name": name, "content": content})
     messages.append({"role": "assistant", "content": record.final_answer})
@@ -111,9 +130,20 @@ def to_openai(rec: Record) -> dict[str, Any]:
     for calls, results in _turns(record):
         ids = [f"call_{n + i + 1}" for i in range(len(calls))]
         n += len(calls)
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-            for cid, (name, args) in zip(ids, calls, strict=True)]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+                    }
+                    for cid, (name, args) in zip(ids, calls, strict=True)
+                ],
+            }
+        )
         for cid, (_, content) in zip(ids, results, strict=True):
             messages.append({"role": "tool", "tool_call_id": cid, "content": content})
     messages.append({"role": "assistant", "content": record.final_answer})
@@ -128,15 +158,21 @@ def _tojson(value: Any) -> str:
 def render_qwen25(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
     """The Qwen2.5 chat template's rendering (the template trl ships as chat_templates/qwen2_5.jinja) of a
     conversation with tools, without a generation prompt."""
-    out = ["<|im_start|>system\n", messages[0]["content"] if messages[0]["role"] == "system" else
-           "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
-           "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
-           "function signatures within <tools></tools> XML tags:\n<tools>"]
+    out = [
+        "<|im_start|>system\n",
+        messages[0]["content"]
+        if messages[0]["role"] == "system"
+        else "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
+        "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
+        "function signatures within <tools></tools> XML tags:\n<tools>",
+    ]
     for t in tools:
         out.append("\n" + _tojson(t))
-    out.append("\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
-               "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
-               "<args-json-object>}\n</tool_call><|im_end|>\n")
+    out.append(
+        "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
+        '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": '
+        "<args-json-object>}\n</tool_call><|im_end|>\n"
+    )
     for i, m in enumerate(messages):
         role = m["role"]
         if role == "user" or (role == "system" and i > 0) or (role == "assistant" and not m.get("tool_calls")):
@@ -147,8 +183,13 @@ def render_qwen25(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -
                 out.append("\n" + m["content"])
             for call in m["tool_calls"]:
                 fn = call.get("function", call)
-                out.append('\n<tool_call>\n{"name": "' + fn["name"] + '", "arguments": ' + _tojson(fn["arguments"])
-                           + "}\n</tool_call>")
+                out.append(
+                    '\n<tool_call>\n{"name": "'
+                    + fn["name"]
+                    + '", "arguments": '
+                    + _tojson(fn["arguments"])
+                    + "}\n</tool_call>"
+                )
             out.append("<|im_end|>\n")
         elif role == "tool":
             if i == 0 or messages[i - 1]["role"] != "tool":
@@ -170,14 +211,32 @@ def to_sharegpt(rec: Record) -> dict[str, Any]:
     conv = [{"from": "human" if m["role"] == "user" else "gpt", "value": m["content"]} for m in record.preamble]
     conv.append({"from": "human", "value": record.request})
     for calls, results in _turns(record):
-        conv.append({"from": "function_call", "value": json.dumps(
-            [{"name": name, "arguments": args} for name, args in calls] if len(calls) > 1 else
-            {"name": calls[0][0], "arguments": calls[0][1]}, ensure_ascii=False)})
-        conv.append({"from": "observation", "value": results[0][1] if len(results) == 1 else
-                     json.dumps([json.loads(c) for _, c in results], ensure_ascii=False)})
+        conv.append(
+            {
+                "from": "function_call",
+                "value": json.dumps(
+                    [{"name": name, "arguments": args} for name, args in calls]
+                    if len(calls) > 1
+                    else {"name": calls[0][0], "arguments": calls[0][1]},
+                    ensure_ascii=False,
+                ),
+            }
+        )
+        conv.append(
+            {
+                "from": "observation",
+                "value": results[0][1]
+                if len(results) == 1
+                else json.dumps([json.loads(c) for _, c in results], ensure_ascii=False),
+            }
+        )
     conv.append({"from": "gpt", "value": record.final_answer})
-    return {"id": record.id, "conversations": conv, "system": system_prompt(record),
-            "tools": json.dumps(record.tools, ensure_ascii=False)}
+    return {
+        "id": record.id,
+        "conversations": conv,
+        "system": system_prompt(record),
+        "tools": json.dumps(record.tools, ensure_ascii=False),
+    }
 
 
 def bfcl_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -214,16 +273,32 @@ def _bfcl_value(value: Any, schema: dict[str, Any] | None) -> Any:
 
 def is_bfcl_single(record: Trajectory) -> bool:
     """BFCL's single-turn categories can express a record with one call whose values the question states."""
-    return record.n_steps == 1 and not record.preamble and not record.attempts and record.kind in ("normal", "hard_negative")
+    return (
+        record.n_steps == 1
+        and not record.preamble
+        and not record.attempts
+        and record.kind in ("normal", "hard_negative")
+    )
 
 
 def to_bfcl(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
     specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in record.tools}
-    truth = [{s.tool: {k: [_bfcl_value(v, (specs.get(s.tool, {}).get("properties") or {}).get(k))]
-                       for k, v in s.arguments.items()}} for s in record.steps]
-    item: dict[str, Any] = {"id": record.id, "question": [[{"role": "user", "content": record.request}]],
-            "function": [bfcl_function(t) for t in record.tools], "ground_truth": truth}
+    truth = [
+        {
+            s.tool: {
+                k: [_bfcl_value(v, (specs.get(s.tool, {}).get("properties") or {}).get(k))]
+                for k, v in s.arguments.items()
+            }
+        }
+        for s in record.steps
+    ]
+    item: dict[str, Any] = {
+        "id": record.id,
+        "question": [[{"role": "user", "content": record.request}]],
+        "function": [bfcl_function(t) for t in record.tools],
+        "ground_truth": truth,
+    }
     if not is_bfcl_single(record):
         item["multi_step"] = True
     return item
@@ -271,8 +346,10 @@ def split_by_sequence(records: Sequence[Trajectory], fraction: float) -> tuple[l
 
 def config_name(records: Sequence[Trajectory], config: dict[str, Any]) -> str:
     """A name unique to this export's content (so `datasets` never serves another export's cache)."""
-    raw = json.dumps([config.get("graph_snapshot"), config.get("seed"), [(r.id, r.final_answer) for r in records]],
-                     ensure_ascii=False)
+    raw = json.dumps(
+        [config.get("graph_snapshot"), config.get("seed"), [(r.id, r.final_answer) for r in records]],
+        ensure_ascii=False,
+    )
     return "kopa-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 
@@ -281,8 +358,9 @@ def lengths(records: Sequence[Trajectory]) -> dict[str, int]:
     return {r.id: len(to_hermes(r)["text"]) for r in records}
 
 
-def write_hf_dataset(folder: Path, records: Sequence[Record], *, config: dict[str, Any],
-                     stats: dict[str, Any], validation: float = 0.0) -> Path:
+def write_hf_dataset(
+    folder: Path, records: Sequence[Record], *, config: dict[str, Any], stats: dict[str, Any], validation: float = 0.0
+) -> Path:
     """A `datasets`-loadable folder: data/train.jsonl (+ data/validation.jsonl when `validation` > 0, split by
     tool sequence) with exactly the trl lines, and README.md, the dataset card with a config name unique to this
     export."""
@@ -301,9 +379,14 @@ def write_hf_dataset(folder: Path, records: Sequence[Record], *, config: dict[st
     files = "\n".join(f"  - split: {s}\n    path: data/{s}.jsonl" for s, _ in splits)
     chars = sorted(lengths(recs).values()) or [0]
     kinds = Counter(r.kind for r in recs)
-    counts = {"records": len(recs), "train": len(train), "validation": len(val), "kinds": dict(kinds),
-              "tool_sequences": len({sequence_key(r) for r in recs}),
-              "characters": {"min": chars[0], "median": int(statistics.median(chars)), "max": chars[-1]}}
+    counts = {
+        "records": len(recs),
+        "train": len(train),
+        "validation": len(val),
+        "kinds": dict(kinds),
+        "tool_sequences": len({sequence_key(r) for r in recs}),
+        "characters": {"min": chars[0], "median": int(statistics.median(chars)), "max": chars[-1]},
+    }
     overlap = stats.get("benchmark_overlap", "not measured for this export (see `kopa bench`)")
     card = f"""---
 language:
@@ -328,11 +411,11 @@ Multi-step tool-calling trajectories over Korean public-institution APIs, drawn 
 verified by execution, then executed end to end; arguments and results are recorded facts.
 
 ## Provenance
-- Generated by KOPA EDGE (engine {config.get('engine')}) from graph snapshot `{config.get('graph_snapshot')}`.
-- Upstream: {config.get('upstream', 'the KOPA sandbox of Korean public APIs')}.
+- Generated by KOPA EDGE (engine {config.get("engine")}) from graph snapshot `{config.get("graph_snapshot")}`.
+- Upstream: {config.get("upstream", "the KOPA sandbox of Korean public APIs")}.
 - Every argument carries its provenance (upstream field and transform, user slot, clock or constant) in
   `records.jsonl`; every line carries the trajectory `id`.
-- Responses are trimmed: {config.get('trim_rule')}. Service keys never appear.
+- Responses are trimmed: {config.get("trim_rule")}. Service keys never appear.
 
 ## Counts
 ```json
@@ -363,8 +446,9 @@ Load with `datasets.load_dataset("<this folder>", "{name}")`.
     return folder
 
 
-def export_all(out: Path, result: dict[str, Any], store: GraphStore, settings: Settings,
-               config: dict[str, Any]) -> dict[str, Any]:
+def export_all(
+    out: Path, result: dict[str, Any], store: GraphStore, settings: Settings, config: dict[str, Any]
+) -> dict[str, Any]:
     """Every format plus the Hugging Face folder for one synthesis result, with its distribution (which holds
     the data-quality figures under `quality`)."""
     graph = VerifiedGraph(store, settings)
@@ -378,9 +462,12 @@ def export_all(out: Path, result: dict[str, Any], store: GraphStore, settings: S
     overlap = config.get("benchmark_overlap", result.get("benchmark_overlap"))
     if overlap is not None:  # from the contamination guard (synthesis.contamination), stated in the card
         stats["benchmark_overlap"] = overlap
-    paths["hf"] = str(write_hf_dataset(out / "hf", records, config=card_config, stats=stats,
-                                       validation=VALIDATION_FRACTION))
-    dist["bfcl"] = {"single_call_items": sum(is_bfcl_single(r) for r in records),
-                    "left_out_multi_step": sum(not is_bfcl_single(r) for r in records)}
+    paths["hf"] = str(
+        write_hf_dataset(out / "hf", records, config=card_config, stats=stats, validation=VALIDATION_FRACTION)
+    )
+    dist["bfcl"] = {
+        "single_call_items": sum(is_bfcl_single(r) for r in records),
+        "left_out_multi_step": sum(not is_bfcl_single(r) for r in records),
+    }
     (out / "quality.json").write_text(json.dumps(q, ensure_ascii=False, indent=1), encoding="utf-8")
     return {"distribution": dist, "paths": paths, "quality": q}

@@ -9,8 +9,8 @@ Reading (what counts as stating a value):
   for 82,500 만원); another unit fails (`15.9cm` is not 15.9 ℃). A value may be rounded to the precision the answer
   writes, within the fact's tolerance (`15도` for 15.2 ℃ with tolerance 0.5), never replaced by a different value
   at the same precision (`15.4도` for 15.2 ℃ fails: that is the neighbouring hour);
-* dates: `2026-10-15`, `2026.10.15`, `2026/10/15`, `20261015`, `2026년 10월 15일(목)`, `26.10.15`, and `10월 15일` in the
-  fact's year;
+* dates: `2026-10-15`, `2026.10.15`, `2026/10/15`, `20261015`, `2026년 10월 15일(목)`, `26.10.15`, and
+  `10월 15일` in the fact's year;
 * times (a fact value `1300`, `13:00`, `09:00~18:00`): `13:00`, `13시`, `오후 1시`, `오후 1시 30분`, `1시 반`, `정오`,
   `자정`, `1300`; a range needs both ends in order;
 * names normalised (spaces, punctuation, 특별시/광역시 short forms, 주식회사), literal text as a normalised substring,
@@ -18,9 +18,9 @@ Reading (what counts as stating a value):
 
 Commitment (what makes a stated value not count):
 
-* a hedge anywhere fails every fact: uncertainty (`모르겠`, `확실하지 않`, `아마`, `것 같`), a retraction (`하지만 … 확인할
-  수 없습니다`), or, where the facts are not themselves about missing data, a statement that the information could not
-  be found (`찾을 수 없`, `정보가 없습니다`, `제공하지 않`);
+* a hedge anywhere fails every fact: uncertainty (`모르겠`, `확실하지 않`, `아마`, `것 같`), a retraction
+  (`하지만 … 확인할 수 없습니다`), or, where the facts are not themselves about missing data, a statement that the
+  information could not be found (`찾을 수 없`, `정보가 없습니다`, `제공하지 않`);
 * a negated value (`계속사업자가 아닙니다`, `15도는 아니고`) does not count;
 * several candidate values for one fact fail it: another value of the same unit family (or, for a date, another date)
   in the same clause, a range (`14~16도`), an enumeration of bare values (`10월 3일, 10월 9일, 12월 25일`);
@@ -47,10 +47,25 @@ from graph.concepts import ANSWER_FIELDS, KMA_CATEGORIES, norm
 KINDS = ("number", "text", "date", "count", "name")
 
 SIDO_LONG = {
-    "서울특별시": "서울", "부산광역시": "부산", "대구광역시": "대구", "인천광역시": "인천", "광주광역시": "광주",
-    "대전광역시": "대전", "울산광역시": "울산", "세종특별자치시": "세종", "경기도": "경기", "강원특별자치도": "강원",
-    "강원도": "강원", "충청북도": "충북", "충청남도": "충남", "전북특별자치도": "전북", "전라북도": "전북",
-    "전라남도": "전남", "경상북도": "경북", "경상남도": "경남", "제주특별자치도": "제주",
+    "서울특별시": "서울",
+    "부산광역시": "부산",
+    "대구광역시": "대구",
+    "인천광역시": "인천",
+    "광주광역시": "광주",
+    "대전광역시": "대전",
+    "울산광역시": "울산",
+    "세종특별자치시": "세종",
+    "경기도": "경기",
+    "강원특별자치도": "강원",
+    "강원도": "강원",
+    "충청북도": "충북",
+    "충청남도": "충남",
+    "전북특별자치도": "전북",
+    "전라북도": "전북",
+    "전라남도": "전남",
+    "경상북도": "경북",
+    "경상남도": "경남",
+    "제주특별자치도": "제주",
 }
 
 #: Units: canonical name -> (family, scale to the family's base unit, spellings after a number).
@@ -84,8 +99,9 @@ for _name in ("곳", "개", "명", "대"):
     UNITS[_name] = UNITS["건"]
 #: Kept for readers of the old table: every spelling per canonical unit.
 UNIT_ALIASES: dict[str, tuple[str, ...]] = {k: v[2] for k, v in UNITS.items()}
-_SPELLINGS = sorted(((unicodedata.normalize("NFKC", s).lower(), k) for k, v in UNITS.items() for s in v[2]),
-                    key=lambda x: -len(x[0]))
+_SPELLINGS = sorted(
+    ((unicodedata.normalize("NFKC", s).lower(), k) for k, v in UNITS.items() for s in v[2]), key=lambda x: -len(x[0])
+)
 
 #: An answer with more numbers than max(DUMP_MIN, DUMP_FACTOR × facts) is a dump, not an answer.
 DUMP_MIN = 12
@@ -96,18 +112,49 @@ UNIT_SLACK = 3
 
 #: Words that name a label in other words (how Korean answers say these things).
 LABEL_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "기온": ("온도", "최고", "최저", "낮", "아침"), "노선": ("버스", "번"), "정류소": ("정류장", "정거장"),
-    "정거장": ("정류장", "정류소", "전"), "정류장": ("정류소", "정거장"), "측정소": ("관측소",),
-    "전화": ("연락처", "번호", "☎"), "전화번호": ("연락처", "전화"), "주소": ("위치", "소재지"),
-    "병원": ("의원", "기관", "병원명"), "약국": ("약국명",), "상태": ("영업", "사업자", "휴업", "폐업"),
-    "거리": ("떨어", "m", "km"), "세대수": ("세대", "가구"), "미세먼지": ("pm10",), "초미세먼지": ("pm2.5", "pm25"),
-    "배차간격": ("배차", "간격", "마다"), "강수확률": ("비", "강수"), "습도": ("습도",),
-    "이용시간": ("운영", "시간", "영업", "부터"), "휴무": ("쉬는", "휴관", "휴일"), "쉬는": ("휴무", "휴관", "휴일"),
+    "기온": ("온도", "최고", "최저", "낮", "아침"),
+    "노선": ("버스", "번"),
+    "정류소": ("정류장", "정거장"),
+    "정거장": ("정류장", "정류소", "전"),
+    "정류장": ("정류소", "정거장"),
+    "측정소": ("관측소",),
+    "전화": ("연락처", "번호", "☎"),
+    "전화번호": ("연락처", "전화"),
+    "주소": ("위치", "소재지"),
+    "병원": ("의원", "기관", "병원명"),
+    "약국": ("약국명",),
+    "상태": ("영업", "사업자", "휴업", "폐업"),
+    "거리": ("떨어", "m", "km"),
+    "세대수": ("세대", "가구"),
+    "미세먼지": ("pm10",),
+    "초미세먼지": ("pm2.5", "pm25"),
+    "배차간격": ("배차", "간격", "마다"),
+    "강수확률": ("비", "강수"),
+    "습도": ("습도",),
+    "이용시간": ("운영", "시간", "영업", "부터"),
+    "휴무": ("쉬는", "휴관", "휴일"),
+    "쉬는": ("휴무", "휴관", "휴일"),
 }
 _STOP_WORDS = {"수", "값", "및", "의", "는", "은", "이", "가", "예보", "실황", "결과", "정보", "기준", "없음", "아님"}
 #: Nouns a committed statement of missing data is about (`자료가 없습니다`).
-DATA_NOUNS = ("자료", "결과", "데이터", "정보", "내역", "기록", "목록", "검색", "조회", "해당", "값", "건", "응답",
-              "측정소", "관측", "등록")
+DATA_NOUNS = (
+    "자료",
+    "결과",
+    "데이터",
+    "정보",
+    "내역",
+    "기록",
+    "목록",
+    "검색",
+    "조회",
+    "해당",
+    "값",
+    "건",
+    "응답",
+    "측정소",
+    "관측",
+    "등록",
+)
 
 
 @dataclass
@@ -180,10 +227,23 @@ _MAG = {"억": 1e8, "만": 1e4, "천": 1e3, "백": 1e2}
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 #: a number, optionally followed by Korean magnitudes (`5억 2,340만`, `1억 5천만`, `3천`)
 _AMOUNT = re.compile(rf"(?<![\d.,a-z])-?(?:{_NUM})(?:\s?[억만천백]+(?:\s?(?:{_NUM})\s?[억만천백]+)*)?")
-_NATIVE = {"한": 1, "두": 2, "세": 3, "네": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9, "열": 10,
-           "스무": 20}
-_NATIVE_RX = re.compile(r"(?<![가-힣])(열\s?[한두세네]|열다섯|열여섯|열일곱|열여덟|열아홉|다섯|여섯|일곱|여덟|아홉|스무|한|두|세|네|열)"
-                        r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b)")
+_NATIVE = {
+    "한": 1,
+    "두": 2,
+    "세": 3,
+    "네": 4,
+    "다섯": 5,
+    "여섯": 6,
+    "일곱": 7,
+    "여덟": 8,
+    "아홉": 9,
+    "열": 10,
+    "스무": 20,
+}
+_NATIVE_RX = re.compile(
+    r"(?<![가-힣])(열\s?[한두세네]|열다섯|열여섯|열일곱|열여덟|열아홉|다섯|여섯|일곱|여덟|아홉|스무|한|두|세|네|열)"
+    r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b)"
+)
 
 
 @dataclass(frozen=True)
@@ -227,14 +287,14 @@ def _korean_amount(text: str) -> tuple[float, int, bool] | None:
 
 def unit_at(text: str, end: int) -> tuple[str, int]:
     """The canonical unit written right after offset `end` (one space allowed), and where it ends."""
-    rest = text[end:end + 16]
+    rest = text[end : end + 16]
     skip = len(rest) - len(rest.lstrip(" "))
     if skip > 1:
         return "", end
     low = rest[skip:].lower()
     for spelling, unit in _SPELLINGS:
         if low.startswith(spelling):
-            after = low[len(spelling):len(spelling) + 1]
+            after = low[len(spelling) : len(spelling) + 1]
             if spelling.isascii() and spelling[-1].isalpha() and after.isascii() and after.isalpha():
                 continue  # `cm` is not `c`, `ms` is not `m`
             if spelling in ("°", "c") and after.isalpha():
@@ -400,7 +460,9 @@ def _time_spans(text: str) -> tuple[tuple[frozenset[int], int, int], ...]:
 
 # ---------------------------------------------------------------------------------------------- clauses
 
-_SPLIT = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n|/·]|,(?!\d{3})|(?:이고|이며|이고요|하고|하며)(?=\s)|(?<=[있없높낮많적좋쁘])고(?=\s)|\s그리고\s|\s및\s")
+_SPLIT = re.compile(
+    r"(?<!\d)[.](?!\d)|[!?;\n|/·]|,(?!\d{3})|(?:이고|이며|이고요|하고|하며)(?=\s)|(?<=[있없높낮많적좋쁘])고(?=\s)|\s그리고\s|\s및\s"
+)
 
 
 def clauses(text: str) -> list[tuple[int, int]]:
@@ -409,7 +471,7 @@ def clauses(text: str) -> list[tuple[int, int]]:
     bounds: list[tuple[int, int]] = []
     start = 0
     for m in _SPLIT.finditer(text):
-        if m.group() == "/" and re.match(r"[a-z³㎥m]", text[m.end():m.end() + 1] or " ", re.I):
+        if m.group() == "/" and re.match(r"[a-z³㎥m]", text[m.end() : m.end() + 1] or " ", re.I):
             continue  # ㎍/㎥, m/s
         bounds.append((start, m.start()))
         start = m.end()
@@ -430,7 +492,7 @@ def _bare(segment: str) -> bool:
         return False
     rest = segment
     for m in reversed(mentions(segment)):
-        rest = rest[:m.start] + " " + rest[unit_at(segment, m.end)[1]:]
+        rest = rest[: m.start] + " " + rest[unit_at(segment, m.end)[1] :]
     rest = re.sub(r"(년|월|일|시|분|중|또는|혹은|아니면|이나|거나|쯤|정도|약|입니다|이에요|예요|요)", "", rest)
     return len(re.sub(r"[^\w]|\d|_", "", rest)) < 2
 
@@ -446,18 +508,27 @@ def _clause_of(bounds: list[tuple[int, int]], pos: int) -> tuple[int, int]:
 
 #: Hedges that fail any answer: uncertainty about the answer, or a retraction after it.
 _UNCERTAIN = re.compile(
-    r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실치 않|불확실|정확하지 않을 수|정확하지 않습니다|틀릴 수|추정치|추측|아마(?:도)?\s"
+    r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실치 않|불확실|정확하지 "
+    r"않을 수|정확하지 않습니다|틀릴 수|추정치|추측|아마(?:도)?\s"
     r"|(?:인|일|한|는) 것 같|일 수도|수도 있습니다|일지도|보장할 수 없|장담할 수 없|참고(?:만|용으로만)"
-    r"|not sure|don't know|do not know|uncertain|might be|maybe|probably", re.I)
+    r"|not sure|don't know|do not know|uncertain|might be|maybe|probably",
+    re.I,
+)
 _RETRACT = re.compile(
     r"(?:하지만|그러나|다만|그런데|however|but)\s*,?[^.!?\n]{0,40}?"
-    r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|못\s*했|못합니다|않습니다|않아요|아닙니다|아닐 수|cannot|can't|unable)", re.I)
+    r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|못\s*했|못합니다|않습니다|않아요|아닙니다|아닐 "
+    r"수|cannot|can't|unable)",
+    re.I,
+)
 #: Statements that the information could not be found: hedges unless the facts are about missing data.
 _INABLE = re.compile(
     r"(?:확인|조회|찾|검색|알|제공|답변|파악|안내|말씀|드리|얻|가져오|가져올|볼|드릴)[가-힣]{0,4}\s*수\s*(?:가|는|도)?\s*없"
     r"|(?:찾|확인|조회|검색|가져오|얻|파악하)지\s*못|못\s*(?:찾|했|합니다|해요)"
-    r"|(?:정보|자료|데이터|결과|내용|답)(?:가|이|은|는|을|를|도)?\s*(?:없|존재하지 않|확인되지 않|조회되지 않|제공되지 않|나오지 않)"
-    r"|제공하지 않|지원하지 않|제공되지 않|불가능|어렵습니다|cannot|can't|unable|not found|no data|not available", re.I)
+    r"|(?:정보|자료|데이터|결과|내용|답)(?:가|이|은|는|을|를|도)?\s*(?:없|존재하지 "
+    r"않|확인되지 않|조회되지 않|제공되지 않|나오지 않)"
+    r"|제공하지 않|지원하지 않|제공되지 않|불가능|어렵습니다|cannot|can't|unable|not found|no data|not available",
+    re.I,
+)
 _NEGATIVE_VALUE = re.compile(r"없|않|아니|아님|못|불일치")
 _MODAL = re.compile(r"수\s*(?:가|는|도)?\s*$")
 
@@ -489,14 +560,17 @@ def hedge(answer: str, facts: list[Fact]) -> str:
     return m.group().strip() if m else ""
 
 
-_NEGATED = re.compile(r"^\s*(?:[)\]]\s*)?(?:\(?(?:이|가|은|는|도|까지|만|이라|라)\)?)*\s*(?:아니|아닌|아님|아닙|않|없|not\b)")
+_NEGATED = re.compile(
+    r"^\s*(?:[)\]]\s*)?(?:\(?(?:이|가|은|는|도|까지|만|이라|라)\)?)*\s*(?:아니|아닌|아님|아닙|않|없|not\b)"
+)
 
 
 def _negated(text: str, end: int) -> bool:
-    return bool(_NEGATED.match(text[end:end + 12]))
+    return bool(_NEGATED.match(text[end : end + 12]))
 
 
 # ---------------------------------------------------------------------------------------------- labels
+
 
 def labels_of(fact: Fact) -> list[str]:
     """The words that name what the fact answers: its label, else its KMA category's and its field's labels."""
@@ -521,7 +595,12 @@ def _label_terms(fact: Fact) -> list[str]:
             terms.append(whole)
         for word in re.split(r"[\s()\[\],:/·]+", _prepare(label)):
             w = _PUNCT.sub("", word)
-            if len(w) >= 2 and w not in _STOP_WORDS and w != value and not (value and value in w and len(w) <= len(value) + 1):
+            if (
+                len(w) >= 2
+                and w not in _STOP_WORDS
+                and w != value
+                and not (value and value in w and len(w) <= len(value) + 1)
+            ):
                 terms.append(w)
                 for key, syns in LABEL_SYNONYMS.items():
                     if key in w:
@@ -555,6 +634,7 @@ def _guessable(fact: Fact) -> bool:
 
 # ---------------------------------------------------------------------------------------------- matching
 
+
 def _fact_number(fact: Fact) -> float | None:
     try:
         return float(str(fact.value).replace(",", ""))
@@ -583,7 +663,7 @@ def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
     if fact.tolerance <= 0 or m.korean:
         return False
     # rounding to the precision written, within the tolerance (in the fact's unit)
-    step = 0.5 * 10.0 ** -m.decimals * scale
+    step = 0.5 * 10.0**-m.decimals * scale
     tol = fact.tolerance * UNITS.get(unit or "", ("", 1.0, ()))[1]
     return bool(abs(got - want) <= min(step, tol) + 1e-9)
 
@@ -601,21 +681,36 @@ def _number_hit(text: str, fact: Fact, facts: list[Fact], ms: list[Mention], bou
     for m in ms:
         if not _number_matches(m, value, fact) or _negated(text, unit_at(text, m.end)[1]):
             continue
-        if not m.unit and re.match(r"\s?(번째|번\s?째|위|등)", text[m.end:m.end + 4]):
+        if not m.unit and re.match(r"\s?(번째|번\s?째|위|등)", text[m.end : m.end + 4]):
             continue  # an ordinal or a rank, not a quantity
         if _inside_date_or_time(text, m):
             continue
         if need_label and not _in_context(text, bounds, m.start, terms):
             continue
         a, b = _clause_of(bounds, m.start)
-        rivals = [o for o in ms if o is not m and a <= o.start <= b and _same_kind(o, fact)
-                  and not _inside_date_or_time(text, o) and not _in_name(text, o)
-                  and not _number_matches(o, value, fact)
-                  and not any(_fact_number(f) is not None and _number_matches(o, _fact_number(f) or 0.0, f)
-                              for f in others) and o.value not in literal]
+        rivals = [
+            o
+            for o in ms
+            if o is not m
+            and a <= o.start <= b
+            and _same_kind(o, fact)
+            and not _inside_date_or_time(text, o)
+            and not _in_name(text, o)
+            and not _number_matches(o, value, fact)
+            and not any(_fact_number(f) is not None and _number_matches(o, _fact_number(f) or 0.0, f) for f in others)
+            and o.value not in literal
+        ]
         # the same figure offered with several units (`15.2℃ 15.2% 15.2mm`) commits to none
-        rivals += [o for o in ms if o is not m and a <= o.start <= b and o.unit and m.unit and
-                   _family(o.unit) != _family(m.unit) and abs(o.value - m.value) < 1e-9]
+        rivals += [
+            o
+            for o in ms
+            if o is not m
+            and a <= o.start <= b
+            and o.unit
+            and m.unit
+            and _family(o.unit) != _family(m.unit)
+            and abs(o.value - m.value) < 1e-9
+        ]
         if rivals or _ranged(text, m):
             continue
         return True
@@ -636,14 +731,14 @@ def _in_name(text: str, m: Mention) -> bool:
 
 
 def _ranged(text: str, m: Mention) -> bool:
-    after = text[unit_at(text, m.end)[1]:unit_at(text, m.end)[1] + 3]
-    before = text[max(0, m.start - 2):m.start]
+    after = text[unit_at(text, m.end)[1] : unit_at(text, m.end)[1] + 3]
+    before = text[max(0, m.start - 2) : m.start]
     return bool(re.match(r"\s*[~∼〜]\s*\d", after) or re.search(r"\d[~∼〜]\s*$", before))
 
 
 def _inside_date_or_time(text: str, m: Mention) -> bool:
     """A number that is part of a date or a time (`2026-10-15`, `10월`, `14시`, `13:00`)."""
-    after = text[m.end:m.end + 2]
+    after = text[m.end : m.end + 2]
     if re.match(r"\s?(년|월|일|시(?!간)|:)", after) and not m.unit:
         return True
     starts, ends = _covered(text)
@@ -654,8 +749,9 @@ def _inside_date_or_time(text: str, m: Mention) -> bool:
 @lru_cache(maxsize=512)
 def _covered(text: str) -> tuple[list[int], list[int]]:
     """Sorted (starts, ends) of the dates and clock times written in the text (disjoint after merging)."""
-    spans = sorted([(a, b) for _, a, b in _date_spans(text, None)] +
-                   [(a, b) for _, a, b in _time_spans(text) if ":" in text[a:b]])
+    spans = sorted(
+        [(a, b) for _, a, b in _date_spans(text, None)] + [(a, b) for _, a, b in _time_spans(text) if ":" in text[a:b]]
+    )
     starts: list[int] = []
     ends: list[int] = []
     for a, b in spans:
@@ -680,10 +776,19 @@ def _span_hits(text: str, needle: str, prepared: str) -> list[tuple[int, int]]:
         start = i + 1
         if needle[0].isdigit() and a > 0 and prepared[a - 1].isdigit():
             continue
-        if needle[-1].isdigit() and b < len(prepared) and (prepared[b].isdigit() or
-                                                           (prepared[b] in ".," and prepared[b + 1:b + 2].isdigit())):
+        if (
+            needle[-1].isdigit()
+            and b < len(prepared)
+            and (prepared[b].isdigit() or (prepared[b] in ".," and prepared[b + 1 : b + 2].isdigit()))
+        ):
             continue
-        if needle.isascii() and needle[0].isalpha() and a > 0 and prepared[a - 1].isascii() and prepared[a - 1].isalpha():
+        if (
+            needle.isascii()
+            and needle[0].isalpha()
+            and a > 0
+            and prepared[a - 1].isascii()
+            and prepared[a - 1].isalpha()
+        ):
             continue
         out.append((a, b))
     return out
@@ -693,10 +798,10 @@ def _absence_hit(prepared: str, bounds: list[tuple[int, int]], terms: list[str])
     """Committed statements of missing data (`자료가 없습니다`, `검색 결과 없음`), never the modal `수 없`."""
     out = []
     for m in re.finditer(r"없|않", prepared):
-        if _MODAL.search(prepared[max(0, m.start() - 6):m.start()]):
+        if _MODAL.search(prepared[max(0, m.start() - 6) : m.start()]):
             continue
         a, _ = _clause_of(bounds, m.start())
-        clause = normalise_name(prepared[a:m.start()])
+        clause = normalise_name(prepared[a : m.start()])
         if any(t in clause for t in (*terms, *DATA_NOUNS)):
             out.append((m.start(), m.end()))
     return out
@@ -739,8 +844,12 @@ def _text_hit(prepared: str, fact: Fact, bounds: list[tuple[int, int]]) -> bool:
     for a, _ in hits:
         if guessable and not _in_context(prepared, bounds, a, terms):
             continue
-        if _negative(fact) and _MODAL.search(prepared[max(0, a - 6):a]) is None and "수" in needle and \
-                not _in_context(prepared, bounds, a, terms):
+        if (
+            _negative(fact)
+            and _MODAL.search(prepared[max(0, a - 6) : a]) is None
+            and "수" in needle
+            and not _in_context(prepared, bounds, a, terms)
+        ):
             continue
         return True
     return False

@@ -34,8 +34,11 @@ STEP_WORDS = ("먼저", "중간에", "단계", "그 결과로", "이어서", "�
 
 def fmt_value(name: str, value: Any) -> str:
     text = str(value)
-    if re.fullmatch(r"\d{8}", text) and text[:2] in ("19", "20") and ("date" in name.lower() or "dt" in name.lower()
-                                                                     or name.lower().endswith("de")):
+    if (
+        re.fullmatch(r"\d{8}", text)
+        and text[:2] in ("19", "20")
+        and ("date" in name.lower() or "dt" in name.lower() or name.lower().endswith("de"))
+    ):
         return f"{text[:4]}년 {int(text[4:6])}월 {int(text[6:])}일"
     if re.fullmatch(r"\d{6}", text) and text[:2] in ("19", "20") and "ymd" in name.lower():
         return f"{text[:4]}년 {int(text[4:])}월"
@@ -48,8 +51,18 @@ def fmt_value(name: str, value: Any) -> str:
     return text
 
 
-_DIGIT_BATCHIM = {"0": True, "1": True, "2": False, "3": True, "4": False, "5": False, "6": True, "7": True,
-                  "8": True, "9": False}
+_DIGIT_BATCHIM = {
+    "0": True,
+    "1": True,
+    "2": False,
+    "3": True,
+    "4": False,
+    "5": False,
+    "6": True,
+    "7": True,
+    "8": True,
+    "9": False,
+}
 
 
 def has_batchim(word: str) -> bool:
@@ -78,10 +91,20 @@ def verb(phrase: str, form: str) -> str:
     """Turn an intent noun phrase ('... 조회', '... 찾기') into a verb form."""
     if phrase.endswith("찾기"):
         stem = phrase[:-2] + "찾"
-        return {"and": stem + "고", "then": stem + "은 다음", "req": stem + "아 줘", "polite": stem + "아 주세요",
-                "so": stem + "아서"}[form]
-    return {"and": phrase + "하고", "then": phrase + "한 다음", "req": phrase + "해 줘", "polite": phrase + "해 주세요",
-            "so": phrase + "해서"}[form]
+        return {
+            "and": stem + "고",
+            "then": stem + "은 다음",
+            "req": stem + "아 줘",
+            "polite": stem + "아 주세요",
+            "so": stem + "아서",
+        }[form]
+    return {
+        "and": phrase + "하고",
+        "then": phrase + "한 다음",
+        "req": phrase + "해 줘",
+        "polite": phrase + "해 주세요",
+        "so": phrase + "해서",
+    }[form]
 
 
 def _slots(step: TrajectoryStep) -> dict[str, Any]:
@@ -93,6 +116,7 @@ def _short(desc: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- goals
+
 
 def goal(tool: ToolRecord, slots: dict[str, Any]) -> tuple[str, set[str]]:
     """The noun phrase of what a tool gives (its intent with the user's values in place, without the verb),
@@ -118,9 +142,9 @@ _PLACE = {"keyword", "addr", "locataddnm", "umdname", "emdongnm", "sidoname", "s
 
 def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, str]]) -> list[str]:
     """The user's own words for every value they state that the goal does not mention."""
-    near = any(p.link is not None and p.link.transform.get("kind") == "coord"
-               for s in plan.steps for p in s.sources.values()) or any(
-        w in (s.tool.intent or "") for s in plan.steps[1:] for w in ("근처", "가까운", "주변"))
+    near = any(
+        p.link is not None and p.link.transform.get("kind") == "coord" for s in plan.steps for p in s.sources.values()
+    ) or any(w in (s.tool.intent or "") for s in plan.steps[1:] for w in ("근처", "가까운", "주변"))
     parts = []
     for i, (s, st) in enumerate(zip(plan.steps, steps, strict=True)):
         desc = {p.name: _short(p.description) for p in s.tool.params}
@@ -145,16 +169,39 @@ def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, 
 
 
 _OPENINGS = {
-    "citizen": ["", "", "혹시 ", "저기요, ", "궁금한 게 있는데요, ", "오늘 나가 보려고 하는데 ", "가족이 물어봐서요. ",
-                "급하게 알아봐야 해서요. "],
-    "civil": ["민원 문의가 들어와서 확인하려고 합니다. ", "민원 응대 중인데요, ", "담당 업무 때문에 확인이 필요합니다. ",
-              "주민 문의 건입니다. "],
+    "citizen": [
+        "",
+        "",
+        "혹시 ",
+        "저기요, ",
+        "궁금한 게 있는데요, ",
+        "오늘 나가 보려고 하는데 ",
+        "가족이 물어봐서요. ",
+        "급하게 알아봐야 해서요. ",
+    ],
+    "civil": [
+        "민원 문의가 들어와서 확인하려고 합니다. ",
+        "민원 응대 중인데요, ",
+        "담당 업무 때문에 확인이 필요합니다. ",
+        "주민 문의 건입니다. ",
+    ],
     "analyst": ["보고서에 넣으려고 하는데 ", "데이터 분석용으로 ", "자료 정리 중인데 ", "현황 파악을 위해 "],
 }
 _CLOSINGS = {
-    "citizen": ["{o} 알려 줘.", "{o} 알려 주세요.", "{s} 궁금해요.", "{o} 좀 찾아 줄래?", "{o} 확인해 줄 수 있어요?",
-                "{o} 알고 싶어요."],
-    "civil": ["{o} 확인해 주시겠어요?", "{o} 확인 부탁드립니다.", "{o} 알려 주시면 감사하겠습니다.", "{s} 어떻게 되나요?"],
+    "citizen": [
+        "{o} 알려 줘.",
+        "{o} 알려 주세요.",
+        "{s} 궁금해요.",
+        "{o} 좀 찾아 줄래?",
+        "{o} 확인해 줄 수 있어요?",
+        "{o} 알고 싶어요.",
+    ],
+    "civil": [
+        "{o} 확인해 주시겠어요?",
+        "{o} 확인 부탁드립니다.",
+        "{o} 알려 주시면 감사하겠습니다.",
+        "{s} 어떻게 되나요?",
+    ],
     "analyst": ["{o} 정리해 주세요.", "{o} 뽑아 주세요.", "{o} 확인해서 알려 주세요.", "{s} 필요합니다."],
 }
 
@@ -201,6 +248,7 @@ def request_text(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) ->
 
 
 # ---------------------------------------------------------------------------------------------- answers
+
 
 def _unit_value(key: str, value: Any, desc: str) -> str:
     text = str(value).strip()
@@ -296,14 +344,28 @@ def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> tuple[str, dict[str,
 
 # ---------------------------------------------------------------------------------------------- special samples
 
-_ASK = {"keyword": "주소", "addr": "주소", "umdname": "동네 이름(읍면동)", "emdongnm": "동네 이름(읍면동)",
-        "stationname": "측정소 이름", "itemname": "약 이름", "item_name": "약 이름", "bno": "사업자등록번호",
-        "sidoname": "시도", "dealymd": "계약 연월", "yadmnm": "기관 이름", "locataddnm": "지역 이름", "nodenm": "정류소 이름",
-        "entpname": "업체 이름", "routeno": "버스 번호"}
+_ASK = {
+    "keyword": "주소",
+    "addr": "주소",
+    "umdname": "동네 이름(읍면동)",
+    "emdongnm": "동네 이름(읍면동)",
+    "stationname": "측정소 이름",
+    "itemname": "약 이름",
+    "item_name": "약 이름",
+    "bno": "사업자등록번호",
+    "sidoname": "시도",
+    "dealymd": "계약 연월",
+    "yadmnm": "기관 이름",
+    "locataddnm": "지역 이름",
+    "nodenm": "정류소 이름",
+    "entpname": "업체 이름",
+    "routeno": "버스 번호",
+}
 
 
-def clarification_turns(record: Trajectory, param: ParamRecord, value: Any,
-                        rnd: random.Random) -> tuple[str, str, str] | None:
+def clarification_turns(
+    record: Trajectory, param: ParamRecord, value: Any, rnd: random.Random
+) -> tuple[str, str, str] | None:
     """(opening without the value, the assistant's question, the user's reply that supplies it)."""
     text = fmt_value(param.name, value)
     if text not in record.request:
@@ -316,22 +378,46 @@ def clarification_turns(record: Trajectory, param: ParamRecord, value: Any,
     label = _ASK.get(norm(param.name), _short(param.description) or param.name)
     if norm(param.name) == "keyword" and "주소" not in param.description:
         label = "장소 이름"
-    question = rnd.choice([f"어느 {josa(label, '을', '를')} 기준으로 확인할까요?",
-                           f"확인하려면 {label}{'이' if has_batchim(label) else '가'} 필요해요. 알려 주시겠어요?",
-                           f"{josa(label, '을', '를')} 알려 주시면 바로 찾아 드릴게요."])
-    reply = rnd.choice([f"{josa(text, '이요', '요')}.", f"{text} 기준으로 부탁해요.", f"{josa(text, '이에요', '예요')}.",
-                        f"{text}입니다.", f"{ro(text)} 알려 주세요."])
+    question = rnd.choice(
+        [
+            f"어느 {josa(label, '을', '를')} 기준으로 확인할까요?",
+            f"확인하려면 {label}{'이' if has_batchim(label) else '가'} 필요해요. 알려 주시겠어요?",
+            f"{josa(label, '을', '를')} 알려 주시면 바로 찾아 드릴게요.",
+        ]
+    )
+    reply = rnd.choice(
+        [
+            f"{josa(text, '이요', '요')}.",
+            f"{text} 기준으로 부탁해요.",
+            f"{josa(text, '이에요', '예요')}.",
+            f"{text}입니다.",
+            f"{ro(text)} 알려 주세요.",
+        ]
+    )
     return opening, question, reply
 
 
 _IRRELEVANT = [
-    "오늘 저녁 메뉴 좀 추천해 줘.", "이 문장을 영어로 번역해 줄래요? '회의는 내일 오전 10시입니다.'",
-    "파이썬으로 리스트를 정렬하는 방법 알려 주세요.", "주말에 볼 만한 영화 추천해 주세요.", "123 곱하기 456은 얼마야?",
-    "자기소개서 첫 문장 좀 다듬어 주세요.", "다음 주 팀 회식 장소 투표 문구 만들어 줘.", "요즘 인기 있는 노래 알려 줘.",
-    "엑셀에서 VLOOKUP 쓰는 법 알려 주세요.", "생일 축하 메시지 짧게 써 줘.", "주식 어떤 종목 사면 좋을까요?",
-    "고양이가 밥을 안 먹는데 왜 그럴까요?", "보고서 제목 세 가지만 제안해 주세요.", "민원 답변 메일 인사말을 써 주세요.",
-    "분석 결과를 요약하는 문장 하나 만들어 주세요.", "회의록 양식 만들어 줄 수 있나요?", "시 한 편 지어 줘.",
-    "이번 달 운동 계획표 짜 줘.", "영어 단어 'ubiquitous' 뜻이 뭐야?", "커피와 녹차 중 카페인이 더 많은 건?",
+    "오늘 저녁 메뉴 좀 추천해 줘.",
+    "이 문장을 영어로 번역해 줄래요? '회의는 내일 오전 10시입니다.'",
+    "파이썬으로 리스트를 정렬하는 방법 알려 주세요.",
+    "주말에 볼 만한 영화 추천해 주세요.",
+    "123 곱하기 456은 얼마야?",
+    "자기소개서 첫 문장 좀 다듬어 주세요.",
+    "다음 주 팀 회식 장소 투표 문구 만들어 줘.",
+    "요즘 인기 있는 노래 알려 줘.",
+    "엑셀에서 VLOOKUP 쓰는 법 알려 주세요.",
+    "생일 축하 메시지 짧게 써 줘.",
+    "주식 어떤 종목 사면 좋을까요?",
+    "고양이가 밥을 안 먹는데 왜 그럴까요?",
+    "보고서 제목 세 가지만 제안해 주세요.",
+    "민원 답변 메일 인사말을 써 주세요.",
+    "분석 결과를 요약하는 문장 하나 만들어 주세요.",
+    "회의록 양식 만들어 줄 수 있나요?",
+    "시 한 편 지어 줘.",
+    "이번 달 운동 계획표 짜 줘.",
+    "영어 단어 'ubiquitous' 뜻이 뭐야?",
+    "커피와 녹차 중 카페인이 더 많은 건?",
 ]
 
 
@@ -341,20 +427,33 @@ def irrelevant_request(rnd: random.Random) -> str:
 
 def irrelevance_answer(tools: list[ToolRecord], rnd: random.Random) -> str:
     names = ", ".join(goal(t, {})[0] for t in tools[:3])
-    return rnd.choice([
-        f"죄송하지만 이 요청은 제가 쓸 수 있는 도구로는 도와드릴 수 없어요. 지금은 {names} 같은 공공데이터 조회를 도와드릴 수 있습니다.",
-        f"지금 연결된 도구({names})는 이 요청과 관련이 없어서 도구를 쓰지 않고 답변드려요. 공공데이터 조회가 필요하시면 말씀해 주세요.",
-    ])
+    return rnd.choice(
+        [
+            "죄송하지만 이 요청은 제가 쓸 수 있는 도구로는 도와드릴 수 없어요. "
+            f"지금은 {names} 같은 공공데이터 조회를 도와드릴 수 있습니다.",
+            f"지금 연결된 도구({names})는 이 요청과 관련이 없어서 도구를 "
+            "쓰지 않고 답변드려요. 공공데이터 조회가 필요하시면 말씀해 주세요.",
+        ]
+    )
 
 
 def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:
     """Ask an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) for a natural rewording.
 
     Falls back to the deterministic text when the endpoint fails or drops a value the request must carry."""
-    body = {"model": "local", "temperature": 0.7, "max_tokens": 256, "messages": [
-        {"role": "system", "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
-                                      "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요."},
-        {"role": "user", "content": text}]}
+    body = {
+        "model": "local",
+        "temperature": 0.7,
+        "max_tokens": 256,
+        "messages": [
+            {
+                "role": "system",
+                "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
+                "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요.",
+            },
+            {"role": "user", "content": text},
+        ],
+    }
     try:
         resp = httpx.post(url.rstrip("/") + "/v1/chat/completions", json=body, timeout=timeout)
         resp.raise_for_status()
@@ -373,9 +472,20 @@ _HHMM = re.compile(r"^([01]\d|2[0-3])([0-5]\d)$")
 _NUMERIC = re.compile(r"^-?[\d,]+(\.\d+)?$")
 _CODE_NAME = re.compile(r"(cd|code|id|seq|sn|no|pk|yn|gb|tp|x|y|pos|lati|long|lat|lon)$")
 #: Units of answering fields whose document writes none in parentheses.
-_FIELD_UNITS = {"floor": "층", "grndflrcnt": "층", "kaptdacnt": "세대", "parkqty": "대", "drtotcnt": "명",
-                "intervaltime": "분", "arrprevstationcnt": "정류장", "dealamount": "만원", "deposit": "만원",
-                "monthlyrent": "만원", "totarea": "㎡", "excluusear": "㎡"}
+_FIELD_UNITS = {
+    "floor": "층",
+    "grndflrcnt": "층",
+    "kaptdacnt": "세대",
+    "parkqty": "대",
+    "drtotcnt": "명",
+    "intervaltime": "분",
+    "arrprevstationcnt": "정류장",
+    "dealamount": "만원",
+    "deposit": "만원",
+    "monthlyrent": "만원",
+    "totarea": "㎡",
+    "excluusear": "㎡",
+}
 
 
 def _label_of(key: str, desc: str) -> str:
@@ -383,8 +493,11 @@ def _label_of(key: str, desc: str) -> str:
 
 
 def _unit_of(key: str, desc: str) -> str | None:
-    unit = field_unit(desc) or _FIELD_UNITS.get(norm(key), "") or (
-        "명" if re.search(r"(인구|인원|가입자\s*수|인구수)", desc) else "")
+    unit = (
+        field_unit(desc)
+        or _FIELD_UNITS.get(norm(key), "")
+        or ("명" if re.search(r"(인구|인원|가입자\s*수|인구수)", desc) else "")
+    )
     m = re.search(r"\(([^()]*)\)", desc)
     if not unit and m and m.group(1).strip() in ("cm", "m", "km", "명", "개", "원", "세대", "kg", "t"):
         unit = m.group(1).strip()
@@ -438,8 +551,14 @@ def _field_fact(key: str, value: Any, desc: str) -> tuple[Fact, str] | None:
         return Fact("number", v, tolerance=0.0, unit=_judged_unit(unit), label=label), f"{label} {written}{unit or ''}"
     if _NUMERIC.match(text) or ("코드" in desc and "명" not in desc):
         return None  # a code is not an answer
-    kind = "name" if re.search(r"(nm|name|title|명)$", n) or label.endswith(("명", "이름")) or any(
-        long in text for long in SIDO_LONG) or _ADDRESS_LABEL.search(label) else "text"
+    kind = (
+        "name"
+        if re.search(r"(nm|name|title|명)$", n)
+        or label.endswith(("명", "이름"))
+        or any(long in text for long in SIDO_LONG)
+        or _ADDRESS_LABEL.search(label)
+        else "text"
+    )
     return Fact(kind, text, label=label), f"{label} {text}"
 
 
@@ -477,7 +596,11 @@ def table_facts(items: list[dict[str, Any]]) -> tuple[list[tuple[Fact, str]], st
             when = str(row.get("fcstTime") or row.get("baseTime") or "")
             by_cat.setdefault(cat, []).append((when, str(value).strip()))
     hours = sorted({w for vs in by_cat.values() for w, _ in vs if w})
-    span = (f"{int(hours[0][:2])}시" if len(hours) == 1 else f"{int(hours[0][:2])}시~{int(hours[-1][:2])}시") if hours else ""
+    span = (
+        (f"{int(hours[0][:2])}시" if len(hours) == 1 else f"{int(hours[0][:2])}시~{int(hours[-1][:2])}시")
+        if hours
+        else ""
+    )
     out: list[tuple[Fact, str]] = []
     for cat, values in by_cat.items():
         label, unit = KMA_CATEGORIES[cat]
@@ -500,9 +623,20 @@ def table_facts(items: list[dict[str, Any]]) -> tuple[list[tuple[Fact, str]], st
 
 
 _ASK_CLOSE = {
-    "citizen": ["{x} 알려 줘.", "{x} 알려 주세요.", "{x} 궁금해요.", "{x} 좀 알려 줄래?", "{x} 어떻게 돼요?",
-                "{x} 알 수 있을까요?"],
-    "civil": ["{x} 확인 부탁드립니다.", "{x} 확인해 주시겠어요?", "{x} 알려 주시면 감사하겠습니다.", "{x} 어떻게 되나요?"],
+    "citizen": [
+        "{x} 알려 줘.",
+        "{x} 알려 주세요.",
+        "{x} 궁금해요.",
+        "{x} 좀 알려 줄래?",
+        "{x} 어떻게 돼요?",
+        "{x} 알 수 있을까요?",
+    ],
+    "civil": [
+        "{x} 확인 부탁드립니다.",
+        "{x} 확인해 주시겠어요?",
+        "{x} 알려 주시면 감사하겠습니다.",
+        "{x} 어떻게 되나요?",
+    ],
     "analyst": ["{x} 정리해 주세요.", "{x} 뽑아 주세요.", "{x} 확인해서 알려 주세요.", "{x} 필요합니다."],
 }
 _ANSWER_OPEN = {
@@ -534,8 +668,9 @@ def _entity_phrase(plan: Plan, steps: list[TrajectoryStep]) -> str:
     return ", ".join(parts)
 
 
-def _step_answer(plan: Plan, steps: list[TrajectoryStep], i: int,
-                 rnd: random.Random) -> tuple[str, list[str], list[tuple[Fact, str]], str]:
+def _step_answer(
+    plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random
+) -> tuple[str, list[str], list[tuple[Fact, str]], str]:
     """(what is asked, the labels the question names, facts with phrases, time span) for final step i."""
     step, tool = steps[i], plan.steps[i].tool
     r = step.response
@@ -555,8 +690,13 @@ def _step_answer(plan: Plan, steps: list[TrajectoryStep], i: int,
     names = entity_name_fields(tool)
     if r.rows <= len(items) and names:
         desc = {f.name: f.description for f in tool.fields}
-        numeric = [k for k in items[0] if answer_label(k) and all(_NUMERIC.match(str(x.get(k, ""))) for x in items)
-                   and not _CODE_NAME.search(norm(k))]
+        numeric = [
+            k
+            for k in items[0]
+            if answer_label(k)
+            and all(_NUMERIC.match(str(x.get(k, ""))) for x in items)
+            and not _CODE_NAME.search(norm(k))
+        ]
         if numeric and rnd.random() < 0.5:
             k = numeric[0]
             best = max(items, key=lambda x: _num(str(x.get(k))) or 0.0)
@@ -587,8 +727,11 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
         phrases = [p for _, p in fs]
         facts.extend(f for f, _ in fs)
         if ask == "table":
-            when = rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "]) if "~" in span else (
-                rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
+            when = (
+                rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "])
+                if "~" in span
+                else (rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
+            )
             asked.append(f"{when}{_and(labels[:3], rnd)}")
             body = ", ".join(phrases)
             said.append(f"{when.strip() + ' ' if when else ''}{body}입니다.")
@@ -603,17 +746,21 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
             said.append(f"{noun} {phrases[0]}이고, {', '.join(phrases[1:])}입니다.")
         else:  # highest
             asked.append(f"{noun} 중 {labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳")
-            said.append(f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳은 {phrases[0]}({phrases[1]})입니다.")
+            said.append(
+                f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'} "
+                f"가장 높은 곳은 {phrases[0]}({phrases[1]})입니다."
+            )
     if not asked:
         return "", "", [], Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     goal_text = _and(asked, rnd) if len(asked) > 1 else asked[0]
-    lead = entity + (rnd.choice([" ", "의 ", " 기준으로 "]) if entity and not entity.endswith(("근처", "기준")) else " ")
+    lead = entity + (
+        rnd.choice([" ", "의 ", " 기준으로 "]) if entity and not entity.endswith(("근처", "기준")) else " "
+    )
     close = rnd.choice(_ASK_CLOSE[persona])
     opening = rnd.choice(_OPENINGS[persona])
     request = re.sub(r"\s+", " ", f"{opening}{lead if entity else ''}{close.format(x=goal_text)}").strip()
     subject = f"{entity} 기준으로 " if entity and rnd.random() < 0.5 else ""
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + subject + " ".join(said)).strip()
-    records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label)
-               for f in facts]
+    records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     return request, answer, records, question

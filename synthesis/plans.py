@@ -52,8 +52,17 @@ SHAPES = ("single", "chain", "fan_in", "parallel")
 WHOLE_PAGE = 60
 #: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
 REPEATS = {"single": 16, "chain": 6, "fan_in": 6, "parallel": 4}
-_ADDRESS_FIELDS = ("roadAddr", "roadAddrPart1", "addr", "addr1", "kaptAddr", "doroJuso", "platPlc", "newPlatPlc",
-                   "jibunAddr")
+_ADDRESS_FIELDS = (
+    "roadAddr",
+    "roadAddrPart1",
+    "addr",
+    "addr1",
+    "kaptAddr",
+    "doroJuso",
+    "platPlc",
+    "newPlatPlc",
+    "jibunAddr",
+)
 _KEYWORD_FIELDS = ("title",)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _DATE_LIKE = re.compile(r"(de|dt|date|time|ts|ymd)$")
@@ -62,8 +71,9 @@ _DATE_LIKE = re.compile(r"(de|dt|date|time|ts|ymd)$")
 class VerifiedGraph:
     """Verified links by target parameter, the tool-level edges, and usage counts for coverage-aware sampling."""
 
-    def __init__(self, store: GraphStore, settings: Settings, api_ids: list[str] | None = None, *,
-                 unverified: bool = False) -> None:
+    def __init__(
+        self, store: GraphStore, settings: Settings, api_ids: list[str] | None = None, *, unverified: bool = False
+    ) -> None:
         """`unverified=True` walks every candidate link instead (the synthesise-then-filter baseline)."""
         self.store = store
         self.settings = settings
@@ -78,13 +88,23 @@ class VerifiedGraph:
                     edges.setdefault(lk.source_tool, {}).setdefault(lk.target_tool, []).append(lk.id)
             self.edges = edges
         else:
-            self.edges = {s: {t: [i for i in ids if i in self.links] for t, ids in targets.items() if t in self.tools}
-                          for s, targets in store.verified_edges().items() if s in self.tools}
+            self.edges = {
+                s: {t: [i for i in ids if i in self.links] for t, ids in targets.items() if t in self.tools}
+                for s, targets in store.verified_edges().items()
+                if s in self.tools
+            }
         self.into: dict[tuple[str, str], list[LinkRecord]] = {}
         for lk in self.links.values():
             self.into.setdefault((lk.target_tool, lk.target_param), []).append(lk)
-        self.refuted = [] if unverified else [lk for lk in all_links(store, status="refuted")
-                                               if lk.source_tool in self.tools and lk.target_tool in self.tools]
+        self.refuted = (
+            []
+            if unverified
+            else [
+                lk
+                for lk in all_links(store, status="refuted")
+                if lk.source_tool in self.tools and lk.target_tool in self.tools
+            ]
+        )
         self.tool_use: Counter[str] = Counter()
         self.link_use: Counter[str] = Counter()
         self.pools: dict[tuple[str, str], list[Any]] = {}
@@ -100,9 +120,14 @@ class VerifiedGraph:
         if key not in self._roles:
             schema = param_schema(tool, p.name) or {}
             override = schema.get(ROLE_EXTENSION)
-            self._roles[key] = param_role(p.name, p.description, enum=p.enum, has_default=p.default is not None,
-                                          override=str(override) if override else None,
-                                          non_linkable=p.name in NON_LINKABLE)
+            self._roles[key] = param_role(
+                p.name,
+                p.description,
+                enum=p.enum,
+                has_default=p.default is not None,
+                override=str(override) if override else None,
+                non_linkable=p.name in NON_LINKABLE,
+            )
         return self._roles[key]
 
     def slot_value(self, tool: ToolRecord, pname: str) -> Any:
@@ -191,10 +216,21 @@ class VerifiedGraph:
             return None
         if not any(s.kind == "slot" for s in out.values()):
             named = set(_PLACEHOLDER.findall(tool.intent or ""))
-            optional = sorted((p for p in tool.params if not p.required and self.role(tool, p) == "user"
-                               and (p.name in named or not _DATE_LIKE.search(p.name.lower()))),
-                              key=lambda p: (p is not entity, p.name not in named,
-                                             not self.pools.get((tool.name, p.name)), tool.params.index(p)))
+            optional = sorted(
+                (
+                    p
+                    for p in tool.params
+                    if not p.required
+                    and self.role(tool, p) == "user"
+                    and (p.name in named or not _DATE_LIKE.search(p.name.lower()))
+                ),
+                key=lambda p: (
+                    p is not entity,
+                    p.name not in named,
+                    not self.pools.get((tool.name, p.name)),
+                    tool.params.index(p),
+                ),
+            )
             for p in optional:
                 pool = self.pools.get((tool.name, p.name))
                 value = pool[0] if pool else seed_value(p, self.settings)
@@ -205,8 +241,9 @@ class VerifiedGraph:
                 return None
         return self._whole_answer(tool, out)
 
-    def fed_sources(self, tool: ToolRecord, upstream: list[tuple[int, str]], rnd: random.Random, *,
-                    link_clock: bool = False) -> dict[str, Source] | None:
+    def fed_sources(
+        self, tool: ToolRecord, upstream: list[tuple[int, str]], rnd: random.Random, *, link_clock: bool = False
+    ) -> dict[str, Source] | None:
         """Sources for a step fed by earlier steps (index, tool): verified links for codes (and for names an
         earlier result gives), the user for other user-knowable values, the clock, constants. Parameters that
         belong together (nx/ny, sigunguCd/bjdongCd, ...) come from one and the same upstream step.
@@ -217,13 +254,23 @@ class VerifiedGraph:
         required = self._required(tool)
         for p in required:
             role = self.role(tool, p)
-            options = [(i, lk) for i, up in upstream for lk in self.into.get((tool.name, p.key()), [])
-                       if lk.source_tool == up]
+            options = [
+                (i, lk) for i, up in upstream for lk in self.into.get((tool.name, p.key()), []) if lk.source_tool == up
+            ]
             group = pair_group(p.name)
             if group is not None and options:
                 mates = [q for q in required if q.name in group]
-                steps_ok = set.intersection(*[{i for i, up in upstream for lk in self.into.get((tool.name, q.key()), [])
-                                               if lk.source_tool == up} for q in mates])
+                steps_ok = set.intersection(
+                    *[
+                        {
+                            i
+                            for i, up in upstream
+                            for lk in self.into.get((tool.name, q.key()), [])
+                            if lk.source_tool == up
+                        }
+                        for q in mates
+                    ]
+                )
                 if group in groups:
                     steps_ok &= {groups[group]}
                 if not steps_ok:
@@ -250,8 +297,15 @@ class VerifiedGraph:
             elif role == "user":
                 value = seed_value(p, self.settings)
                 pool = self.pools.get((tool.name, p.name))
-                value = pool[0] if pool else (value if value is not None else
-                                              user_date(p.name, p.description, self.settings, random.Random(0)))
+                value = (
+                    pool[0]
+                    if pool
+                    else (
+                        value
+                        if value is not None
+                        else user_date(p.name, p.description, self.settings, random.Random(0))
+                    )
+                )
                 if value is None:
                     return None
                 out[p.name] = Source("slot", coerce(value, param_schema(tool, p.name)))
@@ -262,8 +316,9 @@ class VerifiedGraph:
         self._narrow(tool, out, groups, dict(upstream))
         return self._whole_answer(tool, out)
 
-    def _narrow(self, tool: ToolRecord, out: dict[str, Source], groups: dict[frozenset[str], int],
-                upstream: dict[int, str]) -> None:
+    def _narrow(
+        self, tool: ToolRecord, out: dict[str, Source], groups: dict[frozenset[str], int], upstream: dict[int, str]
+    ) -> None:
         """Optional parameters of a bound group (the lot number with the 법정동 code) come from the same row when
         a verified link gives them, so the lookup narrows to the user's entity instead of listing the area."""
         for group, i in groups.items():
@@ -330,8 +385,11 @@ class VerifiedGraph:
                         values.extend(by_field.get(norm(f), []))
                 elif n not in ("numofrows", "pageno"):
                     values.extend(by_field.get(n, []))
-                unique = {json.dumps(v, ensure_ascii=False, sort_keys=True): v
-                          for v in (_pool_value(x) for x in values) if v is not None}
+                unique = {
+                    json.dumps(v, ensure_ascii=False, sort_keys=True): v
+                    for v in (_pool_value(x) for x in values)
+                    if v is not None
+                }
                 clean = list(unique.values())
                 if p.enum:
                     members = {str(e) for e in p.enum}  # typed enums (1, true) against values read as text
@@ -356,8 +414,16 @@ def _choose(rnd: random.Random, options: list[Any], weights: list[float]) -> Any
     return rnd.choices(options, weights=weights, k=1)[0]
 
 
-def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = SHAPES, min_steps: int = 1,
-                 max_steps: int = 6, seed: int = 7, max_tool_share: float = 0.25) -> list[Plan]:
+def sample_plans(
+    graph: VerifiedGraph,
+    count: int,
+    *,
+    shapes: tuple[str, ...] = SHAPES,
+    min_steps: int = 1,
+    max_steps: int = 6,
+    seed: int = 7,
+    max_tool_share: float = 0.25,
+) -> list[Plan]:
     """Seeded, coverage-aware plans; every required parameter of every step is satisfiable, every plan starts
     from tools a user's words can call."""
     rnd = random.Random(seed)
@@ -366,8 +432,15 @@ def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = 
         return []
     cap = max(3, int(count * max_tool_share))
     # one path query per length, so that long chains are not crowded out by short ones
-    paths = [p for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
-             for p in graph.paths(roots, hops, hops, per_start=40)] if max_steps > 1 else []
+    paths = (
+        [
+            p
+            for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
+            for p in graph.paths(roots, hops, hops, per_start=40)
+        ]
+        if max_steps > 1
+        else []
+    )
     chains = [p for p in paths if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2]
     plans: list[Plan] = []
     shortest: dict[tuple[str, str], int] = {}
@@ -397,8 +470,11 @@ def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = 
             plan = _parallel(graph, rnd, roots)
         # a plan may repeat a few times: its user values are drawn from the pools at execution
         # the cap spreads use over tools; the first step is exempt (few tools take what a user says)
-        if plan is None or seen[plan.key] >= REPEATS.get(plan.shape, 1) or any(
-                graph.tool_use[s.tool.name] >= cap for s in plan.steps[1:]):
+        if (
+            plan is None
+            or seen[plan.key] >= REPEATS.get(plan.shape, 1)
+            or any(graph.tool_use[s.tool.name] >= cap for s in plan.steps[1:])
+        ):
             failures[shape] += 1
             continue
         seen[plan.key] += 1
@@ -412,16 +488,23 @@ def sample_plans(graph: VerifiedGraph, count: int, *, shapes: tuple[str, ...] = 
     return plans
 
 
-def _shorter_exists(graph: VerifiedGraph, chains: list[list[str]], names: list[str],
-                    shortest: dict[tuple[str, str], int]) -> bool:
+def _shorter_exists(
+    graph: VerifiedGraph, chains: list[list[str]], names: list[str], shortest: dict[tuple[str, str], int]
+) -> bool:
     """A careful agent takes the shortest route: a chain is not planned when a shorter planable chain joins the
     same first and last tools (`shortest` caches the shortest planable length per pair)."""
     key = (names[0], names[-1])
     if key not in shortest:
         probe = random.Random(0)
         lengths = sorted({len(c) for c in chains if (c[0], c[-1]) == key})
-        shortest[key] = next((n for n in lengths if any(
-            _chain(graph, c, probe) is not None for c in chains if (c[0], c[-1]) == key and len(c) == n)), len(names))
+        shortest[key] = next(
+            (
+                n
+                for n in lengths
+                if any(_chain(graph, c, probe) is not None for c in chains if (c[0], c[-1]) == key and len(c) == n)
+            ),
+            len(names),
+        )
     return len(names) > shortest[key]
 
 
@@ -435,24 +518,32 @@ def route_check(graph: VerifiedGraph, plan: Plan) -> str | None:
     parts = []
     for i, step in enumerate(plan.steps):
         kind = row_kind(step.tool)
-        outs = [(later, src) for later in plan.steps[i + 1:] for src in later.sources.values()
-                if src.kind == "link" and src.link is not None and src.from_step == i]
+        outs = [
+            (later, src)
+            for later in plan.steps[i + 1 :]
+            for src in later.sources.values()
+            if src.kind == "link" and src.link is not None and src.from_step == i
+        ]
         entity = graph.entity_param(step.tool)
-        named = i == 0 and identifies(step.tool, entity,
-                                      [n for n, src in step.sources.items() if src.kind == "slot"])
+        named = i == 0 and identifies(step.tool, entity, [n for n, src in step.sources.items() if src.kind == "slot"])
         if i in plan.finals and not outs:
             parts.append(f"{step.tool.name}: answers ({kind} rows)")
             continue
         targets = [(later.tool, src.link) for later, src in outs if src.link is not None]
-        clock_only = all(graph.role(t, next(p for p in t.params if p.key() == lk.target_param)) == "clock"
-                         for t, lk in targets if any(p.key() == lk.target_param for p in t.params))
+        clock_only = all(
+            graph.role(t, next(p for p in t.params if p.key() == lk.target_param)) == "clock"
+            for t, lk in targets
+            if any(p.key() == lk.target_param for p in t.params)
+        )
         if targets and clock_only:
             return f"{step.tool.name} feeds only an issue time the clock gives (a shorter route answers the same)"
         place_only = all(carries_place(lk, t) for t, lk in targets)
         if kind == "entity" and place_only and not named:
-            return (f"{step.tool.name} lists {kind} rows the question does not ask about and only their "
-                    "location feeds the next call")
-        how = ("its location" if place_only else "its identity")
+            return (
+                f"{step.tool.name} lists {kind} rows the question does not ask about and only their "
+                "location feeds the next call"
+            )
+        how = "its location" if place_only else "its identity"
         parts.append(f"{step.tool.name}: {kind} rows{' named by the user' if named else ''}, {how} feeds the next call")
     plan.route = "; ".join(parts) + f" ({len(plan.steps)} calls)"
     return None
@@ -466,8 +557,12 @@ def identifies(tool: ToolRecord, entity: ParamRecord | None, slots: list[str]) -
     fields = {norm(f.name): f for f in tool.fields}
     for name in slots:
         f = fields.get(norm(name))
-        if f is not None and not is_area_field(f.name, f.description) and not concepts_of(
-                f.name, f.description) & PLACE_CONCEPTS and not _DATE_LIKE.search(name.lower()):
+        if (
+            f is not None
+            and not is_area_field(f.name, f.description)
+            and not concepts_of(f.name, f.description) & PLACE_CONCEPTS
+            and not _DATE_LIKE.search(name.lower())
+        ):
             return True
     return False
 
@@ -531,8 +626,15 @@ def _fan_in(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan 
     for _ in range(6):
         sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], rnd, link_clock=True)
         if sources is not None and set(_deps(sources)) == {0, 1}:
-            plan = Plan("fan_in", [Step(graph.tools[a], root), Step(graph.tools[b], mid, [0]),
-                                   Step(graph.tools[target], sources, [0, 1])], [2])
+            plan = Plan(
+                "fan_in",
+                [
+                    Step(graph.tools[a], root),
+                    Step(graph.tools[b], mid, [0]),
+                    Step(graph.tools[target], sources, [0, 1]),
+                ],
+                [2],
+            )
             return plan if route_check(graph, plan) is None else None
     return None
 
@@ -558,4 +660,3 @@ def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Pla
         return None
     plan = Plan("parallel", [Step(graph.tools[root], first), *picked], [1, 2])
     return plan if route_check(graph, plan) is None else None
-

@@ -1,7 +1,8 @@
 """Data-quality figures of a set of trajectories, computed from the records alone (what a training engineer
 would check before SFT/GRPO): requests that carry internal codes or list steps, sentence frames, slot value
 diversity, argument schema violations, linked values not visible in an earlier tool message, arguments that need a
-map projection outside a conversion tool (synthesis/conversions.py), cross-entity pairs, answers that state the answered fields' values, unused steps, and the shares of special samples.
+map projection outside a conversion tool (synthesis/conversions.py), cross-entity pairs, answers that state the
+answered fields' values, unused steps, and the shares of special samples.
 
 `quality(records)` returns the figures; `quality_lines(figures)` the few lines `kopa synth` / `kopa demo` and the
 report print; `perf/data_quality.py` runs it over 1,000 trajectories.
@@ -28,8 +29,11 @@ from synthesis.routes import PLACE_CONCEPTS, mentioned, row_entity_names, row_id
 
 #: Answers a model could give without doing the work (a number dump, a refusal, a generic reply): facts one of
 #: them passes do not show that an answer did the work.
-CONSTANT_ANSWERS = ("0 1 2 3 4 5 6 7 8 9 10 11 12", "확인해 보니 해당 정보를 찾을 수 없습니다.",
-                    "네, 조회 결과 정상입니다. 자세한 내용은 기관에 문의하세요.")
+CONSTANT_ANSWERS = (
+    "0 1 2 3 4 5 6 7 8 9 10 11 12",
+    "확인해 보니 해당 정보를 찾을 수 없습니다.",
+    "네, 조회 결과 정상입니다. 자세한 내용은 기관에 문의하세요.",
+)
 _FIRST_OF = ("첫 번째는", "중 첫 번째", "첫 번째 결과")
 
 #: Words that name a system code; a request that states one (outside the goal the user asks for) leaks it.
@@ -67,8 +71,12 @@ def _code_leak(r: Trajectory) -> bool:
             for p, prov in s.provenance.items():
                 value = str(s.arguments[p])
                 # a code the user's own words already contain (a dong name inside their address) is theirs
-                if prov["kind"] in ("link", "clock") and len(value) >= 3 and value in turn and not any(
-                        value in fmt_value(k.split(".", 1)[-1], v) for k, v in r.slots.items()):
+                if (
+                    prov["kind"] in ("link", "clock")
+                    and len(value) >= 3
+                    and value in turn
+                    and not any(value in fmt_value(k.split(".", 1)[-1], v) for k, v in r.slots.items())
+                ):
                     return True
     return False
 
@@ -83,8 +91,9 @@ def _lists_steps(r: Trajectory) -> bool:
 
 
 def _words(r: Trajectory) -> list[str]:
-    return [str(v) for v in r.slots.values()] + [str(v) for s in r.steps for p, v in s.arguments.items()
-                                                 if s.provenance.get(p, {}).get("kind") == "slot"]
+    return [str(v) for v in r.slots.values()] + [
+        str(v) for s in r.steps for p, v in s.arguments.items() if s.provenance.get(p, {}).get("kind") == "slot"
+    ]
 
 
 def arbitrary_rows(r: Trajectory) -> int:
@@ -95,8 +104,11 @@ def arbitrary_rows(r: Trajectory) -> int:
         items = step.response.items
         if step.response.rows <= 1 or not items or "category" in items[0]:
             continue
-        ask = asks[k] if k < len(asks) else ("row" if any(w in r.final_answer for w in _FIRST_OF) or not r.question
-                                             else "set")
+        ask = (
+            asks[k]
+            if k < len(asks)
+            else ("row" if any(w in r.final_answer for w in _FIRST_OF) or not r.question else "set")
+        )
         if ask != "row":
             continue
         if user_row(items, len(items), _words(r)) != step.response.chosen:
@@ -111,7 +123,8 @@ def _place_param(r: Trajectory, tool: str, param: str, transform: dict[str, Any]
     desc = str(((spec.get("parameters") or {}).get("properties") or {}).get(param, {}).get("description", ""))
     text = f"{param} {desc}".lower()
     return bool(concepts_of(param, desc) & PLACE_CONCEPTS) or any(
-        w in text for w in ("좌표", "위도", "경도", "gps", "행정구역", "지역코드"))
+        w in text for w in ("좌표", "위도", "경도", "gps", "행정구역", "지역코드")
+    )
 
 
 def unasked_entity(r: Trajectory) -> bool:
@@ -119,8 +132,12 @@ def unasked_entity(r: Trajectory) -> bool:
     mentions: the first hospital of a 동 for its weather."""
     said = " ".join([*(m["content"] for m in r.preamble if m.get("role") == "user"), r.request])
     for s in r.steps:
-        feeds = [(later.tool, p, prov) for later in r.steps for p, prov in later.provenance.items()
-                 if prov["kind"] == "link" and prov["from_step"] == s.step - 1]
+        feeds = [
+            (later.tool, p, prov)
+            for later in r.steps
+            for p, prov in later.provenance.items()
+            if prov["kind"] == "link" and prov["from_step"] == s.step - 1
+        ]
         if not feeds or not s.response.items:
             continue
         row = s.response.items[min(s.response.chosen, len(s.response.items) - 1)]
@@ -145,8 +162,12 @@ def facts_confirmed(r: Trajectory) -> bool:
     return bool(facts) and check_answer(r.final_answer, facts).hits == len(facts)
 
 
-def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str, float] | None = None,
-            lengths: dict[str, int] | None = None) -> dict[str, Any]:
+def quality(
+    records: Sequence[Trajectory | dict[str, Any]],
+    *,
+    extras: dict[str, float] | None = None,
+    lengths: dict[str, int] | None = None,
+) -> dict[str, Any]:
     """The figures (counts over the given records). `extras` is the configured share per special kind;
     `lengths` optional rendered lengths (characters, tools included) by record id."""
     recs = [as_trajectory(r) for r in records]
@@ -178,9 +199,12 @@ def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str,
             arguments += len(s.arguments)
             conversion_steps += s.tool in CONVERSION_TOOLS
             # a link whose transform projects coordinates: the model would compute it in its head
-            projected += sum(1 for prov in s.provenance.values()
-                             if prov["kind"] == "link" and projects(prov.get("transform")))
-            errors = list(jsonschema.Draft202012Validator(specs.get(s.tool, {"type": "object"})).iter_errors(s.arguments))
+            projected += sum(
+                1 for prov in s.provenance.values() if prov["kind"] == "link" and projects(prov.get("transform"))
+            )
+            errors = list(
+                jsonschema.Draft202012Validator(specs.get(s.tool, {"type": "object"})).iter_errors(s.arguments)
+            )
             if errors:
                 violations.append(f"{r.id} step {s.step} {s.tool}: {errors[0].message[:80]}")
             for prov in s.provenance.values():
@@ -193,26 +217,34 @@ def quality(records: Sequence[Trajectory | dict[str, Any]], *, extras: dict[str,
                 if pair and not any(pair in item for item in up.response.items):
                     invisible += 1
             for group in PAIR_GROUPS:
-                origins = {prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"}
+                origins = {
+                    prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"
+                }
                 if len(origins) > 1:
                     cross += 1
         finals = set(r.final_steps)
         for s in r.steps:
-            feeds = any(prov["kind"] == "link" and prov["from_step"] == s.step - 1
-                        for later in r.steps for prov in later.provenance.values())
+            feeds = any(
+                prov["kind"] == "link" and prov["from_step"] == s.step - 1
+                for later in r.steps
+                for prov in later.provenance.values()
+            )
             if s.step not in finals and not feeds:
                 unused += 1
         answered_total += 1
         if r.facts:
             answered_ok += facts_confirmed(r)
             continue
-        expected = [v for s in r.steps if s.step in finals
-                    for _, v in answered_fields(s.response.items, s.response.chosen)]
+        expected = [
+            v for s in r.steps if s.step in finals for _, v in answered_fields(s.response.items, s.response.chosen)
+        ]
         if expected and all(v.rstrip(".") in r.final_answer for v in expected):
             answered_ok += 1
     kinds = Counter(r.kind for r in recs)
-    share = {k: round(kinds.get(k, 0) / max(1, n), 3) for k in ("irrelevance", "clarification", "error_recovery",
-                                                                  "hard_negative")}
+    share = {
+        k: round(kinds.get(k, 0) / max(1, n), 3)
+        for k in ("irrelevance", "clarification", "error_recovery", "hard_negative")
+    }
     diversity = {k: len(values[k]) for k in sorted(counted)}
     chains = [r for r in plain if len(r.steps) >= 2]
     unasked = sum(unasked_entity(r) for r in chains)
@@ -263,8 +295,10 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
         f"  slot parameters {q['slot_parameters']}, with a single value {q['slot_parameters_single_value']} "
         f"(fewest values: {', '.join(f'{k} {v}' for k, v in low) or 'n/a'})",
         f"  argument schema violations {q['argument_schema_violations']}, linked values not visible "
-        f"{q['linked_values_not_visible']}, cross-entity pairs {q['cross_entity_pairs']}, unused steps {q['unused_steps']}",
-        f"  arguments needing a projection outside a conversion tool {q.get('arguments_projected_outside_conversion_tool', 0)}"
+        f"{q['linked_values_not_visible']}, cross-entity pairs "
+        f"{q['cross_entity_pairs']}, unused steps {q['unused_steps']}",
+        "  arguments needing a projection outside a conversion tool "
+        f"{q.get('arguments_projected_outside_conversion_tool', 0)}"
         f" of {q.get('arguments', 0)} (conversion-tool steps {q.get('conversion_steps', 0)})",
         f"  answers stating the answered values {q['answers_with_answered_values']:.1%}",
         f"  answers about an arbitrary row of many {q['answers_about_arbitrary_row']}, chains through an entity the "
@@ -273,14 +307,18 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
         f"  trajectories with facts {q['records_with_facts']}, confirmed by the judge on their answer "
         f"{q['facts_confirmed_on_own_answer']}, passed by a constant answer {q['facts_a_constant_answer_passes']}; "
         f"distinct request phrasings per 100: {q['request_phrasings_per_100']}",
-        "  shares " + ", ".join(f"{k} {v:.1%}" + (f" (configured {q['shares_configured'][k]:.0%})"
-                                                 if k in q.get("shares_configured", {}) else "")
-                                for k, v in q["shares"].items()),
+        "  shares "
+        + ", ".join(
+            f"{k} {v:.1%}"
+            + (f" (configured {q['shares_configured'][k]:.0%})" if k in q.get("shares_configured", {}) else "")
+            for k, v in q["shares"].items()
+        ),
     ]
     if "rendered_chars" in q:
         t = q["rendered_chars"]
-        lines.append(f"  rendered conversation (tools included) min {t['min']}, median {t['median']}, max {t['max']} "
-                     "characters")
+        lines.append(
+            f"  rendered conversation (tools included) min {t['min']}, median {t['median']}, max {t['max']} characters"
+        )
     return lines
 
 
@@ -294,6 +332,8 @@ def question_targets(q: dict[str, Any]) -> list[str]:
     if q["facts_a_constant_answer_passes"] != 0:
         misses.append(f"facts_a_constant_answer_passes = {q['facts_a_constant_answer_passes']} (target 0)")
     if q["facts_confirmed_on_own_answer"] != q["records_with_facts"] or q["records_with_facts"] == 0:
-        misses.append(f"facts confirmed on own answer {q['facts_confirmed_on_own_answer']} of "
-                      f"{q['records_with_facts']} with facts")
+        misses.append(
+            f"facts confirmed on own answer {q['facts_confirmed_on_own_answer']} of "
+            f"{q['records_with_facts']} with facts"
+        )
     return misses

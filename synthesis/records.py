@@ -34,8 +34,13 @@ class Source:
 
     def provenance(self) -> dict[str, Any]:
         if self.kind == "link" and self.link is not None:
-            return {"kind": "link", "link": self.link.id, "from_step": self.from_step,
-                    "field": self.link.source_field, "transform": self.link.transform}
+            return {
+                "kind": "link",
+                "link": self.link.id,
+                "from_step": self.from_step,
+                "field": self.link.source_field,
+                "transform": self.link.transform,
+            }
         return {"kind": self.kind, "value": self.value}
 
 
@@ -70,8 +75,11 @@ class StepResponse(_Record):
     items: list[dict[str, Any]] = Field(description="the trimmed rows the model sees")
     shown: list[int] = Field(default_factory=list, description="0-based positions of the shown rows in the answer")
     chosen: int = Field(0, description="index in `items` of the row later steps and the answer use")
-    selected: bool = Field(True, description="the query or the user's words single out `chosen` (else a final "
-                                             "step answers about the set of rows)")
+    selected: bool = Field(
+        True,
+        description="the query or the user's words single out `chosen` (else a final "
+        "step answers about the set of rows)",
+    )
     url: str = Field("", description="the request URL without any secret")
     replayed_from_cache: bool = False
 
@@ -103,8 +111,10 @@ class Question(_Record):
 
     persona: str = Field(description="citizen | civil | analyst")
     entity: str = Field(description="the entity in the user's words (an address, place, facility, company, date)")
-    asks: list[str] = Field(description="per final step: row (one entity's values), table (an observation or "
-                                        "forecast over the rows asked), count, list, highest, range")
+    asks: list[str] = Field(
+        description="per final step: row (one entity's values), table (an observation or "
+        "forecast over the rows asked), count, list, highest, range"
+    )
     route: str = Field("", description="why this plan answers it: the kind of entity each step's rows are")
 
 

@@ -38,17 +38,34 @@ def quality_section(dist: dict[str, Any]) -> str:
     kinds = dist.get("kinds", {})
     bfcl = dist.get("bfcl", {})
     lines = [f"- {line.strip()}" for line in quality_lines(q)[1:]]
-    lines.append(f"- sample kinds {json.dumps(kinds, ensure_ascii=False)}; BFCL single-call items "
-                 f"{bfcl.get('single_call_items', 'n/a')}, multi-step left out {bfcl.get('left_out_multi_step', 'n/a')}")
+    lines.append(
+        f"- sample kinds {json.dumps(kinds, ensure_ascii=False)}; BFCL single-call items "
+        f"{bfcl.get('single_call_items', 'n/a')}, multi-step left out {bfcl.get('left_out_multi_step', 'n/a')}"
+    )
     return "\n".join(lines)
 
 
-def write_report(out: Path, *, stats: dict[str, Any], run: dict[str, Any], naive: dict[str, Any] | None,
-                 synth: dict[str, Any], dist: dict[str, Any], exports: dict[str, str], config: dict[str, Any]) -> Path:
+def write_report(
+    out: Path,
+    *,
+    stats: dict[str, Any],
+    run: dict[str, Any],
+    naive: dict[str, Any] | None,
+    synth: dict[str, Any],
+    dist: dict[str, Any],
+    exports: dict[str, str],
+    config: dict[str, Any],
+) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     links = stats["links"]
-    _bar(out / "graph.png", list(links), [float(v) for v in links.values()], "Links by verdict (verified by execution)",
-         "links", "#2ECC71")
+    _bar(
+        out / "graph.png",
+        list(links),
+        [float(v) for v in links.values()],
+        "Links by verdict (verified by execution)",
+        "links",
+        "#2ECC71",
+    )
     edge_cost = run["calls_per_verified_link"] or 0
     yields = {"EDGE (cache, one upstream call per tool)": edge_cost}
     if naive and naive.get("verified"):
@@ -58,34 +75,49 @@ def write_report(out: Path, *, stats: dict[str, Any], run: dict[str, Any], naive
     _bar(out / "shapes.png", list(shapes), [float(v) for v in shapes.values()], "Trajectories by shape", "trajectories")
     usage = Counter({k: v for k, v in dist.get("tool_counts", {}).items()})
     top = usage.most_common(15)
-    _bar(out / "coverage.png", [k for k, _ in top], [float(v) for _, v in top], "Most used tools (coverage)", "steps",
-         "#C990C0")
+    _bar(
+        out / "coverage.png",
+        [k for k, _ in top],
+        [float(v) for _, v in top],
+        "Most used tools (coverage)",
+        "steps",
+        "#C990C0",
+    )
     lengths = dist["lengths"]
-    _bar(out / "lengths.png", [str(k) for k in lengths], [float(v) for v in lengths.values()], "Trajectory lengths",
-         "trajectories", "#57C7E3")
-    ratio = f"{yields['naive (fresh upstream call per link)'] / edge_cost:.2f}x" if len(yields) > 1 and edge_cost else "n/a"
+    _bar(
+        out / "lengths.png",
+        [str(k) for k in lengths],
+        [float(v) for v in lengths.values()],
+        "Trajectory lengths",
+        "trajectories",
+        "#57C7E3",
+    )
+    ratio = (
+        f"{yields['naive (fresh upstream call per link)'] / edge_cost:.2f}x" if len(yields) > 1 and edge_cost else "n/a"
+    )
     md = f"""# KOPA EDGE run report
 
 ## Verified graph
-- APIs {stats['apis']}, tools {stats['active_tools']}; links: {json.dumps(links, ensure_ascii=False)}
-- Verification run `{run['id']}`: {run['verified']} verified, {run['refuted']} refuted, {run['inconclusive']} inconclusive
-  of {run['candidates']} candidates, {run['calls_spent']} upstream calls ({run['cache_hits']} cache hits).
+- APIs {stats["apis"]}, tools {stats["active_tools"]}; links: {json.dumps(links, ensure_ascii=False)}
+- Verification run `{run["id"]}`: {run["verified"]} verified, {run["refuted"]} refuted,
+  {run["inconclusive"]} inconclusive of {run["candidates"]} candidates,
+  {run["calls_spent"]} upstream calls ({run["cache_hits"]} cache hits).
 
 ![links](graph.png)
 
 ## Yield
-- EDGE: {edge_cost} calls per verified link; naive baseline: {yields.get('naive (fresh upstream call per link)', 'n/a')};
-  ratio {ratio}.
+- EDGE: {edge_cost} calls per verified link;
+  naive baseline: {yields.get("naive (fresh upstream call per link)", "n/a")}; ratio {ratio}.
 
 ![yield](yield.png)
 
 ## Trajectories
-- {dist['trajectories']} executed trajectories kept, {len(synth['discarded'])} discarded
-  ({json.dumps(Counter(d['reason'].split(':')[0] for d in synth['discarded']).most_common(5), ensure_ascii=False)}),
-  {synth['calls']} upstream calls; graph snapshot `{synth['snapshot']}`.
+- {dist["trajectories"]} executed trajectories kept, {len(synth["discarded"])} discarded
+  ({json.dumps(Counter(d["reason"].split(":")[0] for d in synth["discarded"]).most_common(5), ensure_ascii=False)}),
+  {synth["calls"]} upstream calls; graph snapshot `{synth["snapshot"]}`.
 - Shapes {json.dumps(shapes, ensure_ascii=False)}; lengths {json.dumps(lengths)}.
-- Coverage: {dist['tools_used']} tools ({dist['tool_coverage']:.0%}), {dist['links_used']} verified links
-  ({dist['link_coverage']:.0%}).
+- Coverage: {dist["tools_used"]} tools ({dist["tool_coverage"]:.0%}), {dist["links_used"]} verified links
+  ({dist["link_coverage"]:.0%}).
 
 ![shapes](shapes.png) ![lengths](lengths.png) ![coverage](coverage.png)
 
@@ -93,7 +125,7 @@ def write_report(out: Path, *, stats: dict[str, Any], run: dict[str, Any], naive
 {quality_section(dist)}
 
 ## Exports
-{chr(10).join(f'- {k}: `{v}`' for k, v in exports.items())}
+{chr(10).join(f"- {k}: `{v}`" for k, v in exports.items())}
 
 ## Config
 ```json

@@ -26,11 +26,28 @@ from graph.concepts import concepts_of, norm
 from graph.models import LinkRecord, ToolRecord
 
 #: Concepts of a target parameter that locate a place rather than identify an entity.
-PLACE_CONCEPTS = {"bjd_code", "sgg_code", "sido_code", "sgg3_code", "umd_code", "umd_name", "sido_name", "sgg_name",
-                  "jibun_main", "jibun_sub", "plat_kind", "road_code", "building_main", "building_sub", "underground",
-                  "zip"}
-_AREA = re.compile(r"^(sido|sgg|sggu|sigungu|signgu|umd|emd|emdong|dong|city|ctprvn|si|li|rn|locat|locallow|regn|"
-                   r"region|adm|area|ldong|bjd|plat|newplat|lvl|road)")
+PLACE_CONCEPTS = {
+    "bjd_code",
+    "sgg_code",
+    "sido_code",
+    "sgg3_code",
+    "umd_code",
+    "umd_name",
+    "sido_name",
+    "sgg_name",
+    "jibun_main",
+    "jibun_sub",
+    "plat_kind",
+    "road_code",
+    "building_main",
+    "building_sub",
+    "underground",
+    "zip",
+}
+_AREA = re.compile(
+    r"^(sido|sgg|sggu|sigungu|signgu|umd|emd|emdong|dong|city|ctprvn|si|li|rn|locat|locallow|regn|"
+    r"region|adm|area|ldong|bjd|plat|newplat|lvl|road)"
+)
 _CATEGORY = re.compile(r"(cdnm|cd_nm|typename|tpnm|gbnm|gbn|clsnm|classname|kindnm|formname|shape|otcname)$")
 _NAME = re.compile(r"(nm|name|title|명)$")
 _ADDRESS = re.compile(r"(roadaddr|jibunaddr|addr|juso|주소|소재지)")
@@ -43,8 +60,11 @@ def _fold(text: Any) -> str:
 
 def is_area_field(name: str, description: str = "") -> bool:
     n = norm(name)
-    return bool(_AREA.match(n)) or bool(concepts_of(name, description) & {"umd_name", "sido_name", "sgg_name"}) or (
-        "행정구역" in description or "시도" in description[:3] or "시군구" in description[:4])
+    return (
+        bool(_AREA.match(n))
+        or bool(concepts_of(name, description) & {"umd_name", "sido_name", "sgg_name"})
+        or ("행정구역" in description or "시도" in description[:3] or "시군구" in description[:4])
+    )
 
 
 def entity_name_fields(tool: ToolRecord) -> list[str]:
@@ -54,8 +74,14 @@ def entity_name_fields(tool: ToolRecord) -> list[str]:
         n = norm(f.name)
         if not _NAME.search(n) and not _NAME.search(f.description.strip()[-1:] or "x") and "이름" not in f.description:
             continue
-        if is_area_field(f.name, f.description) or _CATEGORY.search(n) or _ADDRESS.search(n) or n.startswith(
-                ("code", "mang")) or n.endswith(("mnnm", "slno")) or "지역" in f.description:
+        if (
+            is_area_field(f.name, f.description)
+            or _CATEGORY.search(n)
+            or _ADDRESS.search(n)
+            or n.startswith(("code", "mang"))
+            or n.endswith(("mnnm", "slno"))
+            or "지역" in f.description
+        ):
             continue
         if "코드" in f.description and "명" not in f.description:
             continue
@@ -71,8 +97,12 @@ def row_kind(tool: ToolRecord) -> str:
     if named:
         return "entity"
     # an address record names its building (bdNm) but is a place
-    if any(is_area_field(f.name, f.description) or _ADDRESS.search(norm(f.name))
-           or concepts_of(f.name, f.description) & PLACE_CONCEPTS for f in tool.fields):
+    if any(
+        is_area_field(f.name, f.description)
+        or _ADDRESS.search(norm(f.name))
+        or concepts_of(f.name, f.description) & PLACE_CONCEPTS
+        for f in tool.fields
+    ):
         return "place"
     return "data"
 
@@ -158,8 +188,11 @@ def latest_first(rows: list[dict[str, Any]]) -> bool:
     keys = [k for k in rows[0] if _WHEN.search(norm(k)) and isinstance(rows[0][k], str)]
     for k in keys:
         values = [str(r.get(k, "")) for r in rows]
-        if all(re.fullmatch(r"[0-9 :\-./]{8,19}", v) for v in values) and len(set(values)) == len(values) and \
-                values == sorted(values, reverse=True):
+        if (
+            all(re.fullmatch(r"[0-9 :\-./]{8,19}", v) for v in values)
+            and len(set(values)) == len(values)
+            and values == sorted(values, reverse=True)
+        ):
             return True
     return False
 
@@ -167,9 +200,11 @@ def latest_first(rows: list[dict[str, Any]]) -> bool:
 def named_by_user(row: dict[str, Any], tool: ToolRecord, words: list[str]) -> bool:
     """The row's entity name is one the user said (so a route through it is about what they asked)."""
     fields = entity_name_fields(tool)
-    return any(_fold(w) and _fold(row.get(f, "")) and (_fold(w) in _fold(row.get(f, "")) or
-                                                        _fold(row.get(f, "")) in _fold(w))
-               for f in fields for w in words)
+    return any(
+        _fold(w) and _fold(row.get(f, "")) and (_fold(w) in _fold(row.get(f, "")) or _fold(row.get(f, "")) in _fold(w))
+        for f in fields
+        for w in words
+    )
 
 
 def row_entity_names(row: dict[str, Any]) -> list[str]:
@@ -180,8 +215,14 @@ def row_entity_names(row: dict[str, Any]) -> list[str]:
         n = norm(k)
         if not isinstance(v, str) or not v.strip() or not _NAME.search(n):
             continue
-        if _AREA.match(n) or _CATEGORY.search(n) or _ADDRESS.search(n) or n.startswith(("code", "mang")) or \
-                n.endswith(("mnnm", "slno")) or re.search(r"(bdnm|bldnm|detbdnm)", n):
+        if (
+            _AREA.match(n)
+            or _CATEGORY.search(n)
+            or _ADDRESS.search(n)
+            or n.startswith(("code", "mang"))
+            or n.endswith(("mnnm", "slno"))
+            or re.search(r"(bdnm|bldnm|detbdnm)", n)
+        ):
             continue
         out.append(v)
     return out

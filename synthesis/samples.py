@@ -21,8 +21,12 @@ from synthesis.plans import VerifiedGraph
 from synthesis.records import FailedAttempt, Trajectory, TrajectoryMeta
 
 #: Shares of the special samples among the kept records (`synthesize(extras=...)`).
-DEFAULT_EXTRAS: dict[str, float] = {"irrelevance": 0.05, "clarification": 0.05, "error_recovery": 0.05,
-                                    "hard_negative": 0.05}
+DEFAULT_EXTRAS: dict[str, float] = {
+    "irrelevance": 0.05,
+    "clarification": 0.05,
+    "error_recovery": 0.05,
+    "hard_negative": 0.05,
+}
 
 
 def _quota(extras: dict[str, float], count: int) -> dict[str, int]:
@@ -35,12 +39,32 @@ def make_irrelevance(graph: VerifiedGraph, rnd: random.Random, *, seed: int, sna
     offered = [graph.tools[n] for n in rnd.sample(names, min(DISTRACTORS + 1, len(names)))]
     request = irrelevant_request(rnd)
     answer = irrelevance_answer(offered, rnd)
-    rid = "tr_" + hashlib.sha256(json.dumps([request, [t.name for t in offered]], ensure_ascii=False).encode()).hexdigest()[:16]
-    return Trajectory(id=rid, request=request, shape="single", n_steps=0, tools=[function_spec(t) for t in offered],
-                      distractors=[t.name for t in offered], steps=[], final_steps=[], final_answer=answer,
-                      kind="irrelevance", now=clock_iso(graph.settings),
-                      metadata=TrajectoryMeta(template_request=request, graph_snapshot=snapshot, created_at=utcnow(),
-                                              seed=seed, engine=ENGINE_VERSION, trim_rule=TRIM_RULE, answered={}))
+    rid = (
+        "tr_"
+        + hashlib.sha256(json.dumps([request, [t.name for t in offered]], ensure_ascii=False).encode()).hexdigest()[:16]
+    )
+    return Trajectory(
+        id=rid,
+        request=request,
+        shape="single",
+        n_steps=0,
+        tools=[function_spec(t) for t in offered],
+        distractors=[t.name for t in offered],
+        steps=[],
+        final_steps=[],
+        final_answer=answer,
+        kind="irrelevance",
+        now=clock_iso(graph.settings),
+        metadata=TrajectoryMeta(
+            template_request=request,
+            graph_snapshot=snapshot,
+            created_at=utcnow(),
+            seed=seed,
+            engine=ENGINE_VERSION,
+            trim_rule=TRIM_RULE,
+            answered={},
+        ),
+    )
 
 
 def make_clarification(record: Trajectory, graph: VerifiedGraph, rnd: random.Random) -> Trajectory | None:
@@ -62,15 +86,25 @@ def make_clarification(record: Trajectory, graph: VerifiedGraph, rnd: random.Ran
     if turns is None:
         return None
     opening, question, reply = turns
-    bare = [goal(graph.tools[s.tool], {})[0] for s in record.steps if s.step in record.final_steps and s.tool in graph.tools]
+    bare = [
+        goal(graph.tools[s.tool], {})[0] for s in record.steps if s.step in record.final_steps and s.tool in graph.tools
+    ]
     extra = record.metadata.model_extra or {}
     meta = record.metadata.model_copy(update={"goals": [*extra.get("goals", []), *bare]})
-    return record.model_copy(update={"metadata": meta,
-        "kind": "clarification", "request": reply, "id": record_id(opening + reply, record.steps),
-        "preamble": [{"role": "user", "content": opening}, {"role": "assistant", "content": question}]})
+    return record.model_copy(
+        update={
+            "metadata": meta,
+            "kind": "clarification",
+            "request": reply,
+            "id": record_id(opening + reply, record.steps),
+            "preamble": [{"role": "user", "content": opening}, {"role": "assistant", "content": question}],
+        }
+    )
 
 
-async def make_error_recovery(record: Trajectory, graph: VerifiedGraph, executor: Executor) -> tuple[Trajectory | None, int]:
+async def make_error_recovery(
+    record: Trajectory, graph: VerifiedGraph, executor: Executor
+) -> tuple[Trajectory | None, int]:
     """A real failed first call (a required input left out) that the assistant notices and repeats correctly."""
     if record.n_steps < 1 or record.kind != "normal":
         return None, 0
@@ -78,8 +112,11 @@ async def make_error_recovery(record: Trajectory, graph: VerifiedGraph, executor
     tool = graph.tools.get(first.tool)
     if tool is None:
         return None, 0
-    droppable = [p for p, v in first.provenance.items() if v["kind"] in ("slot", "link", "clock")
-                 and any(q.name == p and q.required for q in tool.params)]
+    droppable = [
+        p
+        for p, v in first.provenance.items()
+        if v["kind"] in ("slot", "link", "clock") and any(q.name == p and q.required for q in tool.params)
+    ]
     if not droppable:
         return None, 0
     bad = {k: v for k, v in first.arguments.items() if k != droppable[-1]}
@@ -105,7 +142,11 @@ def make_hard_negative(record: Trajectory, graph: VerifiedGraph, rnd: random.Ran
             if prov["kind"] != "link":
                 continue
             for lk in graph.refuted:
-                if lk.target_tool == s.tool and lk.target_param.split(":", 1)[-1] == pname and lk.source_tool not in used:
+                if (
+                    lk.target_tool == s.tool
+                    and lk.target_param.split(":", 1)[-1] == pname
+                    and lk.source_tool not in used
+                ):
                     options.append((s.step, pname, lk))
     if not options:
         return None
@@ -119,9 +160,17 @@ def make_hard_negative(record: Trajectory, graph: VerifiedGraph, rnd: random.Ran
         tools.append(function_spec(graph.tools[lk.source_tool]))
         rnd.shuffle(tools)
     distractors.append(lk.source_tool)
-    meta = record.metadata.model_copy(update={"hard_negative": {
-        "refuted_link": lk.id, "tempting_tool": lk.source_tool, "tempting_field": lk.source_field,
-        "step": step, "param": pname}})
-    return record.model_copy(update={"kind": "hard_negative", "tools": tools, "distractors": distractors,
-                                     "metadata": meta})
-
+    meta = record.metadata.model_copy(
+        update={
+            "hard_negative": {
+                "refuted_link": lk.id,
+                "tempting_tool": lk.source_tool,
+                "tempting_field": lk.source_field,
+                "step": step,
+                "param": pname,
+            }
+        }
+    )
+    return record.model_copy(
+        update={"kind": "hard_negative", "tools": tools, "distractors": distractors, "metadata": meta}
+    )

@@ -30,7 +30,12 @@ from sandbox.app import SandboxApp
 from tests.support.helpers import sandbox_process
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-FIXTURE_MARKERS = {"neo4j_uri": "neo4j", "redis_url": "redis", "sandbox_url": "sandbox_server", "live": "sandbox_server"}
+FIXTURE_MARKERS = {
+    "neo4j_uri": "neo4j",
+    "redis_url": "redis",
+    "sandbox_url": "sandbox_server",
+    "live": "sandbox_server",
+}
 CELERY_FILES = {"test_celery.py"}
 
 

@@ -118,8 +118,13 @@ class Rollout:
         self.messages: list[dict[str, Any]] = []
 
     def call(self, name: str, args: dict[str, Any]) -> Rollout:
-        self.messages.append({"role": "assistant", "content": "", "tool_calls": [
-            {"type": "function", "function": {"name": name, "arguments": args}}]})
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}],
+            }
+        )
         method = getattr(self.env, name, None) if not name.startswith("_") else None
         try:
             result = method(**args) if callable(method) else f"{{'error': 'Tool {name} not found.'}}"
@@ -140,8 +145,9 @@ def _wrong_numbers(text: str) -> str:
     return re.sub(r"\d(?=[^\d]*$)|\d(?=\D)", lambda m: str((int(m.group()) + 1) % 10), text)
 
 
-def _gaming(record: Trajectory, new: Callable[[], Rollout], offered: list[str], numeric: bool
-            ) -> dict[str, tuple[Any, Any]]:
+def _gaming(
+    record: Trajectory, new: Callable[[], Rollout], offered: list[str], numeric: bool
+) -> dict[str, tuple[Any, Any]]:
     """name -> (completion, the environment of its rollout); wrong numbers only where a fact is a number."""
     steps = record.steps
     gold = [(s.tool, s.arguments) for s in steps]
@@ -153,8 +159,9 @@ def _gaming(record: Trajectory, new: Callable[[], Rollout], offered: list[str], 
         return r
 
     first = steps[-1].response.items[0] if steps[-1].response.items else {}
-    text_calls = "".join(f'<tool_call>\n{json.dumps({"name": n, "arguments": a}, ensure_ascii=False)}\n</tool_call>\n'
-                         for n, a in gold)
+    text_calls = "".join(
+        f"<tool_call>\n{json.dumps({'name': n, 'arguments': a}, ensure_ascii=False)}\n</tool_call>\n" for n, a in gold
+    )
     spray = new()
     for name in offered:
         spray.call(name, {})
@@ -187,8 +194,9 @@ def _gaming(record: Trajectory, new: Callable[[], Rollout], offered: list[str], 
 def _totals(row: dict[str, Any], completions: list[Any], envs: list[Any]) -> dict[str, list[float]]:
     n = len(completions)
     cols = {k: [row[k]] * n for k in ("gold_calls", "facts", "offered", "tool_schemas", "refuted_links")}
-    parts = {name: REWARDS[name]([row["prompt"]] * n, completions, environments=envs, **cols)
-             for name in DEFAULT_WEIGHTS}
+    parts = {
+        name: REWARDS[name]([row["prompt"]] * n, completions, environments=envs, **cols) for name in DEFAULT_WEIGHTS
+    }
     totals = [sum(DEFAULT_WEIGHTS[k] * parts[k][i] for k in parts) for i in range(n)]
     return {"total": totals, **parts}
 
@@ -226,8 +234,16 @@ def test_the_correct_trajectory_out_earns_every_gaming_completion(demo: dict[str
     print("highest answer reward:", ceilings)
     assert losses == [], losses[:5]
     assert all(m > 0 for m in margins.values()), margins
-    for name in ("no_call", "no_call_constant", "spray", "text_only", "constant", "request_echo", "first_row_json",
-                 "hedged"):
+    for name in (
+        "no_call",
+        "no_call_constant",
+        "spray",
+        "text_only",
+        "constant",
+        "request_echo",
+        "first_row_json",
+        "hedged",
+    ):
         assert ceilings[name] == 0.0, (name, ceilings[name])  # no answer credit at all
 
 
@@ -244,7 +260,9 @@ def test_the_dataset_drops_facts_a_guess_would_pass(demo: dict[str, Any]) -> Non
 
 def test_a_no_call_answer_earns_no_answer_reward(demo: dict[str, Any]) -> None:
     rows = demo["rows"][:20]
-    completions: list[Any] = [[{"role": "assistant", "content": demo["records"][r["trajectory_id"]].final_answer}]
-                              for r in rows]
-    assert answer_facts([[]] * len(rows), completions, facts=[r["facts"] for r in rows],
-                        gold_calls=[r["gold_calls"] for r in rows]) == [0.0] * len(rows)
+    completions: list[Any] = [
+        [{"role": "assistant", "content": demo["records"][r["trajectory_id"]].final_answer}] for r in rows
+    ]
+    assert answer_facts(
+        [[]] * len(rows), completions, facts=[r["facts"] for r in rows], gold_calls=[r["gold_calls"] for r in rows]
+    ) == [0.0] * len(rows)

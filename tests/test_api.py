@@ -37,8 +37,9 @@ def backend(any_store: GraphStore) -> Iterator[GraphStore]:
 @pytest.fixture
 def client(backend: GraphStore) -> Iterator[TestClient]:
     # the fixture documents name https://127.0.0.1: a local upstream must be named explicitly
-    settings = Settings(bootstrap_token=SecretStr("boot-admin"), allowed_hosts=["127.0.0.1"],
-                        local_upstreams=["127.0.0.1:443"])
+    settings = Settings(
+        bootstrap_token=SecretStr("boot-admin"), allowed_hosts=["127.0.0.1"], local_upstreams=["127.0.0.1:443"]
+    )
     with TestClient(create_app(settings, backend)) as c:
         c.headers["Authorization"] = "Bearer boot-admin"
         yield c
@@ -53,7 +54,10 @@ def test_auth_roles(client: TestClient, backend: GraphStore) -> None:
     assert client.get("/v1/apis", headers={"Authorization": f"Bearer {reader}"}).status_code == 200
     denied = client.post("/v1/apis", json=DOCS["StanReginCd"], headers={"Authorization": f"Bearer {reader}"})
     assert denied.status_code == 403 and denied.json()["error"] == "forbidden"
-    assert client.post("/v1/apis", json=DOCS["StanReginCd"], headers={"Authorization": f"Bearer {admin}"}).status_code == 201
+    assert (
+        client.post("/v1/apis", json=DOCS["StanReginCd"], headers={"Authorization": f"Bearer {admin}"}).status_code
+        == 201
+    )
     assert backend.find_token(reader) is None  # only hashes are stored
 
 
@@ -86,8 +90,9 @@ def test_yaml_swagger2_and_third_party_openapi31(client: TestClient) -> None:
     r = client.post("/v1/apis", content=sw.encode(), headers={"Content-Type": "application/yaml"})
     assert r.status_code == 201 and len(r.json()["tools"]) == 6
     lib = (FIXTURES / "library_openapi31.yaml").read_bytes()
-    r = client.post("/v1/apis", content=lib, headers={"Content-Type": "application/yaml"},
-                    params={"secret_name": "LIBRARY_KEY"})
+    r = client.post(
+        "/v1/apis", content=lib, headers={"Content-Type": "application/yaml"}, params={"secret_name": "LIBRARY_KEY"}
+    )
     assert r.status_code == 201, r.text
     api = r.json()["api"]
     assert api["auth"] == {"scheme": "query_key", "param": "apiKey", "secret": "LIBRARY_KEY"}
@@ -107,7 +112,8 @@ def test_reregister_and_delete(client: TestClient) -> None:
     assert client.post("/v1/apis", json=doc).status_code == 201
     doc["paths"].pop("/detailIntro2")
     doc["paths"]["/searchKeyword2"]["get"]["parameters"].append(
-        {"name": "extra", "in": "query", "required": False, "description": "추가", "schema": {"type": "string"}})
+        {"name": "extra", "in": "query", "required": False, "description": "추가", "schema": {"type": "string"}}
+    )
     r = client.post("/v1/apis", json={"document": doc, "metadata": {"rate_limit_per_s": 5}})
     assert r.status_code == 200
     body = r.json()
@@ -130,12 +136,26 @@ def test_allow_list_and_malformed(client: TestClient) -> None:
     assert r.status_code == 422 and "allow-list" in r.json()["detail"]
     r = client.post("/v1/apis", content=b"openapi: [", headers={"Content-Type": "application/yaml"})
     assert r.status_code == 422 and r.json()["locations"][0]["pointer"] == "/"
-    bad = {"openapi": "3.0.0", "info": {"title": "t"}, "servers": [{"url": "https://127.0.0.1"}],
-           "paths": {"nope": {}, "/x": {"get": {"parameters": [{"name": "a", "in": "moon"}],
-                                                "responses": {"200": {"$ref": "#/components/responses/missing"}}}}}}
+    bad = {
+        "openapi": "3.0.0",
+        "info": {"title": "t"},
+        "servers": [{"url": "https://127.0.0.1"}],
+        "paths": {
+            "nope": {},
+            "/x": {
+                "get": {
+                    "parameters": [{"name": "a", "in": "moon"}],
+                    "responses": {"200": {"$ref": "#/components/responses/missing"}},
+                }
+            },
+        },
+    }
     r = client.post("/v1/apis", json=bad)
     pointers = {loc["pointer"] for loc in r.json()["locations"]}
-    assert r.status_code == 422 and {"/paths/nope", "/paths/~1x/get/parameters/0/in", "/paths/~1x/get/responses/200"} <= pointers
+    assert (
+        r.status_code == 422
+        and {"/paths/nope", "/paths/~1x/get/parameters/0/in", "/paths/~1x/get/responses/200"} <= pointers
+    )
     r = client.post("/v1/apis", json=DOCS["StanReginCd"], params={"rate_limit_per_s": -1})
     assert r.status_code == 422
     assert client.get("/v1/apis").json()["total"] == 0
@@ -158,9 +178,11 @@ def _counts(client: TestClient) -> tuple[int, int]:
     return client.get("/v1/apis").json()["total"], client.get("/v1/tools", params={"status": "all"}).json()["total"]
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                           lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
-                           max_leaves=12)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
+    max_leaves=12,
+)
 
 
 @st.composite

@@ -29,13 +29,27 @@ from verification.runs import execute_run, new_run
 @pytest.fixture
 def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, EmbeddedStore]]:
     os.environ.setdefault("KOPA_SERVICE_KEY", DEMO_KEY)
-    settings = Settings(bootstrap_token=SecretStr("boot"), allowed_hosts=[*REAL_HOSTS, "127.0.0.1"], redis_url=None,
-                        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
-                        batches=BatchSettings(max_count=300, max_concurrent=1))
-    settings = settings.model_copy(update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})})
+    settings = Settings(
+        bootstrap_token=SecretStr("boot"),
+        allowed_hosts=[*REAL_HOSTS, "127.0.0.1"],
+        redis_url=None,
+        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
+        batches=BatchSettings(max_count=300, max_concurrent=1),
+    )
+    settings = settings.model_copy(
+        update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})}
+    )
     store = EmbeddedStore(tmp_path / "b.sqlite3")
-    for name in ("StanReginCd", "RTMSDataSvcAptTrade", "RTMSDataSvcAptTradeDev", "BldRgstHubService", "AptListService4",
-                 "AptBasisInfoServiceV5", "VilageFcstInfoService_2.0", "juso-addrlink"):
+    for name in (
+        "StanReginCd",
+        "RTMSDataSvcAptTrade",
+        "RTMSDataSvcAptTradeDev",
+        "BldRgstHubService",
+        "AptListService4",
+        "AptBasisInfoServiceV5",
+        "VilageFcstInfoService_2.0",
+        "juso-addrlink",
+    ):
         register(store, settings, shipped_documents()[name])
     asyncio.run(execute_run(store, settings, new_run(), economy=MemoryEconomy()))
     with TestClient(create_app(settings, store)) as c:
@@ -77,9 +91,15 @@ def test_batches_stream_paginate_and_limit(client: tuple[TestClient, EmbeddedSto
     page2 = c.get(f"/v1/trajectory-batches/{batch['id']}/items", params={"offset": 25, "format": "bfcl"}, headers=h)
     assert len(page2.text.splitlines()) == 15 and "link" not in page2.headers
     assert "ground_truth" in json.loads(page2.text.splitlines()[0])
-    pooled = c.post("/v1/trajectory-batches", json={"count": 10, "source": "pool", "shapes": ["chain", "single"]}, headers=h)
+    pooled = c.post(
+        "/v1/trajectory-batches", json={"count": 10, "source": "pool", "shapes": ["chain", "single"]}, headers=h
+    )
     done = wait(c, pooled.json()["id"], h)
-    records = [json.loads(x) for x in c.get(f"/v1/trajectory-batches/{done['id']}/items",
-                                            params={"format": "record"}, headers=h).text.splitlines()]
+    records = [
+        json.loads(x)
+        for x in c.get(
+            f"/v1/trajectory-batches/{done['id']}/items", params={"format": "record"}, headers=h
+        ).text.splitlines()
+    ]
     assert records and all(rec["shape"] in ("chain", "single") for rec in records)
     assert c.get("/v1/trajectory-batches/tb_nope", headers=h).status_code == 404

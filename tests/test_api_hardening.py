@@ -57,9 +57,16 @@ def test_paging_bounds_never_500(client: TestClient, store: GraphStore) -> None:
 
 def test_authorization_headers(client: TestClient, store: GraphStore) -> None:
     cases = {
-        "": "missing", "Bearer": "empty", "Bearer ": "empty", "Bearer    ": "empty", "bearer\t": "empty",
-        "Basic dXNlcjpwYXNz": "scheme", "Token abc": "scheme", "Bearer a b": "malformed",
-        "Bearer " + "x" * 5000: "malformed", "Bearer nope": "unknown",
+        "": "missing",
+        "Bearer": "empty",
+        "Bearer ": "empty",
+        "Bearer    ": "empty",
+        "bearer\t": "empty",
+        "Basic dXNlcjpwYXNz": "scheme",
+        "Token abc": "scheme",
+        "Bearer a b": "malformed",
+        "Bearer " + "x" * 5000: "malformed",
+        "Bearer nope": "unknown",
     }
     for header, reason in cases.items():
         for path in ("/v1/apis", "/v1/tools/x", "/v1/trajectory-batches/tb_x", "/v1/tokens"):
@@ -78,10 +85,15 @@ def test_authorization_headers(client: TestClient, store: GraphStore) -> None:
 
 
 def test_options_and_405_tell_the_truth(client: TestClient) -> None:
-    expected = {"/v1/apis": "GET, OPTIONS, POST", "/v1/apis/some_api": "DELETE, GET, OPTIONS",
-                "/v1/tools": "GET, OPTIONS", "/v1/verification-runs": "GET, OPTIONS, POST",
-                "/v1/trajectory-batches": "OPTIONS, POST", "/v1/tokens": "GET, OPTIONS, POST",
-                "/v1/tokens/abc": "DELETE, OPTIONS"}
+    expected = {
+        "/v1/apis": "GET, OPTIONS, POST",
+        "/v1/apis/some_api": "DELETE, GET, OPTIONS",
+        "/v1/tools": "GET, OPTIONS",
+        "/v1/verification-runs": "GET, OPTIONS, POST",
+        "/v1/trajectory-batches": "OPTIONS, POST",
+        "/v1/tokens": "GET, OPTIONS, POST",
+        "/v1/tokens/abc": "DELETE, OPTIONS",
+    }
     for path, allow in expected.items():
         r = client.options(path)
         assert r.status_code == 204 and r.headers["allow"] == allow, (path, r.status_code, r.headers.get("allow"))
@@ -103,7 +115,9 @@ def test_openapi_document_is_honest(client: TestClient) -> None:
         for method, op in item.items():
             where = f"{method.upper()} {path}"
             assert op.get("security"), f"{where} has no security requirement"
-            assert not any(p["in"] == "header" and p["name"].lower() == "authorization" for p in op.get("parameters", [])), where
+            assert not any(
+                p["in"] == "header" and p["name"].lower() == "authorization" for p in op.get("parameters", [])
+            ), where
             assert "401" in op["responses"] and "503" in op["responses"], where
             for status, resp in op["responses"].items():
                 if status.startswith(("4", "5")):
@@ -123,13 +137,14 @@ def test_openapi_document_is_honest(client: TestClient) -> None:
 
 
 def test_real_422_bodies_match_the_error_model(client: TestClient) -> None:
-    bodies = [client.get("/v1/tools", params={"limit": "many"}),
-              client.post("/v1/verification-runs", json={"budget": -1}),
-              client.post("/v1/apis", content=b"\x00\xff\xfe", headers={"Content-Type": "application/json"}),
-              client.post("/v1/apis", json={"document": shipped_documents()["StanReginCd"], "metadata": [1]}),
-              client.post("/v1/apis", json={"document": shipped_documents()["StanReginCd"],
-                                            "metadata": {"auth": "nope"}}),
-              client.post("/v1/tokens", json={"role": "reader", "expires_in": "forever"})]
+    bodies = [
+        client.get("/v1/tools", params={"limit": "many"}),
+        client.post("/v1/verification-runs", json={"budget": -1}),
+        client.post("/v1/apis", content=b"\x00\xff\xfe", headers={"Content-Type": "application/json"}),
+        client.post("/v1/apis", json={"document": shipped_documents()["StanReginCd"], "metadata": [1]}),
+        client.post("/v1/apis", json={"document": shipped_documents()["StanReginCd"], "metadata": {"auth": "nope"}}),
+        client.post("/v1/tokens", json={"role": "reader", "expires_in": "forever"}),
+    ]
     for r in bodies:
         assert r.status_code == 422, (r.request.url, r.text)
         body = r.json()

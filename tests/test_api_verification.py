@@ -24,9 +24,14 @@ from sandbox.keys import DEMO_KEY
 @pytest.fixture
 def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, EmbeddedStore]]:
     os.environ.setdefault("KOPA_SERVICE_KEY", DEMO_KEY)
-    settings = Settings(bootstrap_token=SecretStr("boot"), upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
-                        allowed_hosts=[*REAL_HOSTS, "127.0.0.1"])
-    settings = settings.model_copy(update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})})
+    settings = Settings(
+        bootstrap_token=SecretStr("boot"),
+        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
+        allowed_hosts=[*REAL_HOSTS, "127.0.0.1"],
+    )
+    settings = settings.model_copy(
+        update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})}
+    )
     store = EmbeddedStore(tmp_path / "api.sqlite3")
     with TestClient(create_app(settings, store)) as c:
         c.headers["Authorization"] = "Bearer boot"
@@ -57,7 +62,10 @@ def test_run_links_and_reports(client: tuple[TestClient, EmbeddedStore]) -> None
     page = c.get("/v1/links", params={"status": "verified", "tool": "molit_get_rtms_data_svc_apt_trade"}).json()
     assert page["total"] > 0
     link = page["items"][0]
-    assert link["target_tool"] == "molit_get_rtms_data_svc_apt_trade" or link["source_tool"] == "molit_get_rtms_data_svc_apt_trade"
+    assert (
+        link["target_tool"] == "molit_get_rtms_data_svc_apt_trade"
+        or link["source_tool"] == "molit_get_rtms_data_svc_apt_trade"
+    )
     one = c.get(f"/v1/links/{link['id']}").json()
     assert one["evidence"]["examples"] and one["history"]
     assert DEMO_KEY not in json.dumps(one)

@@ -16,8 +16,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("core", "sandbox", "graph", "execution", "verification", "synthesis", "training", "bench", "workers",
-            "api", "cli")
+PACKAGES = (
+    "core",
+    "sandbox",
+    "graph",
+    "execution",
+    "verification",
+    "synthesis",
+    "training",
+    "bench",
+    "workers",
+    "api",
+    "cli",
+)
 # What each package may import besides itself (the table in ARCHITECTURE.md).
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
@@ -33,8 +44,18 @@ ALLOWED: dict[str, set[str]] = {
     "cli": set(PACKAGES) - {"cli"},
 }
 # Optional heavy extras that may be imported inside a function (they are not installed everywhere, or are slow).
-HEAVY = {"trl", "torch", "transformers", "datasets", "peft", "accelerate", "matplotlib", "pyarrow", "tokenizers",
-         "vllm"}
+HEAVY = {
+    "trl",
+    "torch",
+    "transformers",
+    "datasets",
+    "peft",
+    "accelerate",
+    "matplotlib",
+    "pyarrow",
+    "tokenizers",
+    "vllm",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -58,14 +79,16 @@ MODULES = _modules()
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 _DYNAMIC = {"import_module", "__import__"}
 
 
-def _imports(path: Path, source: str | None = None, this: str | None = None
-             ) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[str, int]]]:
+def _imports(
+    path: Path, source: str | None = None, this: str | None = None
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]], list[tuple[str, int]]]:
     """(module-level imports, imports inside functions or classes, type-only imports under TYPE_CHECKING) as
     (dotted target, line). `importlib.import_module("x")` and `__import__("x")` with a literal name count as
     imports where they are called. `from a.b import c` names the module a.b.c when that is a module of ours, else
@@ -105,8 +128,11 @@ def _imports(path: Path, source: str | None = None, this: str | None = None
                 sink.extend((t, child.lineno) for t in targets(child))
             elif isinstance(child, ast.Call) and (target := dynamic(child)):
                 sink.append((target, child.lineno))
-            walk(child, inside or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda),
-                 typing_only)
+            walk(
+                child,
+                inside or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda),
+                typing_only,
+            )
 
     walk(tree, False, False)
     return top, nested, typeonly
@@ -138,7 +164,9 @@ def test_every_package_imports_only_the_layers_below_it() -> None:
 def test_the_checker_reads_type_only_and_importlib_imports() -> None:
     path = ROOT / "graph" / "probe.py"
     sources = {
-        "type-only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from synthesis.records import Trajectory\n",
+        "type-only": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from synthesis.records import Trajectory\n"
+        ),
         "importlib": "import importlib\n\ndef f():\n    return importlib.import_module('training.run')\n",
         "__import__": "x = __import__('api.app')\n",
     }

@@ -71,9 +71,15 @@ class StrictServer:
                     outer.bodies.append(body)
                     msg = outer.replies[min(len(outer.bodies) - 1, len(outer.replies) - 1)]
                     doc: dict[str, Any]
-                    status, doc = 200, {"id": "x", "object": "chat.completion", "choices": [
-                        {"index": 0, "message": {"role": "assistant", **msg}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+                    status, doc = (
+                        200,
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "choices": [{"index": 0, "message": {"role": "assistant", **msg}, "finish_reason": "stop"}],
+                            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+                        },
+                    )
                 else:
                     status, doc = 500, {"object": "error", "message": problem, "code": 500}
                 outer.statuses.append(status)
@@ -130,17 +136,25 @@ def _call(cid: str, arguments: str) -> dict[str, Any]:
 
 
 def test_the_server_is_strict_like_vllm() -> None:
-    bad: list[dict[str, Any]] = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [_call("c1", "{oops")]},
-           {"role": "tool", "tool_call_id": "c1", "content": "{}"}]
+    bad: list[dict[str, Any]] = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("c1", "{oops")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+    ]
     with StrictServer([{"content": "ok"}]) as server:
         refused = httpx.post(server.url + "/chat/completions", json={"model": "m", "messages": bad}, timeout=5)
         assert refused.status_code == 500 and "JSONDecodeError" in refused.text
         for args in ("[1]", '"text"'):
             msgs = [bad[0], {**bad[1], "tool_calls": [_call("c1", args)]}, bad[2]]
-            assert httpx.post(server.url + "/chat/completions", json={"model": "m", "messages": msgs},
-                              timeout=5).status_code == 500
-        fixed = httpx.post(server.url + "/chat/completions", json={"model": "m", "messages": wire_messages(bad)},
-                           timeout=5)
+            assert (
+                httpx.post(
+                    server.url + "/chat/completions", json={"model": "m", "messages": msgs}, timeout=5
+                ).status_code
+                == 500
+            )
+        fixed = httpx.post(
+            server.url + "/chat/completions", json={"model": "m", "messages": wire_messages(bad)}, timeout=5
+        )
         assert fixed.status_code == 200, fixed.text
 
 
@@ -148,9 +162,11 @@ def test_a_malformed_call_goes_back_parsable_and_the_episode_recovers(snapshot: 
     """Turn 1 a truncated-JSON call, turn 2 the same call well formed, turn 3 the answer: every request is
     accepted, the model reads an error tool message quoting what it wrote, then the real result."""
     good = json.dumps({"stationName": "종로구", "dataTerm": "DAILY", "ver": "1.3"}, ensure_ascii=False)
-    replies: list[dict[str, Any]] = [{"content": None, "tool_calls": [_call("c1", '{"stationName": "종로구", "dataTerm": ')]},
-               {"content": None, "tool_calls": [_call("c2", good)]},
-               {"content": "<think>PM10 값을 정리하자</think>종로구 측정 결과를 알려드립니다."}]
+    replies: list[dict[str, Any]] = [
+        {"content": None, "tool_calls": [_call("c1", '{"stationName": "종로구", "dataTerm": ')]},
+        {"content": None, "tool_calls": [_call("c2", good)]},
+        {"content": "<think>PM10 값을 정리하자</think>종로구 측정 결과를 알려드립니다."},
+    ]
     with StrictServer(replies) as server:
         ep = _episode(server, snapshot, tmp_path / "run")
     assert server.statuses == [200, 200, 200], server.statuses
@@ -165,22 +181,27 @@ def test_a_malformed_call_goes_back_parsable_and_the_episode_recovers(snapshot: 
     assert ep["final_answer"] == "종로구 측정 결과를 알려드립니다."  # the reasoning is not the answer
 
 
-def test_without_the_fix_the_strict_server_loses_the_episode(snapshot: Path, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_fix_the_strict_server_loses_the_episode(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same script with the messages sent verbatim (the adapter before): HTTP 500 and a lost episode."""
     import bench.agents as agents
 
     monkeypatch.setattr(agents, "wire_messages", lambda messages: messages)
-    replies: list[dict[str, Any]] = [{"content": None, "tool_calls": [_call("c1", '{"stationName": ')]},
-                                     {"content": "끝"}]
+    replies: list[dict[str, Any]] = [
+        {"content": None, "tool_calls": [_call("c1", '{"stationName": ')]},
+        {"content": "끝"},
+    ]
     with StrictServer(replies) as server:
         ep = _episode(server, snapshot, tmp_path / "before")
     assert server.statuses == [200, 500] and ep["status"] == "agent_error" and "HTTP 500" in ep["error"]
 
 
 def test_think_blocks_are_stripped_before_reading_calls(snapshot: Path, tmp_path: Path) -> None:
-    text = ('<think>혹시 <tool_call>{"name": "nope", "arguments": {}}</tool_call> 를 부를까?</think>\n'
-            f'<tool_call>{{"name": "{TOOL}", "arguments": {{"stationName": "종로구"}}}}</tool_call>')
+    text = (
+        '<think>혹시 <tool_call>{"name": "nope", "arguments": {}}</tool_call> 를 부를까?</think>\n'
+        f'<tool_call>{{"name": "{TOOL}", "arguments": {{"stationName": "종로구"}}}}</tool_call>'
+    )
     content, calls = parse_tool_blocks(strip_think(text))
     assert content == "" and [(c.name, c.arguments) for c in calls] == [(TOOL, {"stationName": "종로구"})]
     assert strip_think("앞부분 추론</think>답입니다") == "답입니다"  # template opened the block in the prompt

@@ -60,17 +60,27 @@ def build_tiny_model(out: Path) -> Path:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     corpus = [t.turns[0] for t in TASKS] + ['{"name": "tool", "arguments": {"stationName": "종로구"}}'] * 5
     tok.train_from_iterator(corpus, trainer)
     options: dict[str, Any] = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "chat_template": TEMPLATE}
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, **options)  # type: ignore[no-untyped-call]
     fast.save_pretrained(out)
     torch.manual_seed(0)
-    cfg = Qwen2Config(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32768,
-                      eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, tie_word_embeddings=True)
+    cfg = Qwen2Config(
+        vocab_size=len(fast),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32768,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+        tie_word_embeddings=True,
+    )
     Qwen2ForCausalLM(cfg).save_pretrained(out)
     return out
 
@@ -146,8 +156,12 @@ def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     with log.open("wb") as fh:
-        proc = subprocess.Popen([*_serve_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                                stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        proc = subprocess.Popen(
+            [*_serve_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
     try:
         yield proc, f"http://127.0.0.1:{port}", log
     finally:
@@ -192,15 +206,30 @@ def test_openai_adapter_unreachable_endpoint_is_a_recorded_failure(snapshot: Pat
 
 
 def test_tool_call_parsing() -> None:
-    content, calls = parse_tool_blocks('먼저 조회합니다. <tool_call>{"name": "a", "arguments": {"x": "1"}}</tool_call>'
-                                       '<tool_call>{"name": "b", "arguments": "{\\"y\\": 2}"}</tool_call>'
-                                       "<tool_call>{not json}</tool_call><tool_call>[1]</tool_call>")
+    content, calls = parse_tool_blocks(
+        '먼저 조회합니다. <tool_call>{"name": "a", "arguments": {"x": "1"}}</tool_call>'
+        '<tool_call>{"name": "b", "arguments": "{\\"y\\": 2}"}</tool_call>'
+        "<tool_call>{not json}</tool_call><tool_call>[1]</tool_call>"
+    )
     assert content == "먼저 조회합니다."
     assert [(c.name, c.arguments, bool(c.error)) for c in calls] == [
-        ("a", {"x": "1"}, False), ("b", {"y": 2}, False), ("", None, True), ("", None, True)]
-    calls = parse_openai_calls([{"id": "c1", "function": {"name": "a", "arguments": '{"x": 1}'}},
-                                {"id": "c2", "function": {"name": "b", "arguments": "{oops"}},
-                                {"id": "c3"}, {"function": {"name": "d", "arguments": {"z": 1}}}])
+        ("a", {"x": "1"}, False),
+        ("b", {"y": 2}, False),
+        ("", None, True),
+        ("", None, True),
+    ]
+    calls = parse_openai_calls(
+        [
+            {"id": "c1", "function": {"name": "a", "arguments": '{"x": 1}'}},
+            {"id": "c2", "function": {"name": "b", "arguments": "{oops"}},
+            {"id": "c3"},
+            {"function": {"name": "d", "arguments": {"z": 1}}},
+        ]
+    )
     assert [(c.id, c.name, c.arguments, bool(c.error)) for c in calls] == [
-        ("c1", "a", {"x": 1}, False), ("c2", "b", None, True), ("c3", "", None, True), ("call_3", "d", {"z": 1}, False)]
+        ("c1", "a", {"x": 1}, False),
+        ("c2", "b", None, True),
+        ("c3", "", None, True),
+        ("call_3", "d", {"z": 1}, False),
+    ]
     assert json.loads(json.dumps([c.raw for c in calls]))

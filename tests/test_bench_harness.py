@@ -67,25 +67,33 @@ def _write(tmp: Path, tasks: Any, name: str = "t.yaml") -> Path:
 
 
 def _task(**over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = json.loads(json.dumps(yaml.safe_load((FIXTURES / "chain.yaml").read_text(encoding="utf-8"))[0]))
+    base: dict[str, Any] = json.loads(
+        json.dumps(yaml.safe_load((FIXTURES / "chain.yaml").read_text(encoding="utf-8"))[0])
+    )
     base.update(over)
     return base
 
 
-@pytest.mark.parametrize(("mutate", "expected"), [
-    (lambda t: t.update(category="chained"), "category"),
-    (lambda t: t.update(id="Bad ID"), "id: id must match"),
-    (lambda t: t["gold"][1]["args"]["admCd"].update({"from": "nowhere"}), "gold[1].args.admCd: 'from' names unknown"),
-    (lambda t: t["gold"][0]["args"].update(keyword={"user": "부산 해운대구"}), "does not appear in any user turn"),
-    (lambda t: t["gold"][0]["args"].update(keyword={"user": "x", "const": 1}), "exactly one of user / const"),
-    (lambda t: t.update(facts=[]), "facts: a task must state at least one fact"),
-    (lambda t: t.update(facts=[{"kind": "number", "from": "addr"}]), "needs `field`"),
-    (lambda t: t.update(facts=[{"kind": "weight", "value": 1}]), "facts[0].kind"),
-    (lambda t: t.update(turns=[t["turns"][0], "b"]), "turns: only clarification tasks"),
-    (lambda t: t.update(must_call=["kma_get_vilage_fcst"]), "must_call"),
-    (lambda t: t["gold"][1].update(expect="maybe"), "gold[1].expect"),
-    (lambda t: t.update(extra_field=1), "extra_field"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda t: t.update(category="chained"), "category"),
+        (lambda t: t.update(id="Bad ID"), "id: id must match"),
+        (
+            lambda t: t["gold"][1]["args"]["admCd"].update({"from": "nowhere"}),
+            "gold[1].args.admCd: 'from' names unknown",
+        ),
+        (lambda t: t["gold"][0]["args"].update(keyword={"user": "부산 해운대구"}), "does not appear in any user turn"),
+        (lambda t: t["gold"][0]["args"].update(keyword={"user": "x", "const": 1}), "exactly one of user / const"),
+        (lambda t: t.update(facts=[]), "facts: a task must state at least one fact"),
+        (lambda t: t.update(facts=[{"kind": "number", "from": "addr"}]), "needs `field`"),
+        (lambda t: t.update(facts=[{"kind": "weight", "value": 1}]), "facts[0].kind"),
+        (lambda t: t.update(turns=[t["turns"][0], "b"]), "turns: only clarification tasks"),
+        (lambda t: t.update(must_call=["kma_get_vilage_fcst"]), "must_call"),
+        (lambda t: t["gold"][1].update(expect="maybe"), "gold[1].expect"),
+        (lambda t: t.update(extra_field=1), "extra_field"),
+    ],
+)
 def test_loader_rejects_malformed_tasks_naming_file_task_and_field(tmp_path: Path, mutate: Any, expected: str) -> None:
     task = _task()
     mutate(task)
@@ -114,8 +122,16 @@ def test_loader_file_level_errors_and_hash(tmp_path: Path) -> None:
     assert task_set_hash(TASKS) == task_set_hash(list(reversed(TASKS)))
     changed = [t.model_copy(update={"turns": ["다른 질문"]}) if i == 0 else t for i, t in enumerate(TASKS)]
     assert task_set_hash(changed) != task_set_hash(TASKS)
-    assert {t.category for t in TASKS} == {"single", "chain", "fan_in", "parallel", "conditional", "error",
-                                          "clarification", "irrelevance"}
+    assert {t.category for t in TASKS} == {
+        "single",
+        "chain",
+        "fan_in",
+        "parallel",
+        "conditional",
+        "error",
+        "clarification",
+        "irrelevance",
+    }
 
 
 def test_gold_refuses_a_failing_program(tmp_path: Path) -> None:
@@ -159,7 +175,8 @@ def test_oracle_scores_100_live_and_replay_with_identical_episodes(runs: dict[st
     assert live == replay
     strip = ("model_ms", "harness_ms")
     assert [{k: v for k, v in s.items() if k not in strip} for s in runs["live"]["scored"]] == [
-        {k: v for k, v in s.items() if k not in strip} for s in runs["replay"]["scored"]]
+        {k: v for k, v in s.items() if k not in strip} for s in runs["replay"]["scored"]
+    ]
     snap = json.loads(runs["snapshot"].read_text(encoding="utf-8"))
     assert snap["id"].startswith("snap_") and snap["entries"]
     assert "serviceKey" not in runs["snapshot"].read_text(encoding="utf-8")  # no secret in the snapshot
@@ -175,8 +192,10 @@ def test_every_turn_is_recorded(runs: dict[str, Any]) -> None:
     assert clar["first_reply"]["calls_before"] == 0 and "정류장" in clar["first_reply"]["content"]
     assert {t["user_turn"] for t in clar["turns"]} == {0, 1}
     cond = next(e for e in runs["live"]["episodes"] if e["task"] == "fx-cond-air-pharmacy")
-    assert [c["tool"] for c in cond["calls"]] == ["airkorea_get_msrstn_accto_rltm_mesure_dnsty",
-                                                  "hira_get_parmacy_basis_list"]
+    assert [c["tool"] for c in cond["calls"]] == [
+        "airkorea_get_msrstn_accto_rltm_mesure_dnsty",
+        "hira_get_parmacy_basis_list",
+    ]
 
 
 def test_no_tool_scores_zero_except_irrelevance(runs: dict[str, Any]) -> None:
@@ -229,13 +248,23 @@ class Scripted:
 
 def test_malformed_unknown_and_looping_calls_are_answered_and_scored(runs: dict[str, Any]) -> None:
     task = next(t for t in TASKS if t.id == "fx-single-air")
-    agent = Scripted([
-        AgentReply("", [ToolCall("a", "airkorea_get_msrstn_accto_rltm_mesure_dnsty", None, "{oops", "not JSON"),
-                        ToolCall("b", "no_such_tool", {"x": 1}),
-                        ToolCall("a", "airkorea_get_msrstn_accto_rltm_mesure_dnsty",
-                                 {"stationName": "종로구", "dataTerm": "DAILY", "ver": "1.3"})]),
-        AgentReply("측정값을 찾지 못했습니다."),
-    ])
+    agent = Scripted(
+        [
+            AgentReply(
+                "",
+                [
+                    ToolCall("a", "airkorea_get_msrstn_accto_rltm_mesure_dnsty", None, "{oops", "not JSON"),
+                    ToolCall("b", "no_such_tool", {"x": 1}),
+                    ToolCall(
+                        "a",
+                        "airkorea_get_msrstn_accto_rltm_mesure_dnsty",
+                        {"stationName": "종로구", "dataTerm": "DAILY", "ver": "1.3"},
+                    ),
+                ],
+            ),
+            AgentReply("측정값을 찾지 못했습니다."),
+        ]
+    )
 
     async def go(a: Any, max_turns: int = 8) -> dict[str, Any]:
         async with bench_env(mode="replay", snapshot=runs["snapshot"]) as env:
@@ -249,8 +278,9 @@ def test_malformed_unknown_and_looping_calls_are_answered_and_scored(runs: dict[
     tool_msgs = [m for m in agent.seen[1] if m["role"] == "tool"]
     assert len(tool_msgs) == 3 and all(m["tool_call_id"] for m in tool_msgs)
     assert ep["status"] == "answered" and [c["valid"] for c in ep["calls"]] == [False, False, True]
-    looping = Scripted([AgentReply("", [ToolCall("x", "airkorea_get_msrstn_accto_rltm_mesure_dnsty",
-                                                 {"stationName": "종로구"})])])
+    looping = Scripted(
+        [AgentReply("", [ToolCall("x", "airkorea_get_msrstn_accto_rltm_mesure_dnsty", {"stationName": "종로구"})])]
+    )
     ep = run(go(looping, max_turns=3))
     assert ep["status"] == "loop" and len(ep["turns"]) == 3 and "no final answer" in ep["error"]
 
@@ -336,8 +366,9 @@ def test_report_and_compare(runs: dict[str, Any], tmp_path: Path) -> None:
     assert "죄송하지만" in text  # the last messages of the failed episode
     text = write_report(runs["root"] / "wrong", runs["wrong"], with_plots=False).read_text(encoding="utf-8")
     assert "## Replay misses" in text and "- replay misses: `" in text and "counted apart from the" in text
-    result = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(runs["root"] / "no_tool"),
-                                 "--out", str(tmp_path / "cmp.md")])
+    result = runner.invoke(
+        app, ["compare", str(runs["root"] / "live"), str(runs["root"] / "no_tool"), "--out", str(tmp_path / "cmp.md")]
+    )
     assert result.exit_code == 0, result.output
     assert "live: oracle (live, k=2)" in result.stdout and "no_tool: no_tool (replay, k=2)" in result.stdout
     assert "| irrelevance | 1.000" in result.stdout and "| pass^2 |" in result.stdout
@@ -351,10 +382,18 @@ def test_compare_puts_bfcl_next_to_kopa_bench(runs: dict[str, Any], tmp_path: Pa
     name = model.get("model") or model.get("name") if isinstance(model, dict) else model
     bfcl = tmp_path / "bfcl-run"
     bfcl.mkdir()
-    (bfcl / "results.json").write_text(json.dumps({
-        "benchmark": "bfcl", "model": name, "categories": {"simple_python": {"accuracy": 0.8, "correct": 4, "total": 5}},
-        "groups": {"non_live": 0.8, "live": None, "multi_turn": None, "irrelevance": 1.0},
-        "overall": {"bfcl_overall": 0.42}}), encoding="utf-8")
+    (bfcl / "results.json").write_text(
+        json.dumps(
+            {
+                "benchmark": "bfcl",
+                "model": name,
+                "categories": {"simple_python": {"accuracy": 0.8, "correct": 4, "total": 5}},
+                "groups": {"non_live": 0.8, "live": None, "multi_turn": None, "irrelevance": 1.0},
+                "overall": {"bfcl_overall": 0.42},
+            }
+        ),
+        encoding="utf-8",
+    )
     result = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(bfcl)])
     assert result.exit_code == 0, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("| live + bfcl-run"))
@@ -372,11 +411,15 @@ def test_compare_keys_rows_by_run_and_labels_k(runs: dict[str, Any], tmp_path: P
     async def go() -> None:
         async with bench_env(mode="replay", snapshot=runs["snapshot"]) as env:
             await run_bench(TASKS, OracleAgent(), env, one, k=1)
+
     run(go())
     result = runner.invoke(app, ["compare", str(runs["root"] / "live"), str(runs["root"] / "replay"), str(one)])
     assert result.exit_code == 0, result.output
-    rows = [line for line in result.stdout.split("# KOPA-Bench comparison")[0].splitlines()
-            if line.startswith("| ") and "oracle" in line]
+    rows = [
+        line
+        for line in result.stdout.split("# KOPA-Bench comparison")[0].splitlines()
+        if line.startswith("| ") and "oracle" in line
+    ]
     assert [r.split(" | ")[0] for r in rows] == ["| live", "| replay", "| oracle-k1"], rows
     assert "100.0% (k=2)" in rows[0] and "100.0% (k=1)" in rows[2]
     assert "runs differ in k (1, 2)" in result.stdout and "| pass^2 |" not in result.stdout
@@ -393,15 +436,43 @@ def test_cli_run_bad_input_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "needs --snapshot" in result.output
     result = runner.invoke(app, ["run", "--tasks", str(FIXTURES), "--agent", "openai"])
     assert result.exit_code == 2 and "--url" in result.output
-    result = runner.invoke(app, ["run", "--tasks", str(FIXTURES), "--mode", "replay", "--snapshot",
-                                 str(tmp_path / "missing.json"), "--out", str(tmp_path / "o")])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--tasks",
+            str(FIXTURES),
+            "--mode",
+            "replay",
+            "--snapshot",
+            str(tmp_path / "missing.json"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
     assert result.exit_code == 2 and "no such snapshot" in result.output
 
 
 def test_cli_run_replay_end_to_end(runs: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "cli"
-    result = runner.invoke(app, ["run", "--tasks", str(FIXTURES), "--agent", "oracle", "--mode", "replay",
-                                 "--snapshot", str(runs["snapshot"]), "--k", "1", "--out", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--tasks",
+            str(FIXTURES),
+            "--agent",
+            "oracle",
+            "--mode",
+            "replay",
+            "--snapshot",
+            str(runs["snapshot"]),
+            "--k",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     line = json.loads(result.stdout.strip().splitlines()[-1])
     assert line["pass_hat_k"] == 1.0 and line["episodes"] == 8
@@ -412,11 +483,19 @@ def test_cli_run_replay_end_to_end(runs: dict[str, Any], tmp_path: Path) -> None
 
 
 def _trajectory(tools: list[str], slots: list[Any], request: str) -> Trajectory:
-    steps = [TrajectoryStep(step=i + 1, tool=t, arguments={"q": s}, provenance={"q": {"kind": "slot", "value": s}},
-                            response=StepResponse(rows=1, items=[{}])) for i, (t, s) in enumerate(zip(tools, slots,
-                                                                                                       strict=True))]
-    return Trajectory(id="tr_x", request=request, shape="chain", n_steps=len(steps), tools=[], steps=steps,
-                      final_answer="")
+    steps = [
+        TrajectoryStep(
+            step=i + 1,
+            tool=t,
+            arguments={"q": s},
+            provenance={"q": {"kind": "slot", "value": s}},
+            response=StepResponse(rows=1, items=[{}]),
+        )
+        for i, (t, s) in enumerate(zip(tools, slots, strict=True))
+    ]
+    return Trajectory(
+        id="tr_x", request=request, shape="chain", n_steps=len(steps), tools=[], steps=steps, final_answer=""
+    )
 
 
 def test_contamination_guard_and_overlap_command(tmp_path: Path) -> None:
@@ -426,8 +505,9 @@ def test_contamination_guard_and_overlap_command(tmp_path: Path) -> None:
     chain = next(t for t in TASKS if t.id == "fx-chain-addr-coord")
     same = _trajectory(["juso_addr_link_api"], ["종로구 신교로 185"], "완전히 다른 요청 문장입니다")
     assert fp.is_contaminated(same) is None  # a different tool sequence
-    two = TrajectoryStep(step=2, tool="juso_addr_coord_api", arguments={}, provenance={},
-                         response=StepResponse(rows=1, items=[{}]))
+    two = TrajectoryStep(
+        step=2, tool="juso_addr_coord_api", arguments={}, provenance={}, response=StepResponse(rows=1, items=[{}])
+    )
     program = same.model_copy(update={"steps": [*same.steps, two], "n_steps": 2})
     assert "same tool sequence and slot values as fx-chain-addr-coord" in (fp.is_contaminated(program) or "")
     near = _trajectory(["tour_search_keyword2"], ["경복궁"], chain.turns[0].replace("확인해 주세요", "확인해주세요!"))
@@ -436,8 +516,10 @@ def test_contamination_guard_and_overlap_command(tmp_path: Path) -> None:
     assert fp.is_contaminated(far) is None
     assert BenchFingerprints([(["a"], ["x"], "요청")], ["t1"]).match(["a"], ["X"], "전혀 무관") is not None
     data = tmp_path / "data.jsonl"
-    data.write_text("\n".join(json.dumps(t.to_json(), ensure_ascii=False) for t in (program, near, far))
-                    + "\nnot json\n", encoding="utf-8")
+    data.write_text(
+        "\n".join(json.dumps(t.to_json(), ensure_ascii=False) for t in (program, near, far)) + "\nnot json\n",
+        encoding="utf-8",
+    )
     result = runner.invoke(app, ["overlap", str(data), "--tasks", str(FIXTURES)])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
@@ -450,16 +532,20 @@ def test_contamination_guard_and_overlap_command(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------- shipped tasks
 
 
-@pytest.mark.skipif(not any(SHIPPED_TASKS.glob("*.yaml")) and os.environ.get("CI", "").lower() not in ("1", "true"),
-                    reason="bench/tasks/*.yaml not written yet")
+@pytest.mark.skipif(
+    not any(SHIPPED_TASKS.glob("*.yaml")) and os.environ.get("CI", "").lower() not in ("1", "true"),
+    reason="bench/tasks/*.yaml not written yet",
+)
 def test_shipped_tasks_load_with_the_promised_counts() -> None:
     tasks = load_tasks()
     counts: dict[str, int] = {}
     for t in tasks:
         counts[t.category] = counts.get(t.category, 0) + 1
     assert len(tasks) == 145, counts
-    assert all(counts.get(c, 0) >= 12 for c in ("single", "chain", "fan_in", "parallel", "conditional", "error",
-                                                  "clarification", "irrelevance")), counts
+    assert all(
+        counts.get(c, 0) >= 12
+        for c in ("single", "chain", "fan_in", "parallel", "conditional", "error", "clarification", "irrelevance")
+    ), counts
     assert sum(1 for t in tasks if len(t.gold) >= 3) >= 60
     providers = {s.tool.split("_", 1)[0] for t in tasks for s in t.gold}
     assert providers >= {"juso", "kma", "airkorea", "molit", "tago", "tour", "hira", "mfds", "nts", "mois"}

@@ -36,8 +36,9 @@ class RespellingOracle(OracleAgent):
         self.registry = registry
         self.respelled = 0
 
-    def adjust(self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation],
-               scratch: dict[str, Any]) -> dict[str, Any]:
+    def adjust(
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+    ) -> dict[str, Any]:
         rec = self.registry[step.tool]
         visible = set(rec.json_schema.get("properties", {}))
         types = {p.name: p.type for p in rec.params}
@@ -68,8 +69,9 @@ def _strip(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [{k: v for k, v in s.items() if k not in TIMING} for s in doc["scored"]]
 
 
-async def _bench(tasks: list[Task], agent: Any, out: Path, k: int, *, spelling_only: bool = False,
-                 **env: Any) -> dict[str, Any]:
+async def _bench(
+    tasks: list[Task], agent: Any, out: Path, k: int, *, spelling_only: bool = False, **env: Any
+) -> dict[str, Any]:
     async with bench_env(**env) as e:
         if spelling_only:  # the replay of before: byte-identical canonical_args, no spec
             assert isinstance(e.backend, ReplayBackend)
@@ -89,8 +91,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out["live"] = run(_bench(TASKS, OracleAgent(), root / "live", 3, record=snap))
     out["replay"] = run(_bench(TASKS, OracleAgent(), root / "replay", 3, mode="replay", snapshot=snap))
     out["respelled"] = run(_bench(TASKS, RespellingOracle, root / "respelled", 3, mode="replay", snapshot=snap))
-    out["spelling_only"] = run(_bench(TASKS, RespellingOracle, root / "spelling", 1, mode="replay", snapshot=snap,
-                                      spelling_only=True))
+    out["spelling_only"] = run(
+        _bench(TASKS, RespellingOracle, root / "spelling", 1, mode="replay", snapshot=snap, spelling_only=True)
+    )
     return out
 
 
@@ -112,7 +115,8 @@ def test_a_respelled_oracle_scores_the_same_in_replay(runs: dict[str, Any]) -> N
     assert o["arg_accuracy"] == o["provenance_accuracy"] == 1.0  # arguments compare canonically too
     same = ("passed", "checks", "failure", "facts_hit", "calls", "arg_accuracy", "provenance_accuracy")
     assert [{k: s[k] for k in same} for s in runs["respelled"]["scored"]] == [
-        {k: s[k] for k in same} for s in runs["replay"]["scored"]]
+        {k: s[k] for k in same} for s in runs["replay"]["scored"]
+    ]
 
 
 def test_byte_identical_replay_would_have_missed_the_respelled_calls(runs: dict[str, Any]) -> None:
@@ -133,11 +137,22 @@ def test_canonical_call_by_the_spec() -> None:
     reg = run(go())
     kma = reg["kma_get_vilage_fcst"]
     base = {"base_date": "20261015", "base_time": "0500", "nx": 60, "ny": 127}
-    same = [{**base, "pageNo": 1}, {**base, "nx": "60", "ny": "127.0"}, {**base, "pageNo": "1.0", "serviceKey": "x"},
-            dict(reversed(list(base.items()))), {**base, "dataType": "json"}, {**base, "ny": 127.0, "ServiceKey": "y"}]
+    same = [
+        {**base, "pageNo": 1},
+        {**base, "nx": "60", "ny": "127.0"},
+        {**base, "pageNo": "1.0", "serviceKey": "x"},
+        dict(reversed(list(base.items()))),
+        {**base, "dataType": "json"},
+        {**base, "ny": 127.0, "ServiceKey": "y"},
+    ]
     assert all(canonical_call(kma, a) == canonical_call(kma, base) for a in same)
-    differ = [{**base, "pageNo": 2}, {**base, "nx": 61}, {**base, "dataType": "XML"}, {**base, "base_time": "500"},
-              {**base, "extra": "1"}]
+    differ = [
+        {**base, "pageNo": 2},
+        {**base, "nx": 61},
+        {**base, "dataType": "XML"},
+        {**base, "base_time": "500"},
+        {**base, "extra": "1"},
+    ]
     assert all(canonical_call(kma, a) != canonical_call(kma, base) for a in differ)
     # text parameters keep their text: zero-padding and codes are the model's job, never canonicalised away
     bld = reg["molit_get_br_title_info"]
@@ -162,8 +177,9 @@ def test_a_page_the_recording_covers_is_served_as_live_pages_it() -> None:
             whole = await live.call("kma_get_vilage_fcst", {**base, "numOfRows": 1000})
             assert whole.ok and 100 < len(whole.items) < 1000
             first10 = await env.backend.call("kma_get_vilage_fcst", {**base, "numOfRows": 10, "pageNo": 1})
-            pages = {p: await env.backend.call("kma_get_vilage_fcst", {**base, "numOfRows": 10, "pageNo": p})
-                     for p in (3, 7)}
+            pages = {
+                p: await env.backend.call("kma_get_vilage_fcst", {**base, "numOfRows": 10, "pageNo": p}) for p in (3, 7)
+            }
             replay = ReplayBackend(snap, env.registry)
             for p, want in pages.items():
                 got = await replay.call("kma_get_vilage_fcst", {**base, "numOfRows": "10", "pageNo": str(p)})
@@ -202,7 +218,9 @@ def test_shipped_tasks_oracle_and_respelled_oracle_in_replay(tmp_path: Path) -> 
     live = run(_bench(tasks, OracleAgent(), tmp_path / "live", 3, record=snap))
     replay = run(_bench(tasks, OracleAgent(), tmp_path / "replay", 3, mode="replay", snapshot=snap))
     resp = run(_bench(tasks, RespellingOracle, tmp_path / "resp", 3, mode="replay", snapshot=snap))
-    figures = {name: (d["scores"]["overall"]["pass_hat_k"], d["scores"]["overall"]["replay_misses"])
-               for name, d in (("live", live), ("replay", replay), ("respelled replay", resp))}
+    figures = {
+        name: (d["scores"]["overall"]["pass_hat_k"], d["scores"]["overall"]["replay_misses"])
+        for name, d in (("live", live), ("replay", replay), ("respelled replay", resp))
+    }
     print(f"\nshipped tasks {len(tasks)}: pass^3 and replay misses {figures}")
     assert all(v == (1.0, 0) for v in figures.values()), figures

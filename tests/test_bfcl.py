@@ -32,8 +32,18 @@ from tests.support.helpers import free_port
 from tests.support.oracle_endpoint import MODEL, serve_endpoint
 
 ROOT = Path(__file__).resolve().parents[1]
-CALLING = ["simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
-           "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"]
+CALLING = [
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+]
 IRRELEVANCE = ["irrelevance", "live_irrelevance"]
 LIMIT = 5
 
@@ -55,8 +65,16 @@ def bfcl_data(bfcl_venv: Path) -> Path:
 
 
 def _run(venv: Path, url: str, out: Path, categories: list[str], **kw: object) -> dict[str, object]:
-    request = BfclRequest(endpoint=url, model=MODEL, categories=categories, out=out, limit_per_category=LIMIT,
-                          venv=venv, num_threads=8, **kw)  # type: ignore[arg-type]
+    request = BfclRequest(
+        endpoint=url,
+        model=MODEL,
+        categories=categories,
+        out=out,
+        limit_per_category=LIMIT,
+        venv=venv,
+        num_threads=8,
+        **kw,  # type: ignore[arg-type]
+    )
     return run_bfcl(request, log=lambda _line: None)
 
 
@@ -89,8 +107,7 @@ def test_oracle_scores_full_marks_through_bfcls_checker(bfcl_venv: Path, bfcl_da
 
 
 @pytest.mark.slow
-def test_oracle_plays_multi_turn_and_relevance_to_full_marks(bfcl_venv: Path, bfcl_data: Path,
-                                                              tmp_path: Path) -> None:
+def test_oracle_plays_multi_turn_and_relevance_to_full_marks(bfcl_venv: Path, bfcl_data: Path, tmp_path: Path) -> None:
     """BFCL's multi-turn checkers compare the state of its own classes (file system, trading, travel, ...) after
     each turn with the ground truth's; the endpoint sends each turn's calls one request at a time as BFCL executes
     them and feeds the results back, so 100% shows generation, execution and scoring of those categories work."""
@@ -134,14 +151,16 @@ def test_handler_decodes_calls_left_in_the_text(bfcl_venv: Path, bfcl_data: Path
     assert len(raw) == LIMIT and all(isinstance(r, list) and r for r in raw)  # decoded into calls
 
 
-def test_null_endpoint_scores_zero_on_calls_and_full_on_irrelevance(bfcl_venv: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_null_endpoint_scores_zero_on_calls_and_full_on_irrelevance(
+    bfcl_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-bfcl-test-3f9a1c7e"
     monkeypatch.setenv("KOPA_TEST_BFCL_KEY", secret)
     out = tmp_path / "null"
     with serve_endpoint("null") as (url, app):
-        summary = _run(bfcl_venv, url, out, [*CALLING, *IRRELEVANCE, "live_relevance"],
-                       api_key_env="KOPA_TEST_BFCL_KEY")
+        summary = _run(
+            bfcl_venv, url, out, [*CALLING, *IRRELEVANCE, "live_relevance"], api_key_env="KOPA_TEST_BFCL_KEY"
+        )
         auth = set(app.state.auth)
     expected = {c: (0.0, LIMIT) for c in [*CALLING, "live_relevance"]} | {c: (1.0, LIMIT) for c in IRRELEVANCE}
     assert _accuracies(summary) == expected
@@ -159,10 +178,16 @@ def test_categories_default_offline_and_name_what_is_not_run() -> None:
     assert "web_search_base" not in OFFLINE_DEFAULT and "memory_vector" not in OFFLINE_DEFAULT
     assert {"multi_turn_base", "memory_kv", "memory_rec_sum", "live_relevance"} <= set(OFFLINE_DEFAULT)
     assert resolve(None) == OFFLINE_DEFAULT
-    assert resolve("irrelevance, simple_python,live") == ["simple_python", "irrelevance", "live_simple",
-                                                           "live_multiple", "live_parallel",
-                                                           "live_parallel_multiple", "live_irrelevance",
-                                                           "live_relevance"]
+    assert resolve("irrelevance, simple_python,live") == [
+        "simple_python",
+        "irrelevance",
+        "live_simple",
+        "live_multiple",
+        "live_parallel",
+        "live_parallel_multiple",
+        "live_irrelevance",
+        "live_relevance",
+    ]
     with pytest.raises(InvalidInput, match="unknown BFCL category 'simple_rust'"):
         resolve("simple_python,simple_rust")
     assert "SerpAPI" in not_run(OFFLINE_DEFAULT)["web_search_base"]

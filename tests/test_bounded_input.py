@@ -93,16 +93,24 @@ def test_yaml_self_reference_and_modest_aliases() -> None:
     assert doc["list"] == [{"name": "q", "in": "query"}] * 2
 
 
-@pytest.mark.parametrize(("body", "ctype", "words"), [
-    (b"[" * 100_000 + b"]" * 100_000, "application/json", "nesting deeper"),
-    (b'{"openapi": "3.0.3", "x": ' + b'{"a": ' * 100 + b"1" + b"}" * 100 + b"}", "application/json", "nesting deeper"),
-    (b"a: " + b"[" * 100_000 + b"]" * 100_000, "application/yaml", "nesting deeper"),
-    (b'{"openapi": "3.0.3", "n": ' + b"9" * 5000 + b"}", "application/json", "number too large"),
-    (b"openapi: 3.0.3\nn: " + b"9" * 5000 + b"\n", "application/yaml", "integer longer"),
-    (b"\xff\xfe\x00{", "application/json", "not UTF-8"),
-])
-def test_deep_nesting_and_huge_numbers_give_422_naming_the_limit(server: str, body: bytes, ctype: str,
-                                                                  words: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "ctype", "words"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "application/json", "nesting deeper"),
+        (
+            b'{"openapi": "3.0.3", "x": ' + b'{"a": ' * 100 + b"1" + b"}" * 100 + b"}",
+            "application/json",
+            "nesting deeper",
+        ),
+        (b"a: " + b"[" * 100_000 + b"]" * 100_000, "application/yaml", "nesting deeper"),
+        (b'{"openapi": "3.0.3", "n": ' + b"9" * 5000 + b"}", "application/json", "number too large"),
+        (b"openapi: 3.0.3\nn: " + b"9" * 5000 + b"\n", "application/yaml", "integer longer"),
+        (b"\xff\xfe\x00{", "application/json", "not UTF-8"),
+    ],
+)
+def test_deep_nesting_and_huge_numbers_give_422_naming_the_limit(
+    server: str, body: bytes, ctype: str, words: str
+) -> None:
     r = post(server, body, ctype)
     assert r.status_code == 422, r.text[:300]
     assert words in r.json()["detail"] + json.dumps(r.json().get("locations")), r.json()
@@ -204,13 +212,20 @@ def test_unauthenticated_huge_bodies_are_refused_before_auth_and_unread(server: 
 
 
 def test_document_limit_is_separate_from_the_default_body_limit(tmp_path: Path) -> None:
-    settings = Settings(bootstrap_token=SecretStr(TOKEN), embedded_path=tmp_path / "g.sqlite3",
-                        max_body_bytes=4096, max_document_bytes=1024 * 1024)
+    settings = Settings(
+        bootstrap_token=SecretStr(TOKEN),
+        embedded_path=tmp_path / "g.sqlite3",
+        max_body_bytes=4096,
+        max_document_bytes=1024 * 1024,
+    )
     doc = shipped_documents()["StanReginCd"]
     raw = json.dumps(doc).encode()
     assert 4096 < len(raw) < 1024 * 1024
     with TestClient(create_app(settings)) as client:
-        assert client.post("/v1/apis", content=raw, headers={**AUTH, "Content-Type": "application/json"}).status_code == 201
+        assert (
+            client.post("/v1/apis", content=raw, headers={**AUTH, "Content-Type": "application/json"}).status_code
+            == 201
+        )
         r = client.post("/v1/verification-runs", content=b"{" + b" " * 5000 + b"}", headers=AUTH)
         assert r.status_code == 413 and "4,096 bytes" in r.json()["detail"]
         r = client.post("/v1/apis", content=b"x", headers={**AUTH, "Content-Length": "-1"})

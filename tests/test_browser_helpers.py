@@ -14,8 +14,11 @@ from api.app import create_app
 from api.routes.browser import saved_queries
 from core.settings import Settings
 
-PREFLIGHT = {"Origin": "http://127.0.0.1:7474", "Access-Control-Request-Method": "GET",
-             "Access-Control-Request-Headers": "content-type,x-ajax-browser-auth,x-stream"}
+PREFLIGHT = {
+    "Origin": "http://127.0.0.1:7474",
+    "Access-Control-Request-Method": "GET",
+    "Access-Control-Request-Headers": "content-type,x-ajax-browser-auth,x-stream",
+}
 
 
 def client(tmp_path: Path) -> TestClient:
@@ -33,7 +36,9 @@ def test_every_helper_answers_the_preflight_the_browser_sends(tmp_path: Path) ->
             assert {"content-type", "x-ajax-browser-auth", "x-stream"} <= allowed
             got = c.get(f"/browser/{name}", headers={"Origin": PREFLIGHT["Origin"]})
             assert got.status_code == 200 and got.headers["access-control-allow-origin"] == "*"
-        odd = c.options("/browser/kopa.grass", headers={**PREFLIGHT, "Access-Control-Request-Headers": "x-new, bad header"})
+        odd = c.options(
+            "/browser/kopa.grass", headers={**PREFLIGHT, "Access-Control-Request-Headers": "x-new, bad header"}
+        )
         assert "x-new" in odd.headers["access-control-allow-headers"]
         assert "bad header" not in odd.headers["access-control-allow-headers"]
 
@@ -56,6 +61,7 @@ def test_favourites_zip_has_one_file_per_saved_query(tmp_path: Path) -> None:
     # every parameter a favourite uses is set by the first one, with a default read from the graph
     assert used == {"tool", "api"}
     assert all(f":param {p} => head([" in first for p in used), first
+
 
 def test_style_captions_verified_links_with_transform_and_evidence(tmp_path: Path) -> None:
     with client(tmp_path) as c:

@@ -94,10 +94,22 @@ def seeded(neo4j_uri: str, sandbox_url: str) -> Iterator[dict[str, int]]:
 def api_url(seeded: dict[str, int], neo4j_uri: str) -> Iterator[str]:
     """`kopa serve` as a process on loopback, on the Neo4j store; checks the banner's Browser lines."""
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KOPA_STORE": "neo4j", "KOPA_NEO4J__URI": neo4j_uri,
-           "KOPA_BOOTSTRAP_TOKEN": "browser-test", "KOPA_DATA_DIR": str(ARTIFACTS.parent / "browser-data")}
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "KOPA_STORE": "neo4j",
+        "KOPA_NEO4J__URI": neo4j_uri,
+        "KOPA_BOOTSTRAP_TOKEN": "browser-test",
+        "KOPA_DATA_DIR": str(ARTIFACTS.parent / "browser-data"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -131,8 +143,14 @@ def chrome() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1000", "--lang=en-US"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1000",
+        "--lang=en-US",
+    ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     driver.set_page_load_timeout(60)
@@ -166,8 +184,11 @@ class Page:
             time.sleep(0.25)
 
     def frames(self) -> list[Any]:
-        return list(self.d.find_elements(self.by.CSS_SELECTOR, "[data-testid='stream'] > article, "
-                                                               "[data-testid='stream'] [data-testid='frame']"))
+        return list(
+            self.d.find_elements(
+                self.by.CSS_SELECTOR, "[data-testid='stream'] > article, [data-testid='stream'] [data-testid='frame']"
+            )
+        )
 
     def top(self) -> Any:
         return self.d.find_element(self.by.CSS_SELECTOR, "[data-testid='stream'] [data-testid='frame']")
@@ -189,8 +210,12 @@ class Page:
     def settled(self, started: Callable[[], bool]) -> Any:
         self.wait("a new frame", started)
         frame = self.top()
-        self.wait("the frame to finish", lambda: not frame.find_elements(
-            self.by.CSS_SELECTOR, "[data-testid='spinner'], .spinner, [class*='Spinner']"))
+        self.wait(
+            "the frame to finish",
+            lambda: (
+                not frame.find_elements(self.by.CSS_SELECTOR, "[data-testid='spinner'], .spinner, [class*='Spinner']")
+            ),
+        )
         time.sleep(1.0)  # the force layout of a graph settles
         return frame
 
@@ -203,7 +228,8 @@ class Page:
 
     def graph(self, frame: Any) -> dict[str, Any]:
         """Nodes (caption, fill) and relationship captions drawn in a frame's graph view."""
-        data: dict[str, Any] = self.d.execute_script(r"""
+        data: dict[str, Any] = self.d.execute_script(
+            r"""
             const svg = Array.from(arguments[0].querySelectorAll('svg')).find(s => s.querySelector('g.node'));
             if (!svg) return {nodes: [], rels: []};
             const hex = c => { const m = (c || '').match(/\d+/g); return m && m.length >= 3 && !c.startsWith('#')
@@ -216,13 +242,18 @@ class Page:
                 caption: Array.from(g.querySelectorAll('text')).map(t => t.textContent).join('')}));
             const rels = Array.from(svg.querySelectorAll('g.relationship')).map(g =>
                 Array.from(g.querySelectorAll('text')).map(t => t.textContent).join(''));
-            return {nodes, rels};""", frame)
+            return {nodes, rels};""",
+            frame,
+        )
         return data
 
     def errors(self, frame: Any) -> list[str]:
         text = frame.text
-        return [line for line in text.splitlines()
-                if re.search(r"Error|not allowed|Not found|ParameterMissing|No guide", line)]
+        return [
+            line
+            for line in text.splitlines()
+            if re.search(r"Error|not allowed|Not found|ParameterMissing|No guide", line)
+        ]
 
 
 def _drop_file(driver: Any, path: Path) -> None:
@@ -245,8 +276,7 @@ def _drop_file(driver: Any, path: Path) -> None:
     assert driver.find_elements(By.CSS_SELECTOR, ".filedrop"), "no drop zone found on the page"
 
 
-def test_browser_walkthrough(seeded: dict[str, int], api_url: str, neo4j_uri: str, chrome: Any,
-                             tmp_path: Path) -> None:
+def test_browser_walkthrough(seeded: dict[str, int], api_url: str, neo4j_uri: str, chrome: Any, tmp_path: Path) -> None:
     started = time.monotonic()
     browser_url = need("KOPA_TEST_NEO4J_BROWSER_URL", "Neo4j Browser")
     page = Page(chrome)
@@ -255,8 +285,11 @@ def test_browser_walkthrough(seeded: dict[str, int], api_url: str, neo4j_uri: st
     try:
         # 1. connect with the URL services.sh prints: no auth, so the Browser connects by itself
         chrome.get(f"{browser_url}?dbms={neo4j_uri}&preselectAuthMethod=NO_AUTH")
-        page.wait("the Browser to connect", lambda: "Connected to Neo4j" in chrome.find_element(
-            by.CSS_SELECTOR, "[data-testid='stream']").text, timeout=60)
+        page.wait(
+            "the Browser to connect",
+            lambda: "Connected to Neo4j" in chrome.find_element(by.CSS_SELECTOR, "[data-testid='stream']").text,
+            timeout=60,
+        )
 
         # 2. the style, as the README gives it (127.0.0.1): the Browser accepts it and shows the sheet
         # The Browser reads the server's remote-content allow-list (dbms.clientConfig) just after it connects; a
@@ -303,18 +336,26 @@ def test_browser_walkthrough(seeded: dict[str, int], api_url: str, neo4j_uri: st
         _drop_file(chrome, zipped)
         chrome.find_element(by.CSS_SELECTOR, "[data-testid='navigationFavorites']").click()
         titles = [q.splitlines()[0].lstrip("/").strip() for q in saved_queries()]
-        folder = page.wait("the imported folder of favourites", lambda: chrome.find_elements(
-            by.CSS_SELECTOR, "[data-testid='savedScriptsFolder-KOPA EDGE'] [data-testid='expandFolder-KOPA EDGE'], "
-                             "[data-testid='expandFolder-KOPA EDGE'], [data-testid='savedScriptsFolder-KOPA EDGE']"))
+        folder = page.wait(
+            "the imported folder of favourites",
+            lambda: chrome.find_elements(
+                by.CSS_SELECTOR,
+                "[data-testid='savedScriptsFolder-KOPA EDGE'] [data-testid='expandFolder-KOPA EDGE'], "
+                "[data-testid='expandFolder-KOPA EDGE'], [data-testid='savedScriptsFolder-KOPA EDGE']",
+            ),
+        )
         folder[0].click()
-        page.wait("every favourite", lambda: all(chrome.find_elements(
-            by.CSS_SELECTOR, f"[data-testid='scriptTitle-{t}']") for t in titles))
+        page.wait(
+            "every favourite",
+            lambda: all(chrome.find_elements(by.CSS_SELECTOR, f"[data-testid='scriptTitle-{t}']") for t in titles),
+        )
         page.shot("03-favourites")
 
         # 5. run each favourite in order, from its Run button
         for title in titles:
-            item = chrome.find_element(by.XPATH, f"//*[@data-testid='scriptTitle-{title}']"
-                                                 "/ancestor::*[@data-testid='savedScriptListItem']")
+            item = chrome.find_element(
+                by.XPATH, f"//*[@data-testid='scriptTitle-{title}']/ancestor::*[@data-testid='savedScriptListItem']"
+            )
             run_button = item.find_element(by.CSS_SELECTOR, "[data-testid='savedScriptsButton-Run'], button")
             before = page.top().id
             chrome.execute_script("arguments[0].click()", run_button)
@@ -334,5 +375,7 @@ def test_browser_walkthrough(seeded: dict[str, int], api_url: str, neo4j_uri: st
                 page.shot("05-favourite-evidence-table")
     finally:
         page.shot("99-last")
-        print(f"\nbrowser screenshots ({time.monotonic() - started:.0f} s): "
-              + ", ".join(str(p.relative_to(ROOT)) for p in page.shots))
+        print(
+            f"\nbrowser screenshots ({time.monotonic() - started:.0f} s): "
+            + ", ".join(str(p.relative_to(ROOT)) for p in page.shots)
+        )

@@ -14,8 +14,9 @@ SHIPPED, SWAGGER2 = shipped_documents(), shipped_swagger2()
 
 def test_shipped_files_match_the_declarations() -> None:
     cat = build_catalog()
-    assert json.loads(json.dumps(cat["openapi"], ensure_ascii=False)) == SHIPPED, \
+    assert json.loads(json.dumps(cat["openapi"], ensure_ascii=False)) == SHIPPED, (
         "run `kopa sandbox catalog --write` after changing operations"
+    )
     assert json.loads(json.dumps(cat["swagger2"], ensure_ascii=False)) == SWAGGER2
 
 

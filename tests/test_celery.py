@@ -41,9 +41,25 @@ class DurableRedis:
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--appendonly",
-                                      "yes", "--appendfsync", "always", "--save", "", "--dir", str(self.dir)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--dir",
+                str(self.dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(100):
             try:
                 if redis.Redis.from_url(self.url).ping():
@@ -69,18 +85,42 @@ def durable_redis(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> I
 
 def worker_env(neo4j_uri: str, redis_url: str, sandbox_url: str) -> dict[str, str]:
     return {
-        **os.environ, "KOPA_STORE": "neo4j", "KOPA_NEO4J__URI": neo4j_uri, "KOPA_REDIS_URL": redis_url,
+        **os.environ,
+        "KOPA_STORE": "neo4j",
+        "KOPA_NEO4J__URI": neo4j_uri,
+        "KOPA_REDIS_URL": redis_url,
         "KOPA_UPSTREAM_OVERRIDES": ",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
-        "KOPA_ALLOWED_HOSTS": json.dumps(ALLOWED), "KOPA_SERVICE_KEY": DEMO_KEY,
-        "KOPA_VERIFY__NOW": DEFAULT_NOW.isoformat(), "KOPA_VERIFY__VISIBILITY_TIMEOUT_S": "20",
+        "KOPA_ALLOWED_HOSTS": json.dumps(ALLOWED),
+        "KOPA_SERVICE_KEY": DEMO_KEY,
+        "KOPA_VERIFY__NOW": DEFAULT_NOW.isoformat(),
+        "KOPA_VERIFY__VISIBILITY_TIMEOUT_S": "20",
         "KOPA_VERIFY__BACKOFF_S": "0.05",
     }
 
 
 def start_worker(env: dict[str, str], name: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo",
-                             "-Q", "kopa,verification,synthesis", "-n", f"{name}@%h", "--loglevel=WARNING", "--without-gossip",
-                             "--without-mingle"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.celery_app",
+            "worker",
+            "--pool=solo",
+            "-Q",
+            "kopa,verification,synthesis",
+            "-n",
+            f"{name}@%h",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -94,8 +134,13 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def settings(neo4j_uri: str, durable_redis: DurableRedis, sandbox_url: str) -> Settings:
-    return Settings(store="neo4j", neo4j=Neo4jSettings(uri=neo4j_uri), redis_url=durable_redis.url,
-                    upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS), allowed_hosts=ALLOWED)
+    return Settings(
+        store="neo4j",
+        neo4j=Neo4jSettings(uri=neo4j_uri),
+        redis_url=durable_redis.url,
+        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
+        allowed_hosts=ALLOWED,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +193,11 @@ def wait(store: Neo4jStore, run_id: str, timeout: float = 240, until: Any = None
 def check_outcomes(store: Neo4jStore, run_id: str, baseline: set[str]) -> None:
     links = store.list_links(limit=100_000)[0]
     got = {lk.id for lk in links if lk.status == "verified"}
-    diff = [(lk.id, lk.status, lk.reason, lk.source_tool, lk.source_field, lk.target_tool, lk.target_param,
-             lk.history) for lk in links if (lk.id in got) != (lk.id in baseline)]
+    diff = [
+        (lk.id, lk.status, lk.reason, lk.source_tool, lk.source_field, lk.target_tool, lk.target_param, lk.history)
+        for lk in links
+        if (lk.id in got) != (lk.id in baseline)
+    ]
     assert got == baseline, diff[:6]
     assert not [lk for lk in links if lk.status in ("candidate", "inconclusive")]
     for lk in links:
@@ -174,8 +222,9 @@ def test_celery_run_matches_in_process(settings: Settings, graph: Neo4jStore, ba
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)  # the killed worker's task comes back only after the visibility timeout, then restores
-def test_sigkill_redis_and_neo4j_restarts_mid_run(settings: Settings, graph: Neo4jStore, baseline: set[str],
-                                                  durable_redis: DurableRedis) -> None:
+def test_sigkill_redis_and_neo4j_restarts_mid_run(
+    settings: Settings, graph: Neo4jStore, baseline: set[str], durable_redis: DurableRedis
+) -> None:
     env = worker_env(settings.neo4j.uri, durable_redis.url, settings.override_map()["apis.data.go.kr"])
     a, b = start_worker(env, "victim"), start_worker(env, "survivor")
     try:
@@ -186,8 +235,12 @@ def test_sigkill_redis_and_neo4j_restarts_mid_run(settings: Settings, graph: Neo
         durable_redis.stop()
         time.sleep(1)
         durable_redis.start()
-        subprocess.run(["bash", str(ROOT / "scripts/services.sh"), "restart-neo4j"], check=True,
-                       env={**os.environ}, capture_output=True)
+        subprocess.run(
+            ["bash", str(ROOT / "scripts/services.sh"), "restart-neo4j"],
+            check=True,
+            env={**os.environ},
+            capture_output=True,
+        )
         run = wait(graph, run_id, timeout=480)
         assert run.status == "completed", run.message
         check_outcomes(graph, run_id, baseline)
@@ -226,8 +279,12 @@ def test_batches_over_http_through_a_celery_worker(settings: Settings, graph: Ne
             lines = c.get(f"/v1/trajectory-batches/{batch['id']}/items", headers=h).text.splitlines()
             assert len(lines) == 30 and json.loads(lines[0])["messages"][1]["role"] == "user"
         make_celery(settings).send_task("kopa.reverify_stale")
-        stale = wait(graph, "", timeout=60, until=lambda _r: any(
-            x.scope == "stale" and x.status == "completed" for x in graph.list_runs(10)))
+        stale = wait(
+            graph,
+            "",
+            timeout=60,
+            until=lambda _r: any(x.scope == "stale" and x.status == "completed" for x in graph.list_runs(10)),
+        )
         del stale
     finally:
         stop(worker)
@@ -246,22 +303,41 @@ def test_celery_takes_every_round_the_in_process_run_takes(settings: Settings, t
     local = unseen.run_unseen(tmp_path / "g.sqlite3")
     assert local.rounds >= 2 and local.verified_true, local.summary()
     port = free_port()
-    app = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "tests.unseen.app:create_app", "--host",
-                            "127.0.0.1", "--port", str(port), "--log-level", "warning"], cwd=ROOT,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    app = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "tests.unseen.app:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     store = Neo4jStore(settings.neo4j)
-    env = {**worker_env(settings.neo4j.uri, settings.redis_url or "", url),
-           "KOPA_UPSTREAM_OVERRIDES": ",".join(f"{h}={url}" for h in unseen.HOSTS),
-           "KOPA_ALLOWED_HOSTS": json.dumps([*unseen.HOSTS, "127.0.0.1"]), unseen.SECRET: KEY}
+    env = {
+        **worker_env(settings.neo4j.uri, settings.redis_url or "", url),
+        "KOPA_UPSTREAM_OVERRIDES": ",".join(f"{h}={url}" for h in unseen.HOSTS),
+        "KOPA_ALLOWED_HOSTS": json.dumps([*unseen.HOSTS, "127.0.0.1"]),
+        unseen.SECRET: KEY,
+    }
     env.pop("KOPA_VERIFY__NOW")
     worker = start_worker(env, "rounds")
     try:
         assert wait_healthy(url, app), "the unseen family did not start"
         store.init_schema()
         store.reset()
-        reg = settings.model_copy(update={"upstream_overrides": env["KOPA_UPSTREAM_OVERRIDES"],
-                                          "allowed_hosts": [*unseen.HOSTS, "127.0.0.1"]})
+        reg = settings.model_copy(
+            update={"upstream_overrides": env["KOPA_UPSTREAM_OVERRIDES"], "allowed_hosts": [*unseen.HOSTS, "127.0.0.1"]}
+        )
         for doc in unseen.documents().values():
             register(store, reg, doc, RegistrationMeta(auth=AuthConfig(secret=unseen.SECRET)))
         run = wait(store, submit(settings, store), timeout=300)

@@ -48,11 +48,14 @@ def hostile_files(folder: Path) -> dict[str, Path]:
     text = json.dumps(doc, ensure_ascii=False)
     files = {
         "binary": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4,
-        "latin1": ("openapi: 3.0.0\ninfo:\n  title: Caf\xe9 \xe0 la carte\n  version: '1'\npaths: {}\n").encode("latin-1"),
+        "latin1": ("openapi: 3.0.0\ninfo:\n  title: Caf\xe9 \xe0 la carte\n  version: '1'\npaths: {}\n").encode(
+            "latin-1"
+        ),
         "nested_json": ("[" * 100_000 + "]" * 100_000).encode(),
         "nested_yaml": ("a:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(3000))).encode(),
-        "huge_int": ('{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {}, "x-n": '
-                     + "9" * 50_000 + "}").encode(),
+        "huge_int": (
+            '{"openapi": "3.0.0", "info": {"title": "x", "version": "1"}, "paths": {}, "x-n": ' + "9" * 50_000 + "}"
+        ).encode(),
         "empty": b"",
         "utf16_no_bom": text.encode("utf-16-le"),
     }
@@ -66,7 +69,9 @@ def hostile_files(folder: Path) -> dict[str, Path]:
     out["good"] = folder / "good.json"
     out["good"].write_text(text, encoding="utf-8")
     out["good_utf16"] = folder / "good_utf16.json"  # UTF-16 with a byte-order mark is text: it registers
-    out["good_utf16"].write_bytes(json.dumps(shipped_documents()["RTMSDataSvcAptTrade"], ensure_ascii=False).encode("utf-16"))
+    out["good_utf16"].write_bytes(
+        json.dumps(shipped_documents()["RTMSDataSvcAptTrade"], ensure_ascii=False).encode("utf-16")
+    )
     return out
 
 
@@ -77,8 +82,14 @@ def test_register_bad_files_one_line_each_good_ones_still_register(embedded: Pat
     env = {**os.environ, "KOPA_STORE": "embedded", "KOPA_EMBEDDED_PATH": str(embedded)}
     env.pop("KOPA_REDIS_URL", None)
     start = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "cli", "register", *map(str, order)], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "cli", "register", *map(str, order)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     took = time.monotonic() - start
     assert out.returncode == 1, (out.stdout, out.stderr)
     assert "Traceback" not in out.stderr and "Traceback" not in out.stdout, out.stderr

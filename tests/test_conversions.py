@@ -53,8 +53,13 @@ from verification.runs import new_run, scoped_tools
 
 CITY_HALL = (126.9779692, 37.5662952)  # 서울시청, WGS84 lon/lat
 #: core.geo reference points (tests/test_world.py): (lat, lon) -> KMA grid
-GRID_POINTS = [((37.5665, 126.9780), (60, 127)), ((37.5172, 127.0473), (61, 126)),
-               ((36.3504, 127.3845), (67, 100)), ((35.1796, 129.0756), (98, 76)), ((33.4996, 126.5312), (53, 38))]
+GRID_POINTS = [
+    ((37.5665, 126.9780), (60, 127)),
+    ((37.5172, 127.0473), (61, 126)),
+    ((36.3504, 127.3845), (67, 100)),
+    ((35.1796, 129.0756), (98, 76)),
+    ((33.4996, 126.5312), (53, 38)),
+]
 
 
 def run(coro: Any) -> Any:
@@ -62,6 +67,7 @@ def run(coro: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- handlers
+
 
 @pytest.mark.parametrize("latlon,grid", GRID_POINTS)
 def test_to_kma_grid_from_every_system_matches_core_geo(latlon: tuple[float, float], grid: tuple[int, int]) -> None:
@@ -106,18 +112,21 @@ def test_coordinates_round_trip_between_wgs84_utmk_and_tm() -> None:
     assert wgs84_to_kma_grid(centre["lat"], centre["lon"]) == (60, 127)
 
 
-@pytest.mark.parametrize("args,code,words", [
-    ({"x": 150.0, "y": 10.0, "crs": "WGS84"}, "outside_grid", "outside the KMA forecast grid"),
-    ({"x": "abc", "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
-    ({"x": "126,978", "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
-    ({"x": True, "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
-    ({"x": "nan", "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
-    ({"y": 37.5, "crs": "WGS84"}, "missing_parameter", "x is required"),
-    ({"x": 126.9, "y": 37.5}, "missing_parameter", "crs is required"),
-    ({"x": 126.9, "y": 37.5, "crs": "GRS80"}, "bad_crs", "one of WGS84, UTMK, TM"),
-    ({"x": 37.5662952, "y": 126.9779692, "crs": "WGS84"}, "out_of_range", "were they swapped"),
-    ({"x": 126.9779692, "y": 37.5662952, "crs": "UTMK"}, "out_of_range", "send crs WGS84"),
-])
+@pytest.mark.parametrize(
+    "args,code,words",
+    [
+        ({"x": 150.0, "y": 10.0, "crs": "WGS84"}, "outside_grid", "outside the KMA forecast grid"),
+        ({"x": "abc", "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
+        ({"x": "126,978", "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
+        ({"x": True, "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
+        ({"x": "nan", "y": 37.5, "crs": "WGS84"}, "not_a_number", "x must be a number"),
+        ({"y": 37.5, "crs": "WGS84"}, "missing_parameter", "x is required"),
+        ({"x": 126.9, "y": 37.5}, "missing_parameter", "crs is required"),
+        ({"x": 126.9, "y": 37.5, "crs": "GRS80"}, "bad_crs", "one of WGS84, UTMK, TM"),
+        ({"x": 37.5662952, "y": 126.9779692, "crs": "WGS84"}, "out_of_range", "were they swapped"),
+        ({"x": 126.9779692, "y": 37.5662952, "crs": "UTMK"}, "out_of_range", "send crs WGS84"),
+    ],
+)
 def test_bad_input_is_refused_with_what_to_fix(args: dict[str, Any], code: str, words: str) -> None:
     with pytest.raises(ConversionError) as err:
         to_kma_grid_rows(args)
@@ -137,6 +146,7 @@ def test_answer_refuses_unknown_parameters_and_grid_cells() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- spec and registry
+
 
 def test_specs_tell_a_model_everything_it_needs() -> None:
     specs = {t.name: function_spec(t)["function"] for t in conversion_tools()}
@@ -173,6 +183,7 @@ def test_registration_is_idempotent_and_verification_leaves_the_tools_out(tmp_pa
 
 
 # ---------------------------------------------------------------------------------------------- executor
+
 
 class NoNetwork(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -300,6 +311,7 @@ def test_replay_computes_conversions_for_any_arguments() -> None:
 
 # ---------------------------------------------------------------------------------------------- training
 
+
 def test_grpo_replay_rollouts_compute_conversions() -> None:
     backend = TrainReplay([])
     out = backend.run("tr_x", TO_KMA_GRID, {"x": 126.978, "y": 37.5665, "crs": "WGS84"})
@@ -325,15 +337,23 @@ def test_grpo_live_rollouts_execute_conversions_through_the_executor() -> None:
 
 # ---------------------------------------------------------------------------------------------- synthesis
 
+
 def _catalog_tools() -> dict[str, ToolRecord]:
     return {t.name: t for doc in shipped_documents().values() for t in parse_document(doc)[1]}
 
 
-def _coord(lid: str, src_tool: str, field: str, target: str, param: str, src: str, dst: str, axis: str,
-           pair: str) -> LinkRecord:
-    return LinkRecord(id=lid, source_tool=src_tool, source_field=field, target_tool=target,
-                      target_param=f"query:{param}", status="verified", transform={
-                          "kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair})
+def _coord(
+    lid: str, src_tool: str, field: str, target: str, param: str, src: str, dst: str, axis: str, pair: str
+) -> LinkRecord:
+    return LinkRecord(
+        id=lid,
+        source_tool=src_tool,
+        source_field=field,
+        target_tool=target,
+        target_param=f"query:{param}",
+        status="verified",
+        transform={"kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair},
+    )
 
 
 def test_plan_rewrite_puts_one_shared_conversion_step_before_the_projecting_steps() -> None:
@@ -341,36 +361,79 @@ def test_plan_rewrite_puts_one_shared_conversion_step_before_the_projecting_step
     root, fcst, ncst = tools["juso_addr_coord_api"], tools["kma_get_vilage_fcst"], tools["kma_get_ultra_srt_ncst"]
 
     def grid(target: ToolRecord) -> dict[str, Source]:
-        return {"nx": Source("link", link=_coord(f"l_{target.name}_x", root.name, "entX", target.name, "nx", "UTMK",
-                                                 "KMA_GRID", "x", "entY"), from_step=0),
-                "ny": Source("link", link=_coord(f"l_{target.name}_y", root.name, "entY", target.name, "ny", "UTMK",
-                                                 "KMA_GRID", "y", "entX"), from_step=0),
-                "base_date": Source("clock", "20261015")}
+        return {
+            "nx": Source(
+                "link",
+                link=_coord(
+                    f"l_{target.name}_x", root.name, "entX", target.name, "nx", "UTMK", "KMA_GRID", "x", "entY"
+                ),
+                from_step=0,
+            ),
+            "ny": Source(
+                "link",
+                link=_coord(
+                    f"l_{target.name}_y", root.name, "entY", target.name, "ny", "UTMK", "KMA_GRID", "y", "entX"
+                ),
+                from_step=0,
+            ),
+            "base_date": Source("clock", "20261015"),
+        }
 
-    plan = Plan("parallel", [Step(root, {"admCd": Source("constant", "1111010100")}), Step(fcst, grid(fcst), [0]),
-                             Step(ncst, grid(ncst), [0])], [1, 2])
+    plan = Plan(
+        "parallel",
+        [
+            Step(root, {"admCd": Source("constant", "1111010100")}),
+            Step(fcst, grid(fcst), [0]),
+            Step(ncst, grid(ncst), [0]),
+        ],
+        [1, 2],
+    )
     out = with_conversions(plan, {})
     assert [s.tool.name for s in out.steps] == [root.name, TO_KMA_GRID, fcst.name, ncst.name]
     assert out.finals == [2, 3] and out.shape == "parallel"
     conv = out.steps[1]
     assert conv.depends_on == [0] and conv.sources["crs"].value == "UTMK"
-    assert {p: (s.from_step, s.link.source_field if s.link else None) for p, s in conv.sources.items()
-            if s.kind == "link"} == {"x": (0, "entX"), "y": (0, "entY")}
+    assert {
+        p: (s.from_step, s.link.source_field if s.link else None) for p, s in conv.sources.items() if s.kind == "link"
+    } == {"x": (0, "entX"), "y": (0, "entY")}
     for i in (2, 3):
         fed = out.steps[i].sources
         assert out.steps[i].depends_on == [1] and fed["base_date"].kind == "clock"
         for p in ("nx", "ny"):
             link = fed[p].link
             assert link is not None and fed[p].from_step == 1 and link.source_tool == TO_KMA_GRID
-            assert link.source_field == p and link.transform == T.IDENTITY and link.id == f"l_{out.steps[i].tool.name}_{p[1]}"
+            assert (
+                link.source_field == p
+                and link.transform == T.IDENTITY
+                and link.id == f"l_{out.steps[i].tool.name}_{p[1]}"
+            )
             assert not projects(link.transform)
     assert with_conversions(out, {}) is out  # nothing left to rewrite
     # between systems: the generic conversion, systems as constants
     tour, near = tools["tour_area_based_list2"], tools["airkorea_get_nearby_msrstn_list"]
-    tm = Plan("chain", [Step(tour, {}), Step(near, {
-        "tmX": Source("link", link=_coord("a", tour.name, "mapx", near.name, "tmX", "WGS84", "TM", "x", "mapy"), from_step=0),
-        "tmY": Source("link", link=_coord("b", tour.name, "mapy", near.name, "tmY", "WGS84", "TM", "y", "mapx"), from_step=0),
-    }, [0])], [1])
+    tm = Plan(
+        "chain",
+        [
+            Step(tour, {}),
+            Step(
+                near,
+                {
+                    "tmX": Source(
+                        "link",
+                        link=_coord("a", tour.name, "mapx", near.name, "tmX", "WGS84", "TM", "x", "mapy"),
+                        from_step=0,
+                    ),
+                    "tmY": Source(
+                        "link",
+                        link=_coord("b", tour.name, "mapy", near.name, "tmY", "WGS84", "TM", "y", "mapx"),
+                        from_step=0,
+                    ),
+                },
+                [0],
+            ),
+        ],
+        [1],
+    )
     rewritten = with_conversions(tm, {})
     assert [s.tool.name for s in rewritten.steps] == [tour.name, CONVERT, near.name]
     assert (rewritten.steps[1].sources["from_crs"].value, rewritten.steps[1].sources["to_crs"].value) == ("WGS84", "TM")
@@ -398,7 +461,8 @@ def synthesised(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Trajecto
 
 
 def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
-        synthesised: tuple[list[Trajectory], dict[str, ToolRecord]]) -> None:
+    synthesised: tuple[list[Trajectory], dict[str, ToolRecord]],
+) -> None:
     records, tools = synthesised
     converting = [r for r in records if any(s.tool in TOOL_NAMES for s in r.steps)]
     assert len(converting) >= 5, [[s.tool for s in r.steps] for r in records]
@@ -418,8 +482,12 @@ def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
                 assert float(s.arguments[axis]) == float(shown[prov["field"]])
             (row,) = s.response.items
             assert row == answer(s.tool, s.arguments).items[0]  # executed, recorded as answered
-            consumers = [(later, p, prov) for later in r.steps for p, prov in later.provenance.items()
-                         if prov["kind"] == "link" and prov["from_step"] == i]
+            consumers = [
+                (later, p, prov)
+                for later in r.steps
+                for p, prov in later.provenance.items()
+                if prov["kind"] == "link" and prov["from_step"] == i
+            ]
             assert consumers
             for later, p, prov in consumers:
                 assert str(later.arguments[p]) == str(row[prov["field"]])
@@ -428,8 +496,11 @@ def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
                 dst = "KMA_GRID" if s.tool == TO_KMA_GRID else s.arguments["to_crs"]
                 axis = "x" if prov["field"] in ("nx", "x") else "y"
                 pair = s.provenance["y" if axis == "x" else "x"]["field"]
-                legacy = T.apply({"kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair},
-                                 shown[s.provenance[axis]["field"]], shown)
+                legacy = T.apply(
+                    {"kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair},
+                    shown[s.provenance[axis]["field"]],
+                    shown,
+                )
                 assert abs(float(legacy) - float(later.arguments[p])) < 0.01
     q = quality(records)
     assert q["arguments_projected_outside_conversion_tool"] == 0 and q["conversion_steps"] >= len(converting)
@@ -438,23 +509,55 @@ def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
 
 
 def test_quality_counts_projections_left_in_the_models_head() -> None:
-    step = TrajectoryStep(step=2, tool="kma_get_vilage_fcst", arguments={"nx": 60, "ny": 127}, provenance={
-        "nx": {"kind": "link", "link": "l1", "from_step": 0, "field": "entX", "source_value": "953898.3",
-               "transform": {"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "entY"}},
-        "ny": {"kind": "link", "link": "l2", "from_step": 0, "field": "entY", "source_value": "1952009.4",
-               "transform": {"kind": "coord", "src": "UTMK", "dst": "UTMK", "axis": "y", "pair": "entX"}}},
-        response=StepResponse(rows=1, items=[{"fcstValue": "18"}]))
-    first = TrajectoryStep(step=1, tool="juso_addr_coord_api", arguments={}, provenance={},
-                           response=StepResponse(rows=1, items=[{"entX": "953898.3", "entY": "1952009.4"}]))
-    rec = Trajectory(id="tr_1", request="r", shape="chain", n_steps=2, steps=[first, step], final_steps=[2],
-                     final_answer="18", tools=[])
+    step = TrajectoryStep(
+        step=2,
+        tool="kma_get_vilage_fcst",
+        arguments={"nx": 60, "ny": 127},
+        provenance={
+            "nx": {
+                "kind": "link",
+                "link": "l1",
+                "from_step": 0,
+                "field": "entX",
+                "source_value": "953898.3",
+                "transform": {"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "entY"},
+            },
+            "ny": {
+                "kind": "link",
+                "link": "l2",
+                "from_step": 0,
+                "field": "entY",
+                "source_value": "1952009.4",
+                "transform": {"kind": "coord", "src": "UTMK", "dst": "UTMK", "axis": "y", "pair": "entX"},
+            },
+        },
+        response=StepResponse(rows=1, items=[{"fcstValue": "18"}]),
+    )
+    first = TrajectoryStep(
+        step=1,
+        tool="juso_addr_coord_api",
+        arguments={},
+        provenance={},
+        response=StepResponse(rows=1, items=[{"entX": "953898.3", "entY": "1952009.4"}]),
+    )
+    rec = Trajectory(
+        id="tr_1",
+        request="r",
+        shape="chain",
+        n_steps=2,
+        steps=[first, step],
+        final_steps=[2],
+        final_answer="18",
+        tools=[],
+    )
     q = quality([rec])
     assert q["arguments_projected_outside_conversion_tool"] == 1 and q["arguments"] == 2  # same-system: no projection
     assert any("projection outside a conversion tool 1 of 2" in line for line in quality_lines(q))
 
 
 def test_grpo_environment_of_a_synthesised_record_executes_its_conversion_step(
-        synthesised: tuple[list[Trajectory], dict[str, ToolRecord]]) -> None:
+    synthesised: tuple[list[Trajectory], dict[str, ToolRecord]],
+) -> None:
     records, tools = synthesised
     record = next(r for r in records if any(s.tool == TO_KMA_GRID for s in r.steps))
     step = next(s for s in record.steps if s.tool == TO_KMA_GRID)

@@ -87,12 +87,29 @@ def test_the_figures_hold(records: list[Trajectory]) -> None:
 
 
 def test_parameter_roles() -> None:
-    user = [("keyword", "주소 검색어"), ("stationName", "측정소명"), ("umdName", "읍면동명"), ("itemName", "제품명"),
-            ("b_no", "사업자등록번호 목록"), ("DEAL_YMD", "계약년월 (YYYYMM 6자리)"), ("sidoName", "시도 이름"),
-            ("nodeNm", "정류소명"), ("routeNo", "노선번호")]
-    code = [("nx", "예보지점 X 좌표 (기상청 격자)"), ("cityCode", "도시코드"), ("routeId", "노선ID"), ("LAWD_CD", "지역코드"),
-            ("contentId", "콘텐츠ID"), ("ykiho", "암호화된 요양기호"), ("kaptCode", "단지코드"), ("tmX", "TM_X 좌표"),
-            ("regId", "예보구역코드"), ("rnMgtSn", "도로명코드")]
+    user = [
+        ("keyword", "주소 검색어"),
+        ("stationName", "측정소명"),
+        ("umdName", "읍면동명"),
+        ("itemName", "제품명"),
+        ("b_no", "사업자등록번호 목록"),
+        ("DEAL_YMD", "계약년월 (YYYYMM 6자리)"),
+        ("sidoName", "시도 이름"),
+        ("nodeNm", "정류소명"),
+        ("routeNo", "노선번호"),
+    ]
+    code = [
+        ("nx", "예보지점 X 좌표 (기상청 격자)"),
+        ("cityCode", "도시코드"),
+        ("routeId", "노선ID"),
+        ("LAWD_CD", "지역코드"),
+        ("contentId", "콘텐츠ID"),
+        ("ykiho", "암호화된 요양기호"),
+        ("kaptCode", "단지코드"),
+        ("tmX", "TM_X 좌표"),
+        ("regId", "예보구역코드"),
+        ("rnMgtSn", "도로명코드"),
+    ]
     assert all(param_role(n, d) == "user" for n, d in user), [(n, param_role(n, d)) for n, d in user]
     assert all(param_role(n, d) == "code" for n, d in code), [(n, param_role(n, d)) for n, d in code]
     assert param_role("base_time", "발표시각 (HHMM)") == "clock" and param_role("base_date", "발표일자") == "clock"
@@ -142,7 +159,9 @@ def test_requests_state_goals_in_natural_frames(records: list[Trajectory]) -> No
         text = " ".join([*(m["content"] for m in r.preamble if m["role"] == "user"), r.request])
         assert not any(w in text for w in STEP_WORDS), text
         assert "{" not in text and "  " not in text
-        codes = [str(s.arguments[p]) for s in r.steps for p, v in s.provenance.items() if v["kind"] in ("link", "clock")]
+        codes = [
+            str(s.arguments[p]) for s in r.steps for p, v in s.provenance.items() if v["kind"] in ("link", "clock")
+        ]
         assert not any(len(c) >= 5 and c.isdigit() and c in text for c in codes), text
     personas = {"민원": 0, "보고서": 0, "분석": 0}
     for r in records:
@@ -174,7 +193,9 @@ def test_arguments_are_typed_per_schema(setup: Setup, records: list[Trajectory])
     good = {"base_date": "20261015", "base_time": "1300", "nx": 60, "ny": 127}
     assert validate_arguments(kma, good) is None
     assert "nx" in (validate_arguments(kma, {**good, "nx": "60"}) or "")
-    assert coerce("60", {"type": "integer"}) == 60 and coerce("7418899539", {"type": "array", "items": {"type": "string"}}) == ["7418899539"]
+    assert coerce("60", {"type": "integer"}) == 60 and coerce(
+        "7418899539", {"type": "array", "items": {"type": "string"}}
+    ) == ["7418899539"]
 
 
 def test_records_show_the_one_view_never_the_used_row_moved_in(records: list[Trajectory]) -> None:
@@ -186,8 +207,11 @@ def test_records_show_the_one_view_never_the_used_row_moved_in(records: list[Tra
 
 
 def test_the_checks_catch_broken_records(records: list[Trajectory]) -> None:
-    linked = next(r for r in records if r.kind == "normal" and any(
-        v["kind"] == "link" for s in r.steps for v in s.provenance.values()))
+    linked = next(
+        r
+        for r in records
+        if r.kind == "normal" and any(v["kind"] == "link" for s in r.steps for v in s.provenance.values())
+    )
     base = quality([linked])
     assert base["linked_values_not_visible"] == base["argument_schema_violations"] == 0
     # the linked row removed from the earlier tool message
@@ -198,14 +222,18 @@ def test_the_checks_catch_broken_records(records: list[Trajectory]) -> None:
     up.response.items = [{k: v for k, v in row.items() if k != prov["field"]} for row in up.response.items]
     assert quality([hidden])["linked_values_not_visible"] >= 1
     # an integer sent as text
-    typed = next(r for r in records if any(isinstance(v, int) and not isinstance(v, bool)
-                                           for s in r.steps for v in s.arguments.values()))
+    typed = next(
+        r
+        for r in records
+        if any(isinstance(v, int) and not isinstance(v, bool) for s in r.steps for v in s.arguments.values())
+    )
     broken = typed.model_copy(deep=True)
     for s in broken.steps:
         for k, v in s.arguments.items():
             if isinstance(v, int) and not isinstance(v, bool):
                 s.arguments[k] = str(v)
     assert quality([broken])["argument_schema_violations"] >= 1
+
     # a pair built from two different steps
     def fed_pair(s: Any) -> bool:
         return {"nx", "ny"} <= set(s.provenance) and s.provenance["nx"]["kind"] == "link" and s.step >= 3
@@ -222,14 +250,22 @@ def test_the_checks_catch_broken_records(records: list[Trajectory]) -> None:
     code = str(step.arguments[next(k for k, v in step.provenance.items() if v["kind"] == "link")])
     leaking = linked.model_copy(update={"request": f"{linked.request} ({code} 코드)"})
     assert quality([leaking])["code_words_in_requests"] == 1
-    assert quality([linked.model_copy(update={"final_answer": "결과를 찾았습니다."})])["answers_with_answered_values"] == 0
+    assert (
+        quality([linked.model_copy(update={"final_answer": "결과를 찾았습니다."})])["answers_with_answered_values"] == 0
+    )
 
 
 def test_answers_state_values_with_units_and_labels(records: list[Trajectory]) -> None:
-    weather = [r for r in records if r.kind == "normal" and any(s.tool == "kma_get_ultra_srt_ncst" and s.step in r.final_steps
-                                                                 for s in r.steps)]
-    air = [r for r in records if any(s.tool == "airkorea_get_msrstn_accto_rltm_mesure_dnsty" and s.step in r.final_steps
-                                     for s in r.steps)]
+    weather = [
+        r
+        for r in records
+        if r.kind == "normal" and any(s.tool == "kma_get_ultra_srt_ncst" and s.step in r.final_steps for s in r.steps)
+    ]
+    air = [
+        r
+        for r in records
+        if any(s.tool == "airkorea_get_msrstn_accto_rltm_mesure_dnsty" and s.step in r.final_steps for s in r.steps)
+    ]
     assert weather and air
     # an observation answers over the rows the view shows, each category with its unit
     assert all(any(u in r.final_answer for u in ("℃", "%", "mm", "m/s")) for r in weather)
@@ -271,8 +307,9 @@ def test_special_samples_are_real_and_configurable(setup: Setup, records: list[T
     tools = {t.name: t for t in store.all_tools()}
 
     async def replay() -> list[bool]:
-        ex = Executor(settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=100)[0]},
-                      transport=transport)
+        ex = Executor(
+            settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport
+        )
         try:
             return [(await ex.call(tools[a.tool], a.arguments)).ok for r in recovering for a in r.attempts]
         finally:
@@ -294,6 +331,8 @@ def test_demo_style_export_reports_the_figures(setup: Setup, result: dict[str, A
     done = export_all(tmp_path, result, store, settings, {"seed": 3})
     q = done["distribution"]["quality"]
     assert q["argument_schema_violations"] == 0 and q["trajectories"] == 200
-    assert json.loads((tmp_path / "quality.json").read_text(encoding="utf-8"))["sentence_frames"] == q["sentence_frames"]
+    assert (
+        json.loads((tmp_path / "quality.json").read_text(encoding="utf-8"))["sentence_frames"] == q["sentence_frames"]
+    )
     section = quality_section(done["distribution"])
     assert "sentence frames" in section and "BFCL single-call items" in section

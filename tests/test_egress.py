@@ -39,21 +39,68 @@ from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.keys import DEMO_KEY
 
 SSRF_FORMS = [
-    "file:///etc/passwd", "gopher://127.0.0.1:6379/_INFO", "ftp://apis.data.go.kr/", "dict://127.0.0.1:6379/",
-    "javascript:alert(1)", "//127.0.0.1/", "http:///x", "http://user:pw@apis.data.go.kr/", "http://apis.data.go.kr@127.0.0.1/",
-    "http://apis.data.go.kr\\@127.0.0.1/", "http://127.0.0.1#@apis.data.go.kr/", "http://apis.data.go.kr:80@evil.example/",
-    "http://127.0.0.1/", "http://127.0.0.1:7474/db/neo4j/tx/commit", "http://127.1/", "http://127.000.000.001/",
-    "http://2130706433/", "http://0x7f000001/", "http://0x7f.1/", "http://0177.0.0.1/", "http://0/", "http://0.0.0.0/",
-    "http://localhost/", "http://localhost./", "http://LOCALHOST/", "http://localhost.localdomain/", "http://[::1]/",
-    "http://[0:0:0:0:0:0:0:1]/", "http://[::]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/",
-    "http://[64:ff9b::7f00:1]/", "http://[2002:7f00:1::]/", "http://[fe80::1]/", "http://[fd00:ec2::254]/",
-    "http://169.254.169.254/latest/meta-data/", "http://169.254.170.2/", "http://100.100.100.200/", "http://100.64.0.1/",
-    "http://10.0.0.1/", "http://172.16.0.1/", "http://192.168.0.1/", "http://192.0.0.1/", "http://198.18.0.1/",
-    "http://224.0.0.1/", "http://255.255.255.255/", "http://metadata.google.internal/", "http://metadata/",
-    "http://instance-data/", "http://apis.data.go.kr.evil.example/", "http://evilapis.data.go.kr/",
-    "http://data.go.kr.evil.example/", "http://xn--apis-data-go-kr.example/", "http://ⓛocalhost/", "http://loc%61lhost/",
-    "http://127.0.0.1%2f@apis.data.go.kr/", "http://[::1]:6379/", "http://kubernetes.default.svc/", "http://redis:6379/",
-    "http://neo4j:7474/", "https://127.0.0.1:16379/", "http://apis.data.go.kr%00.evil.example/",
+    "file:///etc/passwd",
+    "gopher://127.0.0.1:6379/_INFO",
+    "ftp://apis.data.go.kr/",
+    "dict://127.0.0.1:6379/",
+    "javascript:alert(1)",
+    "//127.0.0.1/",
+    "http:///x",
+    "http://user:pw@apis.data.go.kr/",
+    "http://apis.data.go.kr@127.0.0.1/",
+    "http://apis.data.go.kr\\@127.0.0.1/",
+    "http://127.0.0.1#@apis.data.go.kr/",
+    "http://apis.data.go.kr:80@evil.example/",
+    "http://127.0.0.1/",
+    "http://127.0.0.1:7474/db/neo4j/tx/commit",
+    "http://127.1/",
+    "http://127.000.000.001/",
+    "http://2130706433/",
+    "http://0x7f000001/",
+    "http://0x7f.1/",
+    "http://0177.0.0.1/",
+    "http://0/",
+    "http://0.0.0.0/",
+    "http://localhost/",
+    "http://localhost./",
+    "http://LOCALHOST/",
+    "http://localhost.localdomain/",
+    "http://[::1]/",
+    "http://[0:0:0:0:0:0:0:1]/",
+    "http://[::]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:7f00:1]/",
+    "http://[64:ff9b::7f00:1]/",
+    "http://[2002:7f00:1::]/",
+    "http://[fe80::1]/",
+    "http://[fd00:ec2::254]/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://169.254.170.2/",
+    "http://100.100.100.200/",
+    "http://100.64.0.1/",
+    "http://10.0.0.1/",
+    "http://172.16.0.1/",
+    "http://192.168.0.1/",
+    "http://192.0.0.1/",
+    "http://198.18.0.1/",
+    "http://224.0.0.1/",
+    "http://255.255.255.255/",
+    "http://metadata.google.internal/",
+    "http://metadata/",
+    "http://instance-data/",
+    "http://apis.data.go.kr.evil.example/",
+    "http://evilapis.data.go.kr/",
+    "http://data.go.kr.evil.example/",
+    "http://xn--apis-data-go-kr.example/",
+    "http://ⓛocalhost/",
+    "http://loc%61lhost/",
+    "http://127.0.0.1%2f@apis.data.go.kr/",
+    "http://[::1]:6379/",
+    "http://kubernetes.default.svc/",
+    "http://redis:6379/",
+    "http://neo4j:7474/",
+    "https://127.0.0.1:16379/",
+    "http://apis.data.go.kr%00.evil.example/",
 ]
 
 
@@ -89,18 +136,44 @@ def internal() -> Iterator[tuple[str, int]]:
 
 def doc_for(server: str, *, body_example: Any = None, title: str = "Internal") -> dict[str, Any]:
     row = {"type": "object", "properties": {"code": {"type": "string"}, "v": {"type": "string"}}}
-    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"rows": {"type": "array", "items": row}}}}}}}
+    ok = {
+        "200": {
+            "description": "ok",
+            "content": {
+                "application/json": {
+                    "schema": {"type": "object", "properties": {"rows": {"type": "array", "items": row}}}
+                }
+            },
+        }
+    }
     op: dict[str, Any] = {"operationId": "commit", "responses": ok}
     if body_example is not None:
-        op["requestBody"] = {"content": {"application/json": {"schema": {"type": "object", "properties": {
-            "statements": {"type": "array", "items": {"type": "object"}}}}, "example": body_example}}}
-    return {"openapi": "3.0.3", "info": {"title": title, "version": "1"}, "servers": [{"url": server}],
-            "paths": {"/db/neo4j/tx/commit": {"post": op}}}
+        op["requestBody"] = {
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"statements": {"type": "array", "items": {"type": "object"}}},
+                    },
+                    "example": body_example,
+                }
+            }
+        }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": title, "version": "1"},
+        "servers": [{"url": server}],
+        "paths": {"/db/neo4j/tx/commit": {"post": op}},
+    }
 
 
-def call_one(settings: Settings, api: ApiRecord, tool: ToolRecord, args: dict[str, Any] | None = None,
-             transport: httpx.AsyncBaseTransport | None = None) -> Any:
+def call_one(
+    settings: Settings,
+    api: ApiRecord,
+    tool: ToolRecord,
+    args: dict[str, Any] | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> Any:
     async def go() -> Any:
         ex = Executor(settings, MemoryEconomy(), {api.id: api}, transport=transport)
         try:
@@ -118,6 +191,7 @@ def planted(server: str, **kw: Any) -> tuple[ApiRecord, ToolRecord]:
 
 
 # -- the policy itself ---------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("url", SSRF_FORMS)
 def test_ssrf_forms_are_refused_with_the_default_allow_list(url: str) -> None:
@@ -139,9 +213,24 @@ def test_ssrf_forms_are_refused_even_when_loopback_names_are_allow_listed() -> N
 
 
 def test_internal_address_classification() -> None:
-    internal = ["127.0.0.1", "10.1.2.3", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-                "::1", "::", "fe80::1", "fd00::1", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1",
-                "224.0.0.1", "240.0.0.1"]
+    internal = [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.31.255.255",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "::",
+        "fe80::1",
+        "fd00::1",
+        "::ffff:10.0.0.1",
+        "64:ff9b::a9fe:a9fe",
+        "2002:a9fe:a9fe::1",
+        "224.0.0.1",
+        "240.0.0.1",
+    ]
     public = ["8.8.8.8", "1.1.1.1", "211.43.0.1", "2001:4860:4860::8888", "::ffff:8.8.8.8"]
     for a in internal:
         ip = parse_ip(a)
@@ -159,8 +248,13 @@ def test_allow_list_exact_names_wildcards_and_defaults(monkeypatch: pytest.Monke
     monkeypatch.setenv("KOPA_ALLOWED_HOSTS", json.dumps(["Open.Example.go.kr."]))
     assert Settings().allowed_hosts == ["open.example.go.kr"]
     policy = EgressPolicy.from_settings(settings)
-    for ok in ("https://apis.data.go.kr/1360000", "http://open.example.go.kr/x", "https://a.data.example.kr/",
-               "https://b.c.data.example.kr/", "https://OPEN.EXAMPLE.GO.KR./x"):
+    for ok in (
+        "https://apis.data.go.kr/1360000",
+        "http://open.example.go.kr/x",
+        "https://a.data.example.kr/",
+        "https://b.c.data.example.kr/",
+        "https://OPEN.EXAMPLE.GO.KR./x",
+    ):
         assert policy.check_url(ok).host
     for bad in ("https://data.example.kr/", "https://xdata.example.kr/", "https://open.example.go.kr.evil.example/"):
         with pytest.raises(DisallowedHost):
@@ -175,11 +269,14 @@ def test_allow_list_exact_names_wildcards_and_defaults(monkeypatch: pytest.Monke
 
 # -- registration --------------------------------------------------------------------------------------------
 
+
 def test_issue_reproduction_neo4j_http_and_redis_ports_are_refused_at_registration(tmp_path: Path) -> None:
     """Issue 9 item 1: with 127.0.0.1 allow-listed by name (the old default), a document pointing at our Neo4j
     HTTP port with Cypher in a body example, or at our Redis port, is refused with a 422-class error."""
-    settings = Settings(allowed_hosts=["127.0.0.1", "localhost"],
-                        upstream_overrides=",".join(f"{h}=http://127.0.0.1:18090" for h in REAL_HOSTS))
+    settings = Settings(
+        allowed_hosts=["127.0.0.1", "localhost"],
+        upstream_overrides=",".join(f"{h}=http://127.0.0.1:18090" for h in REAL_HOSTS),
+    )
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     cypher = {"statements": [{"statement": "CREATE (:Pwned {at: timestamp()})"}]}
     for server in ("http://127.0.0.1:17474", "http://127.0.0.1:16379", "http://localhost:17474", "http://[::1]:17474"):
@@ -214,11 +311,15 @@ def test_allowed_name_resolving_to_loopback_is_refused(tmp_path: Path, monkeypat
 def test_api_answers_422_host_not_allowed(internal: tuple[str, int]) -> None:
     host, port = internal
     with tempfile.TemporaryDirectory() as d:
-        settings = Settings(bootstrap_token=SecretStr("boot-egress-token"), allowed_hosts=["127.0.0.1"],
-                            embedded_path=Path(d) / "g.sqlite3")
+        settings = Settings(
+            bootstrap_token=SecretStr("boot-egress-token"),
+            allowed_hosts=["127.0.0.1"],
+            embedded_path=Path(d) / "g.sqlite3",
+        )
         with TestClient(create_app(settings)) as client:
-            r = client.post("/v1/apis", json=doc_for(f"http://{host}:{port}"),
-                            headers={"Authorization": "Bearer boot-egress-token"})
+            r = client.post(
+                "/v1/apis", json=doc_for(f"http://{host}:{port}"), headers={"Authorization": "Bearer boot-egress-token"}
+            )
             assert r.status_code == 422, r.text
             assert r.json()["error"] == "host_not_allowed"
             assert "KOPA_LOCAL_UPSTREAMS" in r.json()["detail"]
@@ -226,6 +327,7 @@ def test_api_answers_422_host_not_allowed(internal: tuple[str, int]) -> None:
 
 
 # -- calls ---------------------------------------------------------------------------------------------------
+
 
 def test_planted_internal_tool_is_refused_before_any_byte_is_sent(internal: tuple[str, int]) -> None:
     host, port = internal
@@ -245,18 +347,21 @@ def test_planted_tool_against_real_neo4j_http_creates_nothing(neo4j_uri: str) ->
 
     label = "Pwned" + socket.gethostname().replace("-", "")[:8].capitalize()
     http_port = 17474
-    api, tool = planted(f"http://127.0.0.1:{http_port}",
-                        body_example={"statements": [{"statement": f"CREATE (:{label})"}]})
-    result = call_one(Settings(allowed_hosts=["127.0.0.1"]), api, tool,
-                      {"statements": [{"statement": f"CREATE (:{label})"}]})
+    api, tool = planted(
+        f"http://127.0.0.1:{http_port}", body_example={"statements": [{"statement": f"CREATE (:{label})"}]}
+    )
+    result = call_one(
+        Settings(allowed_hosts=["127.0.0.1"]), api, tool, {"statements": [{"statement": f"CREATE (:{label})"}]}
+    )
     assert result.outcome == "invalid", result
     with GraphDatabase.driver(neo4j_uri, auth=None) as driver:
         records, _, _ = driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS c")
         assert records[0]["c"] == 0
 
 
-def test_dns_rebinding_between_registration_and_call_is_caught(internal: tuple[str, int], tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dns_rebinding_between_registration_and_call_is_caught(
+    internal: tuple[str, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, port = internal
     answers = {"rebind.example": "93.184.216.34"}
     real = socket.getaddrinfo

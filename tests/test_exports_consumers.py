@@ -48,9 +48,14 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict
     async def go() -> dict[str, Any]:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
-            return await synthesize(store, settings, ex, count=90, seed=5,
-                                    extras={"irrelevance": 0.05, "clarification": 0.05, "error_recovery": 0.05,
-                                            "hard_negative": 0.05})
+            return await synthesize(
+                store,
+                settings,
+                ex,
+                count=90,
+                seed=5,
+                extras={"irrelevance": 0.05, "clarification": 0.05, "error_recovery": 0.05, "hard_negative": 0.05},
+            )
         finally:
             await ex.aclose()
 
@@ -91,12 +96,16 @@ def _qwen_template(name: str) -> str:
     return (Path(trl.__file__).parent / "chat_templates" / name).read_text(encoding="utf-8")
 
 
-def test_hermes_is_the_qwen25_template_rendering_byte_for_byte(records: list[Trajectory], exported: dict[str, Path]) -> None:
+def test_hermes_is_the_qwen25_template_rendering_byte_for_byte(
+    records: list[Trajectory], exported: dict[str, Path]
+) -> None:
     from tokenizers import Tokenizer, models
     from transformers import PreTrainedTokenizerFast
 
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),  # type: ignore[no-untyped-call]
-                                  chat_template=_qwen_template("qwen2_5.jinja"))
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),  # type: ignore[no-untyped-call]
+        chat_template=_qwen_template("qwen2_5.jinja"),
+    )
     trl_lines = _lines(exported["trl"])
     hermes = _lines(exported["hermes"])
     for t, h in zip(trl_lines, hermes, strict=True):
@@ -109,9 +118,9 @@ def test_hermes_is_the_qwen25_template_rendering_byte_for_byte(records: list[Tra
     assert text.count("<tool_response>") == n and text.count("<|im_start|>user\n<tool_response>") == n - 1
 
 
-def test_trl_jsonl_and_the_hf_folder_share_one_schema_with_unique_configs(records: list[Trajectory],
-                                                                          exported: dict[str, Path],
-                                                                          tmp_path: Path) -> None:
+def test_trl_jsonl_and_the_hf_folder_share_one_schema_with_unique_configs(
+    records: list[Trajectory], exported: dict[str, Path], tmp_path: Path
+) -> None:
     import datasets
 
     trl = datasets.load_dataset("json", data_files=str(exported["trl"]), split="train")
@@ -139,8 +148,9 @@ def test_trl_jsonl_and_the_hf_folder_share_one_schema_with_unique_configs(record
     assert len(train) == len(da["train"]) and len(val) == len(da["validation"])
 
 
-def test_sft_trainer_keeps_every_example_whole_at_the_documented_max_length(exported: dict[str, Path],
-                                                                            tmp_path: Path) -> None:
+def test_sft_trainer_keeps_every_example_whole_at_the_documented_max_length(
+    exported: dict[str, Path], tmp_path: Path
+) -> None:
     import datasets
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -154,21 +164,51 @@ def test_sft_trainer_keeps_every_example_whole_at_the_documented_max_length(expo
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     # a small vocabulary: at least as many tokens per text as a large chat tokenizer would spend
-    core.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=600, special_tokens=specials,
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>",  # type: ignore[no-untyped-call]
-                                  chat_template=_qwen_template("qwen2_5_training.jinja"))
+    core.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=600, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",  # type: ignore[no-untyped-call]
+        chat_template=_qwen_template("qwen2_5_training.jinja"),
+    )
     lengths = {t: len(tok(t)["input_ids"]) for t in texts}
-    print("token lengths (min/median/max):", min(lengths.values()), sorted(lengths.values())[len(lengths) // 2],
-          max(lengths.values()))
+    print(
+        "token lengths (min/median/max):",
+        min(lengths.values()),
+        sorted(lengths.values())[len(lengths) // 2],
+        max(lengths.values()),
+    )
     assert max(lengths.values()) <= SFT_MAX_LENGTH
     ds = datasets.load_dataset("json", data_files=str(exported["trl"]), split="train").select(range(12))
-    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                         num_attention_heads=2, num_key_value_heads=1,
-                                         max_position_embeddings=SFT_MAX_LENGTH, tie_word_embeddings=True))
-    args = SFTConfig(output_dir=str(tmp_path / "sft"), max_length=SFT_MAX_LENGTH, assistant_only_loss=True, max_steps=2,
-                     per_device_train_batch_size=2, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
-                     dataset_num_proc=None)
+    model = Qwen2ForCausalLM(
+        Qwen2Config(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=SFT_MAX_LENGTH,
+            tie_word_embeddings=True,
+        )
+    )
+    args = SFTConfig(
+        output_dir=str(tmp_path / "sft"),
+        max_length=SFT_MAX_LENGTH,
+        assistant_only_loss=True,
+        max_steps=2,
+        per_device_train_batch_size=2,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        use_cpu=True,
+        dataset_num_proc=None,
+    )
     trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tok)
     prepared: Any = trainer.train_dataset
     assert prepared is not None and len(prepared) == len(ds)  # nothing dropped
@@ -184,6 +224,7 @@ def test_sft_trainer_keeps_every_example_whole_at_the_documented_max_length(expo
 
 
 # ---------------------------------------------------------------------------------------------- LLaMA-Factory
+
 
 def llamafactory_sharegpt_problems(example: dict[str, Any]) -> list[str]:
     """LLaMA-Factory's ShareGPT rules (its documented `sharegpt` format with the default tags): a list under
@@ -220,7 +261,8 @@ def llamafactory_sharegpt_problems(example: dict[str, Any]) -> list[str]:
 def test_sharegpt_passes_llamafactory_rules(records: list[Trajectory], exported: dict[str, Path]) -> None:
     lines = _lines(exported["sharegpt"])
     assert all(not llamafactory_sharegpt_problems(x) for x in lines), [
-        (x["id"], llamafactory_sharegpt_problems(x)) for x in lines if llamafactory_sharegpt_problems(x)][:3]
+        (x["id"], llamafactory_sharegpt_problems(x)) for x in lines if llamafactory_sharegpt_problems(x)
+    ][:3]
     # the checker rejects what the issue found: two observations in a row
     bad = json.loads(json.dumps(lines[0]))
     bad["conversations"].insert(3, {"from": "observation", "value": "{}"})
@@ -261,22 +303,26 @@ from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
 out = []
 for line in open(sys.argv[1], encoding="utf-8"):
     item = json.loads(line)
-    answer = [{name: {k: v[0] for k, v in args.items()}} for call in item["ground_truth"] for name, args in call.items()]
+    calls = [(name, args) for call in item["ground_truth"] for name, args in call.items()]
+    answer = [{name: {k: v[0] for k, v in args.items()}} for name, args in calls]
     r = ast_checker(item["function"], answer, item["ground_truth"], Language.PYTHON, "multiple", "gpt-4o-2024-11-20-FC")
     out.append({"id": item["id"], "valid": r["valid"], "error": r.get("error")})
 print(json.dumps(out))
 """
 
 
-def test_bfcl_items_pass_bfcls_ast_checker(synthesized: tuple[dict[str, Any], EmbeddedStore, Settings],
-                                          records: list[Trajectory], tmp_path: Path) -> None:
+def test_bfcl_items_pass_bfcls_ast_checker(
+    synthesized: tuple[dict[str, Any], EmbeddedStore, Settings], records: list[Trajectory], tmp_path: Path
+) -> None:
     result, store, settings = synthesized
     done = export_all(tmp_path, result, store, settings, {"seed": 5})
     items = _lines(tmp_path / "bfcl.jsonl")
     singles = [r for r in records if is_bfcl_single(r)]
     assert len(items) == len(singles) > 0
-    assert done["distribution"]["bfcl"] == {"single_call_items": len(singles),
-                                            "left_out_multi_step": len(records) - len(singles)}
+    assert done["distribution"]["bfcl"] == {
+        "single_call_items": len(singles),
+        "left_out_multi_step": len(records) - len(singles),
+    }
     kinds = {"string": str, "integer": int, "float": float, "boolean": bool, "array": list, "dict": dict}
     for item in items:
         assert len(item["ground_truth"]) == 1 and len(item["question"]) == 1
@@ -284,7 +330,7 @@ def test_bfcl_items_pass_bfcls_ast_checker(synthesized: tuple[dict[str, Any], Em
             params = fn["parameters"]
             assert params["type"] == "dict" and isinstance(params["required"], list)
             assert all(p["type"] in (*kinds, "any") for p in params["properties"].values())
-        (name, args), = item["ground_truth"][0].items()
+        ((name, args),) = item["ground_truth"][0].items()
         spec = next(f for f in item["function"] if f["name"] == name)["parameters"]
         assert set(spec["required"]) <= set(args)
         for k, values in args.items():
@@ -298,8 +344,13 @@ def test_bfcl_items_pass_bfcls_ast_checker(synthesized: tuple[dict[str, Any], Em
         pytest.skip(f"bfcl-eval is not installed ({BFCL_PYTHON}); scripts/bfcl_env.sh creates it")
     script = tmp_path / "check.py"
     script.write_text(_BFCL_SCRIPT, encoding="utf-8")
-    proc = subprocess.run([str(BFCL_PYTHON), str(script), str(tmp_path / "bfcl.jsonl")], capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = subprocess.run(
+        [str(BFCL_PYTHON), str(script), str(tmp_path / "bfcl.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     scored = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(scored) == len(items) and all(s["valid"] for s in scored), [s for s in scored if not s["valid"]][:3]

@@ -162,16 +162,19 @@ def test_the_table_is_large_and_balanced() -> None:
     assert sum(h for _, _, h in CASES) >= 30 and sum(not h for _, _, h in CASES) >= 30
 
 
-@pytest.mark.parametrize("hedged", [
-    "조회 결과입니다. 기온: 15.2℃. 하지만 이 정보는 확인할 수 없습니다.",
-    "기온은 15.2℃인 것 같습니다.",
-    "아마 15.2℃일 겁니다.",
-    "정확하지 않을 수 있지만 15.2℃입니다.",
-    "기온은 15.2℃입니다. 다만 최신 자료는 찾을 수 없습니다.",
-    "요청하신 정보를 찾지 못했습니다. 기온 15.2℃",
-    "잘 모르겠지만 15.2도입니다.",
-    "I am not sure, maybe 15.2℃.",
-])
+@pytest.mark.parametrize(
+    "hedged",
+    [
+        "조회 결과입니다. 기온: 15.2℃. 하지만 이 정보는 확인할 수 없습니다.",
+        "기온은 15.2℃인 것 같습니다.",
+        "아마 15.2℃일 겁니다.",
+        "정확하지 않을 수 있지만 15.2℃입니다.",
+        "기온은 15.2℃입니다. 다만 최신 자료는 찾을 수 없습니다.",
+        "요청하신 정보를 찾지 못했습니다. 기온 15.2℃",
+        "잘 모르겠지만 15.2도입니다.",
+        "I am not sure, maybe 15.2℃.",
+    ],
+)
 def test_an_answer_that_states_the_facts_and_hedges_fails(hedged: str) -> None:
     got = check_answer(hedged, [TEMP])
     assert got.hits == 0 and got.rejected.startswith("hedge"), got
@@ -209,8 +212,16 @@ def test_numbers_in_reads_thousands_decimals_negatives_korean_amounts_and_counts
 
 def test_dates_and_times_in_every_common_form() -> None:
     d = date(2026, 10, 15)
-    for text in ("2026-10-15", "2026.10.15", "2026/10/15", "20261015", "2026년 10월 15일", "2026. 10. 15.",
-                 "26.10.15", "2026년 10월 15일(목)"):
+    for text in (
+        "2026-10-15",
+        "2026.10.15",
+        "2026/10/15",
+        "20261015",
+        "2026년 10월 15일",
+        "2026. 10. 15.",
+        "26.10.15",
+        "2026년 10월 15일(목)",
+    ):
         assert d in dates_in(text), text
     assert dates_in("10월 15일") == set() and dates_in("10월 15일", default_year=2026) == {d}
     assert dates_in("2026-13-45") == set()
@@ -237,9 +248,18 @@ def test_counts_text_and_the_score() -> None:
 
 
 def test_rendered_facts_check_as_hits() -> None:
-    facts = [Fact("number", 14.9, 0.1, "℃", "기온"), Fact("count", 7, label="결과"), Fact("date", "2026-10-15"),
-             Fact("name", "서울특별시 종로구"), Fact("number", 82500.0, unit="만원", label="보증금"), STOPS_FIELD,
-             PTY, SAT_END, NO_DATA, ONE_DAY]
+    facts = [
+        Fact("number", 14.9, 0.1, "℃", "기온"),
+        Fact("count", 7, label="결과"),
+        Fact("date", "2026-10-15"),
+        Fact("name", "서울특별시 종로구"),
+        Fact("number", 82500.0, unit="만원", label="보증금"),
+        STOPS_FIELD,
+        PTY,
+        SAT_END,
+        NO_DATA,
+        ONE_DAY,
+    ]
     answer = " / ".join(render_fact(f) for f in facts)
     got = check_answer(answer, facts)
     assert got.score == 1.0, (answer, got.missing)

@@ -22,10 +22,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tools(api_id: str) -> tuple[ToolRecord, ToolRecord]:
-    src = ToolRecord(name=f"{api_id}_src", api_id=api_id, op_key="GET /src", method="GET", url="http://x/src",
-                     fields=[FieldRecord(name="code", path="code"), FieldRecord(name="zone", path="zone")])
-    dst = ToolRecord(name=f"{api_id}_dst", api_id=api_id, op_key="GET /dst", method="GET", url="http://x/dst",
-                     params=[ParamRecord(name="code", required=True), ParamRecord(name="zone")])
+    src = ToolRecord(
+        name=f"{api_id}_src",
+        api_id=api_id,
+        op_key="GET /src",
+        method="GET",
+        url="http://x/src",
+        fields=[FieldRecord(name="code", path="code"), FieldRecord(name="zone", path="zone")],
+    )
+    dst = ToolRecord(
+        name=f"{api_id}_dst",
+        api_id=api_id,
+        op_key="GET /dst",
+        method="GET",
+        url="http://x/dst",
+        params=[ParamRecord(name="code", required=True), ParamRecord(name="zone")],
+    )
     return src, dst
 
 
@@ -36,8 +48,17 @@ def pair(neo4j_uri: str) -> Iterator[tuple[Neo4jStore, str, list[LinkRecord]]]:
     api_id = "feeds_" + uuid.uuid4().hex[:8]
     src, dst = _tools(api_id)
     store.apply_registration(ApiRecord(id=api_id, title="feeds", server_url="http://x"), [src, dst], [], {})
-    links = [LinkRecord(id=f"{api_id}:{f}", source_tool=src.name, source_field=f, target_tool=dst.name,
-                        target_param=f"query:{f}", score=0.9) for f in ("code", "zone")]
+    links = [
+        LinkRecord(
+            id=f"{api_id}:{f}",
+            source_tool=src.name,
+            source_field=f,
+            target_tool=dst.name,
+            target_param=f"query:{f}",
+            score=0.9,
+        )
+        for f in ("code", "zone")
+    ]
     store.upsert_candidates(links)
     yield store, api_id, links
     store.delete_api(api_id)
@@ -49,8 +70,12 @@ def count(store: Neo4jStore, query: str, **params: object) -> int:
 
 
 def feeds(store: Neo4jStore, api_id: str) -> int:
-    return count(store, "MATCH (s:Tool {name: $s})-[f:FEEDS]->(t:Tool {name: $t}) RETURN count(f)",
-                 s=f"{api_id}_src", t=f"{api_id}_dst")
+    return count(
+        store,
+        "MATCH (s:Tool {name: $s})-[f:FEEDS]->(t:Tool {name: $t}) RETURN count(f)",
+        s=f"{api_id}_src",
+        t=f"{api_id}_dst",
+    )
 
 
 def mirrors(store: Neo4jStore, link_id: str) -> int:
@@ -97,26 +122,35 @@ def test_repair_rebuilds_a_legacy_graph(pair: tuple[Neo4jStore, str, list[LinkRe
     store.save_links([lk.model_copy(update={"status": "verified"}) for lk in links])
     # what the unkeyed DELETE+CREATE refresh left behind under load: parallel FEEDS without a key, doubled mirrors
     store.driver.execute_query(
-        "MATCH (s:Tool {name: $s}), (t:Tool {name: $t}) UNWIND range(1, 40) AS i CREATE (s)-[:FEEDS {links: ['x']}]->(t)",
-        {"s": f"{api_id}_src", "t": f"{api_id}_dst"}, database_=store.db)
+        "MATCH (s:Tool {name: $s}), (t:Tool {name: $t}) UNWIND "
+        "range(1, 40) AS i CREATE (s)-[:FEEDS {links: ['x']}]->(t)",
+        {"s": f"{api_id}_src", "t": f"{api_id}_dst"},
+        database_=store.db,
+    )
     store.driver.execute_query(  # a mirror of a link that is not verified, and a second HAS_TOOL
         "MATCH (f:Field {id: $f}), (p:Param {id: $p}), (a:Api {id: $a}), (t:Tool {name: $s}) "
         "CREATE (f)-[:VERIFIED {id: 'stray-' + $a}]->(p), (a)-[:HAS_TOOL]->(t)",
         {"f": f"{api_id}_src|zone", "p": f"{api_id}_dst|query:code", "a": api_id, "s": f"{api_id}_src"},
-        database_=store.db)
+        database_=store.db,
+    )
     assert feeds(store, api_id) == 41
     assert len(store.sample_paths([f"{api_id}_src"], 1, 1, 100)) == 41
 
     # through the CLI, as an operator would run it
     env = {**os.environ, "KOPA_STORE": "neo4j", "KOPA_NEO4J__URI": neo4j_uri}
-    out = subprocess.run([sys.executable, "-m", "cli", "graph", "repair"], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "cli", "graph", "repair"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert "FEEDS" in out.stdout and "Traceback" not in out.stderr
     assert feeds(store, api_id) == 1
     assert count(store, "MATCH ()-[v:VERIFIED {id: $id}]->() RETURN count(v)", id=f"stray-{api_id}") == 0
-    assert count(store, "MATCH (:Api {id: $a})-[r:HAS_TOOL]->(:Tool {name: $s}) RETURN count(r)",
-                 a=api_id, s=f"{api_id}_src") == 1
+    assert (
+        count(
+            store, "MATCH (:Api {id: $a})-[r:HAS_TOOL]->(:Tool {name: $s}) RETURN count(r)", a=api_id, s=f"{api_id}_src"
+        )
+        == 1
+    )
     assert store.sample_paths([f"{api_id}_src"], 1, 1, 100) == [[f"{api_id}_src", f"{api_id}_dst"]]
     again = store.repair()  # idempotent
     assert again["duplicate_structure_removed"] == 0 and again["stray_verified_removed"] == 0

@@ -55,17 +55,31 @@ def test_items_path_is_read_off_responses_of_every_shape() -> None:
 
 
 def test_judge_uses_the_learnt_path_and_says_which() -> None:
-    body = _xml("<result><resultCode>00</resultCode><item><crno>1</crno><corpNm>가</corpNm></item>"
-                "<item><crno>2</crno><corpNm>나</corpNm></item></result>")
+    body = _xml(
+        "<result><resultCode>00</resultCode><item><crno>1</crno><corpNm>가</corpNm></item>"
+        "<item><crno>2</crno><corpNm>나</corpNm></item></result>"
+    )
     v = judge(200, body, "application/xml", envelope="plain", items_path="", declared_fields=set())
     assert v.outcome == "ok" and len(v.items) == 2 and v.items_path == "result.item[]"
     # the document declares another path: the response's own wins, with evidence of it
-    v = judge(200, body, "application/xml", envelope="plain", items_path="response.body.items.item[]",
-              declared_fields={"crno"})
+    v = judge(
+        200,
+        body,
+        "application/xml",
+        envelope="plain",
+        items_path="response.body.items.item[]",
+        declared_fields={"crno"},
+    )
     assert v.outcome == "ok" and v.items_path == "result.item[]"
     # no response schema at all is not "hollow": a bare JSON list is rows
-    v = judge(200, orjson.dumps([{"crno": "1", "chgDt": "20200101"}]), "application/json", envelope="plain",
-              items_path="", declared_fields=set())
+    v = judge(
+        200,
+        orjson.dumps([{"crno": "1", "chgDt": "20200101"}]),
+        "application/json",
+        envelope="plain",
+        items_path="",
+        declared_fields=set(),
+    )
     assert v.outcome == "ok" and v.items_path == "[]"
 
 
@@ -74,11 +88,19 @@ def test_headers_of_unknown_envelopes_are_read() -> None:
     v = judge(200, refused, "application/xml", envelope="plain", items_path="result.item[]", declared_fields={"a"})
     assert v.outcome == "invalid" and v.code == "11"
     nodata = orjson.dumps({"result": {"error": "No search data"}})
-    assert judge(200, nodata, "application/json", envelope="plain", items_path="result.data[]",
-                 declared_fields={"a"}).outcome == "empty"
+    assert (
+        judge(
+            200, nodata, "application/json", envelope="plain", items_path="result.data[]", declared_fields={"a"}
+        ).outcome
+        == "empty"
+    )
     badkey = orjson.dumps({"result": {"error": "invalid key"}})
-    assert judge(200, badkey, "application/json", envelope="plain", items_path="result.data[]",
-                 declared_fields={"a"}).outcome == "transient"
+    assert (
+        judge(
+            200, badkey, "application/json", envelope="plain", items_path="result.data[]", declared_fields={"a"}
+        ).outcome
+        == "transient"
+    )
 
 
 def test_documents_with_nested_envelopes_expose_their_fields() -> None:
@@ -116,21 +138,38 @@ def test_meaning_keys() -> None:
 def test_candidates_from_descriptions_prefixes_and_dates() -> None:
     tools = [t for d in documents().values() for t in parse_document(d)[1]]
     samples = {
-        "khoa_list_tide_stations": [{"obs_post_id": f"DT_00{i}", "obs_post_name": "x", "obs_lat": "35.1",
-                                     "obs_lon": "129.1"} for i in (12, 18, 25)],
-        "corpinfo_search_corp": [{"crno": "1101111234567", "bzno": "1234567890", "corpNm": "(주)가람정밀",
-                                  "fndnDt": "2011-03-31", "hdofcAddr": "x", "admCd": "5101008300"}],
-        "odcloud_get_pension_workplaces": [{"사업장명": "x", "사업자등록번호": "1234567890", "가입자수": "3",
-                                            "행정동코드": "5101008300"}],
-        "admcode_list_adm_codes": [{"admCd": "5100000000", "admNm": "강원특별자치도", "lvl": "시도",
-                                    "sidoNm": "강원특별자치도", "sggNm": ""}],
+        "khoa_list_tide_stations": [
+            {"obs_post_id": f"DT_00{i}", "obs_post_name": "x", "obs_lat": "35.1", "obs_lon": "129.1"}
+            for i in (12, 18, 25)
+        ],
+        "corpinfo_search_corp": [
+            {
+                "crno": "1101111234567",
+                "bzno": "1234567890",
+                "corpNm": "(주)가람정밀",
+                "fndnDt": "2011-03-31",
+                "hdofcAddr": "x",
+                "admCd": "5101008300",
+            }
+        ],
+        "odcloud_get_pension_workplaces": [
+            {"사업장명": "x", "사업자등록번호": "1234567890", "가입자수": "3", "행정동코드": "5101008300"}
+        ],
+        "admcode_list_adm_codes": [
+            {"admCd": "5100000000", "admNm": "강원특별자치도", "lvl": "시도", "sidoNm": "강원특별자치도", "sggNm": ""}
+        ],
     }
-    links = {(lk.source_field, lk.target_tool, lk.target_param.split(":", 1)[1]): lk.transform
-             for lk in derive_candidates(tools, samples)}
+    links = {
+        (lk.source_field, lk.target_tool, lk.target_param.split(":", 1)[1]): lk.transform
+        for lk in derive_candidates(tools, samples)
+    }
     assert links[("obs_post_id", "nifs_get_sea_temperature", "stnCd")] == {"kind": "slice", "start": 3}
     assert ("obs_post_id", "khoa_get_tide_level", "ObsCode") in links
-    assert links[("fndnDt", "corpinfo_get_corp_history", "baseDt")] == {"kind": "date", "src": "YYYY-MM-DD",
-                                                                         "dst": "YYYYMMDD"}
+    assert links[("fndnDt", "corpinfo_get_corp_history", "baseDt")] == {
+        "kind": "date",
+        "src": "YYYY-MM-DD",
+        "dst": "YYYYMMDD",
+    }
     assert ("행정동코드", "admcode_get_population", "admCd") in links
     assert ("사업자등록번호", "corpinfo_search_corp", "bzno") in links
     assert ("sidoNm", "admcode_list_adm_codes", "p1") in links  # drill-down into a narrowing filter ("없으면")
@@ -189,20 +228,70 @@ def _ignoring_app() -> Any:
 
 
 def test_a_filter_the_provider_ignores_is_vacuous_not_verified(tmp_path: Path) -> None:
-    doc = {"openapi": "3.0.3", "info": {"title": "무시 필터", "version": "1"},
-           "servers": [{"url": "https://ignore.unseen.example/svc"}],
-           "paths": {
-               "/codes": {"get": {"operationId": "listCodes", "responses": {"200": {"description": "ok", "content": {
-                   "application/json": {"schema": {"type": "object", "properties": {"result": {
-                       "type": "object", "properties": {"data": {"type": "array", "items": {
-                           "type": "object", "properties": {"code": {"type": "string", "description": "코드"},
-                                                            "name": {"type": "string"},
-                                                            "kind": {"type": "string", "description": "구분"}}}}}}}}}}}}}},
-               "/search": {"get": {"operationId": "searchThings", "parameters": [
-                   {"name": "code", "in": "query", "required": False, "description": "코드", "schema": {"type": "string"}},
-                   {"name": "kind", "in": "query", "required": False, "description": "구분",
-                    "schema": {"type": "string", "enum": ["x", "y"]}}],
-                   "responses": {"200": {"description": "ok"}}}}}}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "무시 필터", "version": "1"},
+        "servers": [{"url": "https://ignore.unseen.example/svc"}],
+        "paths": {
+            "/codes": {
+                "get": {
+                    "operationId": "listCodes",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "result": {
+                                                "type": "object",
+                                                "properties": {
+                                                    "data": {
+                                                        "type": "array",
+                                                        "items": {
+                                                            "type": "object",
+                                                            "properties": {
+                                                                "code": {"type": "string", "description": "코드"},
+                                                                "name": {"type": "string"},
+                                                                "kind": {"type": "string", "description": "구분"},
+                                                            },
+                                                        },
+                                                    }
+                                                },
+                                            }
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            },
+            "/search": {
+                "get": {
+                    "operationId": "searchThings",
+                    "parameters": [
+                        {
+                            "name": "code",
+                            "in": "query",
+                            "required": False,
+                            "description": "코드",
+                            "schema": {"type": "string"},
+                        },
+                        {
+                            "name": "kind",
+                            "in": "query",
+                            "required": False,
+                            "description": "구분",
+                            "schema": {"type": "string", "enum": ["x", "y"]},
+                        },
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+        },
+    }
     links = _verify_on(tmp_path, doc, _ignoring_app())
     code = links[("code", "query:code")]
     assert code.status == "refuted" and code.reason.startswith("vacuous"), code.reason
@@ -214,13 +303,18 @@ def test_a_filter_the_provider_ignores_is_vacuous_not_verified(tmp_path: Path) -
 def _verify_on(tmp_path: Path, doc: dict[str, Any], app: Any) -> dict[tuple[str, str], Any]:
     """Register `doc` (served by `app` at ignore.unseen.example), verify in process; links by (field, param)."""
     f = tmp_path / "g.sqlite3"
-    base = Settings(store="embedded", embedded_path=f, upstream_overrides="ignore.unseen.example=http://ignore.local",
-                    allowed_hosts=["ignore.unseen.example", "ignore.local"])
+    base = Settings(
+        store="embedded",
+        embedded_path=f,
+        upstream_overrides="ignore.unseen.example=http://ignore.local",
+        allowed_hosts=["ignore.unseen.example", "ignore.local"],
+    )
     store = EmbeddedStore(f)
     try:
         register(store, base, doc, RegistrationMeta())
-        run = asyncio.run(execute_run(store, base, new_run(), transport=httpx.ASGITransport(app=app),
-                                      economy=MemoryEconomy()))
+        run = asyncio.run(
+            execute_run(store, base, new_run(), transport=httpx.ASGITransport(app=app), economy=MemoryEconomy())
+        )
         assert run.status == "completed", run.message
         return {(lk.source_field, lk.target_param): lk for lk in all_links(store)}
     finally:
@@ -252,20 +346,70 @@ def _required_app() -> Any:
 def test_a_required_parameter_the_provider_ignores_is_vacuous_not_verified(tmp_path: Path) -> None:
     """A required parameter cannot be dropped for a control, but a value of the same shape can be sent: a provider
     that answers the same whatever the code proves no link into it; one whose answer changes does."""
-    row = {"type": "object", "properties": {"code": {"type": "string", "description": "지역 코드"},
-                                            "name": {"type": "string"}}}
-    doc = {"openapi": "3.0.3", "info": {"title": "필수 무시", "version": "1"},
-           "servers": [{"url": "https://ignore.unseen.example/svc"}],
-           "paths": {
-               "/codes": {"get": {"operationId": "listAreaCodes", "responses": {"200": {"description": "ok", "content": {
-                   "application/json": {"schema": {"type": "object", "properties": {"result": {
-                       "type": "object", "properties": {"data": {"type": "array", "items": row}}}}}}}}}}},
-               "/stats": {"get": {"operationId": "getAreaStats", "parameters": [
-                   {"name": "areaCode", "in": "query", "required": True, "description": "지역 코드",
-                    "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}},
-               "/detail": {"get": {"operationId": "getItemDetail", "parameters": [
-                   {"name": "itemCode", "in": "query", "required": True, "description": "지역 코드",
-                    "schema": {"type": "string"}}], "responses": {"200": {"description": "ok"}}}}}}
+    row = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "지역 코드"}, "name": {"type": "string"}},
+    }
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "필수 무시", "version": "1"},
+        "servers": [{"url": "https://ignore.unseen.example/svc"}],
+        "paths": {
+            "/codes": {
+                "get": {
+                    "operationId": "listAreaCodes",
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object",
+                                        "properties": {
+                                            "result": {
+                                                "type": "object",
+                                                "properties": {"data": {"type": "array", "items": row}},
+                                            }
+                                        },
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            },
+            "/stats": {
+                "get": {
+                    "operationId": "getAreaStats",
+                    "parameters": [
+                        {
+                            "name": "areaCode",
+                            "in": "query",
+                            "required": True,
+                            "description": "지역 코드",
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+            "/detail": {
+                "get": {
+                    "operationId": "getItemDetail",
+                    "parameters": [
+                        {
+                            "name": "itemCode",
+                            "in": "query",
+                            "required": True,
+                            "description": "지역 코드",
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
+        },
+    }
     links = _verify_on(tmp_path, doc, _required_app())
     ignored = links[("code", "query:areaCode")]
     assert ignored.status == "refuted" and ignored.reason.startswith("vacuous"), ignored.reason
@@ -293,8 +437,9 @@ def test_a_budget_limited_run_counts_the_links_it_left_as_candidates(tmp_path: P
     try:
         for doc in documents().values():
             register(store, settings, doc, RegistrationMeta(auth=AuthConfig(secret=SECRET)))
-        run = asyncio.run(execute_run(store, settings, new_run(budget=10), transport=transport(),
-                                      economy=MemoryEconomy()))
+        run = asyncio.run(
+            execute_run(store, settings, new_run(budget=10), transport=transport(), economy=MemoryEconomy())
+        )
         progress = run_progress(store, run)
         assert run.status == "paused"
         left = sum(1 for lk in all_links(store) if lk.status == "candidate")

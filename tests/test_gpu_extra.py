@@ -33,12 +33,27 @@ def test_gpu_extra_resolves_to_a_vllm_trl_accepts(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     pins = _extra_requirements("gpu")
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed",
-         "--report", str(report), *pins],
-        capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--ignore-installed",
+            "--report",
+            str(report),
+            *pins,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, f"the gpu extra does not resolve: {proc.stderr[-3000:]}"
-    chosen = {i["metadata"]["name"].lower(): Version(i["metadata"]["version"])
-              for i in json.loads(report.read_text())["install"]}
+    chosen = {
+        i["metadata"]["name"].lower(): Version(i["metadata"]["version"])
+        for i in json.loads(report.read_text())["install"]
+    }
     assert "vllm" in chosen and "torch" in chosen
     assert low <= Version(chosen["vllm"].base_version) <= high, (chosen["vllm"], low, high)
     torch_pin = next(r.split("==")[1] for r in pins if r.startswith("torch=="))

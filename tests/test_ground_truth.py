@@ -29,7 +29,8 @@ def test_counts_and_references() -> None:
         src, dst = OPS[link["source"]["op"]], OPS[link["target"]["op"]]
         assert link["source"]["field"] in {f.name for f in src.fields}, link["id"]
         assert link["target"]["param"] in {p.name for p in dst.params} | set(
-            (dst.body_schema or {}).get("properties", {})), link["id"]
+            (dst.body_schema or {}).get("properties", {})
+        ), link["id"]
     assert kinds["true"] >= 40 and kinds["decoy"] >= 20
     assert len({link["id"] for link in LINKS}) == len(LINKS)
     assert shipped_documents()
@@ -101,8 +102,9 @@ def _distinct_rows(rows: list[dict[str, Any]], fields: list[str], limit: int) ->
 @pytest.mark.parametrize("group", _groups("true"), ids=lambda g: "+".join(link["id"] for link in g))
 def test_true_links_execute(local: httpx.Client, group: list[dict[str, Any]]) -> None:
     source = group[0]["source"]["op"]
-    rows = _distinct_rows(_rows(local, source, EXAMPLES[source]), [link["source"]["field"] for link in group],
-                          TRUE_TRIES)
+    rows = _distinct_rows(
+        _rows(local, source, EXAMPLES[source]), [link["source"]["field"] for link in group], TRUE_TRIES
+    )
     assert rows, f"no upstream rows for {source}"
     assert any(_attempt(local, group, row) for row in rows), f"true link failed on {len(rows)} values"
 

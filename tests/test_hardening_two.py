@@ -57,9 +57,22 @@ def client(tmp_path: Path) -> Iterator[tuple[TestClient, EmbeddedStore]]:
 
 
 # ---------------------------------------------------------------------------------------------- 1. secret names
-REFUSED = ["KOPA_BOOTSTRAP_TOKEN", "KOPA_NEO4J__PASSWORD", "KOPA_REDIS_URL", "KOPA_SANDBOX__ADMIN_TOKEN",
-           "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "GITHUB_TOKEN", "OPENAI_API_KEY", "PGPASSWORD", "HOME",
-           "PATH", "SECRET_KEY", "bad-name", "X" * 200]
+REFUSED = [
+    "KOPA_BOOTSTRAP_TOKEN",
+    "KOPA_NEO4J__PASSWORD",
+    "KOPA_REDIS_URL",
+    "KOPA_SANDBOX__ADMIN_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "GITHUB_TOKEN",
+    "OPENAI_API_KEY",
+    "PGPASSWORD",
+    "HOME",
+    "PATH",
+    "SECRET_KEY",
+    "bad-name",
+    "X" * 200,
+]
 
 
 def test_registration_refuses_secret_names_outside_the_policy(client: tuple[TestClient, EmbeddedStore]) -> None:
@@ -76,8 +89,12 @@ def test_registration_refuses_secret_names_outside_the_policy(client: tuple[Test
     assert store.list_apis()[1] == 0  # nothing stored
     # README's example and the sandbox's key variable still register
     for name in ("CORP_KEY", "KOPA_SERVICE_KEY", "LIBRARY_KEY"):
-        r = c.post("/v1/apis", params={"secret_name": name, "api_id": f"stan-{name.lower().replace('_', '-')}"},
-                   json=doc, headers=ADMIN)
+        r = c.post(
+            "/v1/apis",
+            params={"secret_name": name, "api_id": f"stan-{name.lower().replace('_', '-')}"},
+            json=doc,
+            headers=ADMIN,
+        )
         assert r.status_code == 201, (name, r.text)
     assert c.post("/v1/apis", json=DOCS["KorService2"], headers=ADMIN).status_code == 201  # none named: the default
 
@@ -101,8 +118,14 @@ def test_kopa_register_refuses_a_credential_as_secret(tmp_path: Path) -> None:
     env.update({"KOPA_STORE": "embedded", "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"), "PYTHONPATH": str(ROOT)})
 
     def kopa(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "cli", "register", str(doc), *args], env=env, cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "cli", "register", str(doc), *args],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     bad = kopa("--secret-name", "AWS_SECRET_ACCESS_KEY")
     assert bad.returncode == 1 and "secret name refused" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
@@ -122,15 +145,18 @@ class Recorder(httpx.AsyncBaseTransport):
         return await self.inner.handle_async_request(request)
 
 
-def test_a_stored_registration_from_before_the_policy_sends_no_key(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stored_registration_from_before_the_policy_sends_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     canary = "aws-canary-7f3e9b1c55"
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", canary)
     settings, sandbox = sandbox_mode(Settings())
     store = EmbeddedStore(tmp_path / "old.sqlite3")
     # written as an older version did, without the policy: straight into the store
-    api, tools = parse_document(DOCS["StanReginCd"], RegistrationMeta(
-        api_id="stan", auth=AuthConfig(param="serviceKey", secret="AWS_SECRET_ACCESS_KEY")))
+    api, tools = parse_document(
+        DOCS["StanReginCd"],
+        RegistrationMeta(api_id="stan", auth=AuthConfig(param="serviceKey", secret="AWS_SECRET_ACCESS_KEY")),
+    )
     for t in tools:
         t.api_id = api.id
     api.tool_count = len(tools)
@@ -195,11 +221,17 @@ def test_pool_exhaustion_is_busy_not_unreachable(neo4j_uri: str) -> None:
     store = Neo4jStore(Neo4jSettings(uri=neo4j_uri))
     store.init_schema()
     store.driver.close()  # the same store with a tiny pool, so 50 concurrent registrations must wait for it
-    store.driver = GraphDatabase.driver(neo4j_uri, max_connection_pool_size=2, connection_acquisition_timeout=0.2,
-                                        connection_timeout=2.0, notifications_min_severity="OFF")
+    store.driver = GraphDatabase.driver(
+        neo4j_uri,
+        max_connection_pool_size=2,
+        connection_acquisition_timeout=0.2,
+        connection_timeout=2.0,
+        notifications_min_severity="OFF",
+    )
     docs = [DOCS[name] for name in sorted(DOCS)]
     try:
         with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-two"), redis_url=None), store)) as c:
+
             def post(i: int) -> Any:
                 return c.post("/v1/apis", params={"api_id": f"pool-{i}"}, json=docs[i % len(docs)], headers=ADMIN)
 
@@ -219,13 +251,26 @@ def test_pool_exhaustion_is_busy_not_unreachable(neo4j_uri: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ 5. production guard
-@pytest.mark.parametrize("argv", [["-m", "cli", "sandbox", "serve", "--port", "0"], ["-m", "cli", "serve"],
-                                  ["-m", "cli", "worker"], ["-m", "cli", "beat"],
-                                  ["-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-m", "cli", "sandbox", "serve", "--port", "0"],
+        ["-m", "cli", "serve"],
+        ["-m", "cli", "worker"],
+        ["-m", "cli", "beat"],
+        ["-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo"],
+    ],
+)
 def test_production_guard_on_every_process_is_one_line(argv: list[str], tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
-    env.update({"KOPA_ENV": "production", "KOPA_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
-                "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"), "PYTHONPATH": str(ROOT)})
+    env.update(
+        {
+            "KOPA_ENV": "production",
+            "KOPA_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+            "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
     if argv[2] != "sandbox":
         env["KOPA_BOOTSTRAP_TOKEN"] = "change-me"
     got = subprocess.run([sys.executable, *argv], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -241,14 +286,17 @@ def test_production_guard_on_every_process_is_one_line(argv: list[str], tmp_path
 
 # ------------------------------------------------------------------------------------- 7. host normalisation
 def test_one_host_form_for_overrides_and_egress() -> None:
-    overrides = parse_overrides("apis.data.go.kr=http://h:1,https://api.odcloud.kr/api/1=http://b:1,"
-                                "Business.Juso.go.kr.=http://j:1")
-    for url, target in [("https://apis.data.go.kr./1360000/x", "http://h:1"),
-                        ("https://APIS.DATA.GO.KR/1360000/x", "http://h:1"),
-                        ("https://apis.data.go.kr:443/1360000/x", "http://h:1"),
-                        ("https://api.odcloud.kr./api/1/op", "http://b:1"),
-                        ("https://api.odcloud.kr:443/api/1/op", "http://b:1"),
-                        ("https://business.juso.go.kr/addrlink", "http://j:1")]:
+    overrides = parse_overrides(
+        "apis.data.go.kr=http://h:1,https://api.odcloud.kr/api/1=http://b:1,Business.Juso.go.kr.=http://j:1"
+    )
+    for url, target in [
+        ("https://apis.data.go.kr./1360000/x", "http://h:1"),
+        ("https://APIS.DATA.GO.KR/1360000/x", "http://h:1"),
+        ("https://apis.data.go.kr:443/1360000/x", "http://h:1"),
+        ("https://api.odcloud.kr./api/1/op", "http://b:1"),
+        ("https://api.odcloud.kr:443/api/1/op", "http://b:1"),
+        ("https://business.juso.go.kr/addrlink", "http://j:1"),
+    ]:
         found = find_override(overrides, url, None)
         assert found is not None and found.target == target, (url, found)
     assert find_override(overrides, "https://apis.data.go.kr:8443/x", None) is None  # another port: another server
@@ -282,8 +330,9 @@ def test_a_trailing_dot_server_hits_the_override(tmp_path: Path) -> None:
 def test_valid_requests_are_accepted(client: tuple[TestClient, EmbeddedStore]) -> None:
     c, store = client
     reader = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-v')}"}
-    r = c.post("/v1/trajectory-batches", json={"count": 1, "min_steps": 1.0, "max_steps": 2.0, "seed": 3.0},
-               headers=reader)
+    r = c.post(
+        "/v1/trajectory-batches", json={"count": 1, "min_steps": 1.0, "max_steps": 2.0, "seed": 3.0}, headers=reader
+    )
     assert r.status_code == 202, r.text
     for bad in ({"min_steps": 1.5}, {"min_steps": "1"}, {"min_steps": True}):
         assert c.post("/v1/trajectory-batches", json={"count": 1, **bad}, headers=reader).status_code == 422, bad
@@ -321,9 +370,14 @@ def test_a_batch_never_contains_a_benchmark_task(tmp_path: Path) -> None:
     produced = store.list_trajectories(first["id"], 0, 100)[0]
     assert produced, "the verified graph produced nothing"
     # a benchmark whose tasks are exactly what that batch produced: the same batch again must keep none of them
-    tasks = [{"id": f"made-{i}", "turns": [r["request"]],
-              "gold": [{"id": f"s{j}", "tool": s["tool"], "args": {}} for j, s in enumerate(r["steps"])]}
-             for i, r in enumerate(produced)]
+    tasks = [
+        {
+            "id": f"made-{i}",
+            "turns": [r["request"]],
+            "gold": [{"id": f"s{j}", "tool": s["tool"], "args": {}} for j, s in enumerate(r["steps"])],
+        }
+        for i, r in enumerate(produced)
+    ]
     folder = tmp_path / "bench"
     folder.mkdir()
     (folder / "made.yaml").write_text(yaml.safe_dump(tasks, allow_unicode=True), encoding="utf-8")
@@ -348,7 +402,9 @@ def test_a_batch_never_contains_a_benchmark_task(tmp_path: Path) -> None:
 def test_invalid_input_location_for_refused_secret(tmp_path: Path) -> None:
     store = EmbeddedStore(tmp_path / "s.sqlite3")
     with pytest.raises(InvalidInput) as info:
-        register(store, Settings(), DOCS["StanReginCd"], RegistrationMeta(auth=AuthConfig(secret="KOPA_BOOTSTRAP_TOKEN")))
+        register(
+            store, Settings(), DOCS["StanReginCd"], RegistrationMeta(auth=AuthConfig(secret="KOPA_BOOTSTRAP_TOKEN"))
+        )
     assert info.value.locations[0]["pointer"] == "/metadata/auth/secret"
     assert store.list_apis()[1] == 0
     store.close()

@@ -92,8 +92,7 @@ def by_kind(docs: list[Doc], kind: str) -> list[Doc]:
 
 
 def one(docs: list[Doc], kind: str, component: str) -> Doc:
-    found = [d for d in by_kind(docs, kind)
-             if d["metadata"]["labels"].get("app.kubernetes.io/component") == component]
+    found = [d for d in by_kind(docs, kind) if d["metadata"]["labels"].get("app.kubernetes.io/component") == component]
     assert len(found) == 1, f"expected one {kind} for {component}, got {len(found)}"
     return found[0]
 
@@ -101,7 +100,7 @@ def one(docs: list[Doc], kind: str, component: str) -> Doc:
 def pod_specs(docs: list[Doc]) -> Iterator[tuple[str, Doc]]:
     for d in docs:
         if d["kind"] in ("Deployment", "Job", "StatefulSet", "DaemonSet"):
-            yield f'{d["kind"]}/{d["metadata"]["name"]}', d["spec"]["template"]["spec"]
+            yield f"{d['kind']}/{d['metadata']['name']}", d["spec"]["template"]["spec"]
 
 
 def containers(spec: Doc) -> list[Doc]:
@@ -136,52 +135,116 @@ def test_lint(values: Path) -> None:
 
 # The custom resources have no schema in kubernetes-validate: these check the fields the chart sets.
 _SCALED_OBJECT = {
-    "type": "object", "required": ["spec"],
-    "properties": {"spec": {
-        "type": "object", "additionalProperties": False, "required": ["scaleTargetRef", "triggers"],
-        "properties": {
-            "scaleTargetRef": {"type": "object", "required": ["name"], "additionalProperties": False,
-                               "properties": {"apiVersion": {"type": "string"}, "kind": {"const": "Deployment"},
-                                              "name": {"type": "string"}}},
-            "minReplicaCount": {"type": "integer", "minimum": 0},
-            "maxReplicaCount": {"type": "integer", "minimum": 1},
-            "pollingInterval": {"type": "integer", "minimum": 1},
-            "cooldownPeriod": {"type": "integer", "minimum": 0},
-            "triggers": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "required": ["type", "metadata"], "additionalProperties": False,
-                "properties": {
-                    "type": {"const": "redis"},
-                    "metadata": {"type": "object", "additionalProperties": {"type": "string"},
-                                 "required": ["address", "listName", "listLength"]},
-                    "authenticationRef": {"type": "object", "required": ["name"]}}}}}}},
+    "type": "object",
+    "required": ["spec"],
+    "properties": {
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["scaleTargetRef", "triggers"],
+            "properties": {
+                "scaleTargetRef": {
+                    "type": "object",
+                    "required": ["name"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "apiVersion": {"type": "string"},
+                        "kind": {"const": "Deployment"},
+                        "name": {"type": "string"},
+                    },
+                },
+                "minReplicaCount": {"type": "integer", "minimum": 0},
+                "maxReplicaCount": {"type": "integer", "minimum": 1},
+                "pollingInterval": {"type": "integer", "minimum": 1},
+                "cooldownPeriod": {"type": "integer", "minimum": 0},
+                "triggers": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": ["type", "metadata"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "type": {"const": "redis"},
+                            "metadata": {
+                                "type": "object",
+                                "additionalProperties": {"type": "string"},
+                                "required": ["address", "listName", "listLength"],
+                            },
+                            "authenticationRef": {"type": "object", "required": ["name"]},
+                        },
+                    },
+                },
+            },
+        }
+    },
 }
 _TRIGGER_AUTH = {
-    "type": "object", "required": ["spec"],
-    "properties": {"spec": {"type": "object", "additionalProperties": False, "properties": {
-        "secretTargetRef": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["parameter", "name", "key"], "additionalProperties": False,
-            "properties": {"parameter": {"type": "string"}, "name": {"type": "string"}, "key": {"type": "string"}}}}}}},
+    "type": "object",
+    "required": ["spec"],
+    "properties": {
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "secretTargetRef": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": ["parameter", "name", "key"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "parameter": {"type": "string"},
+                            "name": {"type": "string"},
+                            "key": {"type": "string"},
+                        },
+                    },
+                }
+            },
+        }
+    },
 }
 _SERVICE_MONITOR = {
-    "type": "object", "required": ["spec"],
-    "properties": {"spec": {
-        "type": "object", "additionalProperties": False, "required": ["selector", "endpoints"],
-        "properties": {
-            "namespaceSelector": {"type": "object", "properties": {"matchNames": {"type": "array"}}},
-            "selector": {"type": "object", "required": ["matchLabels"]},
-            "endpoints": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["port", "path"],
-                "properties": {"port": {"type": "string"}, "path": {"type": "string"},
-                               "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
-                               "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"}}}}}}},
+    "type": "object",
+    "required": ["spec"],
+    "properties": {
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["selector", "endpoints"],
+            "properties": {
+                "namespaceSelector": {"type": "object", "properties": {"matchNames": {"type": "array"}}},
+                "selector": {"type": "object", "required": ["matchLabels"]},
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["port", "path"],
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "scrapeTimeout": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                        },
+                    },
+                },
+            },
+        }
+    },
 }
 _CRD_SCHEMAS = {
     ("keda.sh/v1alpha1", "ScaledObject"): _SCALED_OBJECT,
     ("keda.sh/v1alpha1", "TriggerAuthentication"): _TRIGGER_AUTH,
     ("monitoring.coreos.com/v1", "ServiceMonitor"): _SERVICE_MONITOR,
 }
-_META = {"type": "object", "required": ["apiVersion", "kind", "metadata"],
-         "properties": {"metadata": {"type": "object", "required": ["name", "labels"]}}}
+_META = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata"],
+    "properties": {"metadata": {"type": "object", "required": ["name", "labels"]}},
+}
 
 
 def validate_manifest(doc: Doc) -> None:
@@ -213,14 +276,14 @@ def test_validator_catches_errors() -> None:
     deploy["spec"]["template"]["spec"]["containers"][0]["securityContxt"] = {}
     with pytest.raises(kv.ValidationError):
         kv.validate(deploy, K8S_VERSION, strict=True)
-    scaled = json.loads(json.dumps(by_kind(render(PRODUCTION),
-                                           "ScaledObject")[0]))
+    scaled = json.loads(json.dumps(by_kind(render(PRODUCTION), "ScaledObject")[0]))
     scaled["spec"]["triggers"][0]["type"] = "rabbitmq"
     with pytest.raises(jsonschema.ValidationError):
         validate_manifest(scaled)
 
 
 # -- workloads -----------------------------------------------------------------------------------------------
+
 
 @values_param
 def test_beat_is_a_single_replica_replaced_with_recreate(values: Path) -> None:
@@ -320,6 +383,7 @@ def test_hook_job(values: Path) -> None:
 
 # -- settings and secrets ------------------------------------------------------------------------------------
 
+
 @values_param
 def test_configmap_settings(values: Path) -> None:
     data = by_kind(render(values), "ConfigMap")[0]["data"]
@@ -366,8 +430,11 @@ def test_rendered_settings_are_accepted_by_the_application(values: Path, monkeyp
 
 def _secret_names(values: Path) -> set[str]:
     v = yaml.safe_load(values.read_text()) or {}
-    names = {(v.get("neo4j") or {}).get("existingSecret"), (v.get("redis") or {}).get("existingSecret"),
-             (v.get("sandbox") or {}).get("adminToken", {}).get("existingSecret")}
+    names = {
+        (v.get("neo4j") or {}).get("existingSecret"),
+        (v.get("redis") or {}).get("existingSecret"),
+        (v.get("sandbox") or {}).get("adminToken", {}).get("existingSecret"),
+    }
     for key in ("bootstrapToken", "serviceKeys"):
         names.add(((v.get("secrets") or {}).get(key) or {}).get("existingSecret"))
     return {n for n in names if n}
@@ -398,12 +465,19 @@ def test_secrets_only_by_reference(values: Path) -> None:
 
 def test_secret_name_canary_appears_only_as_a_name() -> None:
     canary = "canary-5e7b1c"
-    docs = render(PRODUCTION,
-                  f"neo4j.existingSecret={canary}-neo4j", f"redis.existingSecret={canary}-redis",
-                  f"secrets.bootstrapToken.existingSecret={canary}-boot",
-                  f"secrets.serviceKeys.existingSecret={canary}-keys")
-    hits = [(f"{d['kind']}/{d['metadata']['name']}", p) for d in docs for p, v in walk(d)
-            if isinstance(v, str) and canary in v]
+    docs = render(
+        PRODUCTION,
+        f"neo4j.existingSecret={canary}-neo4j",
+        f"redis.existingSecret={canary}-redis",
+        f"secrets.bootstrapToken.existingSecret={canary}-boot",
+        f"secrets.serviceKeys.existingSecret={canary}-keys",
+    )
+    hits = [
+        (f"{d['kind']}/{d['metadata']['name']}", p)
+        for d in docs
+        for p, v in walk(d)
+        if isinstance(v, str) and canary in v
+    ]
     assert hits
     for where, path in hits:
         assert re.search(r"(secretKeyRef\.name|secretTargetRef\[\d+\]\.name)$", path), (where, path)
@@ -421,6 +495,7 @@ def test_redis_password_completes_the_url_in_the_pod() -> None:
 
 # -- scaling, disruption, monitoring -------------------------------------------------------------------------
 
+
 def test_optional_parts_are_off_by_default() -> None:
     kinds = {d["kind"] for d in render()}
     assert not kinds & {"ScaledObject", "TriggerAuthentication", "ServiceMonitor", "Secret"}
@@ -430,8 +505,10 @@ def test_optional_parts_are_off_by_default() -> None:
 def test_production_scaling_and_monitoring() -> None:
     docs = render(PRODUCTION)
     for comp in ("api", "worker-verification", "worker-synthesis"):
-        assert one(docs, "PodDisruptionBudget", comp)["spec"]["selector"]["matchLabels"][
-            "app.kubernetes.io/component"] == comp
+        assert (
+            one(docs, "PodDisruptionBudget", comp)["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"]
+            == comp
+        )
     hpas = {h["metadata"]["labels"]["app.kubernetes.io/component"]: h for h in by_kind(docs, "HorizontalPodAutoscaler")}
     assert set(hpas) == {"api", "worker-synthesis"}  # KEDA owns the verification worker's HPA
     assert all(h["apiVersion"] == "autoscaling/v2" for h in hpas.values())
@@ -457,6 +534,7 @@ def test_hpas_for_api_and_both_workers() -> None:
 
 # -- network policy ------------------------------------------------------------------------------------------
 
+
 @values_param
 def test_network_policy_limits_egress(values: Path) -> None:
     docs = render(values)
@@ -477,7 +555,9 @@ def test_network_policy_limits_egress(values: Path) -> None:
     wanted = {u["cidr"] for u in (v.get("networkPolicy") or {}).get("upstreams", [])}
     assert wanted <= cidrs
     assert "0.0.0.0/0" not in cidrs
-    api_in = [p for p in policies if p["spec"]["podSelector"]["matchLabels"].get("app.kubernetes.io/component") == "api"]
+    api_in = [
+        p for p in policies if p["spec"]["podSelector"]["matchLabels"].get("app.kubernetes.io/component") == "api"
+    ]
     assert api_in and api_in[0]["spec"]["ingress"][0]["ports"] == [{"port": 8000, "protocol": "TCP"}]
 
 
@@ -498,15 +578,19 @@ def test_sandbox_values() -> None:
 
 # -- values schema -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bad", [
-    "api.replicas=notanumber",
-    "beat.replicas=2",
-    "securityContext.runAsNonRoot=false",
-    "securityContext.readOnlyRootFilesystem=false",
-    "config.extra.KOPA_NEO4J__PASSWORD=hunter2",
-    "redis.url=redis://user:pw@redis:6379/0",
-    "workers.verification.concurrency=0",
-])
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "api.replicas=notanumber",
+        "beat.replicas=2",
+        "securityContext.runAsNonRoot=false",
+        "securityContext.readOnlyRootFilesystem=false",
+        "config.extra.KOPA_NEO4J__PASSWORD=hunter2",
+        "redis.url=redis://user:pw@redis:6379/0",
+        "workers.verification.concurrency=0",
+    ],
+)
 def test_values_schema_rejects(bad: str) -> None:
     proc = helm("template", RELEASE, str(CHART), "--kube-version", K8S_VERSION, "--set", bad)
     assert proc.returncode != 0, f"--set {bad} was accepted"
@@ -518,8 +602,9 @@ def test_values_schema_is_draft07() -> None:
     assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
     jsonschema.Draft7Validator.check_schema(schema)
     for path in [CHART / "values.yaml", *VALUE_FILES]:
-        jsonschema.Draft7Validator(schema).validate(yaml.safe_load(path.read_text()) if path.name == "values.yaml"
-                                                    else _merged(path))
+        jsonschema.Draft7Validator(schema).validate(
+            yaml.safe_load(path.read_text()) if path.name == "values.yaml" else _merged(path)
+        )
 
 
 def _merged(path: Path) -> Doc:
@@ -527,6 +612,7 @@ def _merged(path: Path) -> Doc:
         if isinstance(a, dict) and isinstance(b, dict):
             return {k: merge(a.get(k), b[k]) if k in b else a[k] for k in {*a, *b}}
         return b
+
     base = yaml.safe_load((CHART / "values.yaml").read_text())
     return dict(merge(base, yaml.safe_load(path.read_text())))
 
@@ -538,10 +624,20 @@ def test_notes_give_the_first_steps(tmp_path: Path) -> None:
     notes = (chart / "templates" / "NOTES.txt").read_text()
     (chart / "templates" / "_notes_probe.tpl").write_text('{{- define "probe.notes" -}}\n' + notes + "{{- end }}\n")
     (chart / "templates" / "notes-probe.yaml").write_text(
-        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n'
-        '    {{- include "probe.notes" . | nindent 4 }}\n')
-    proc = helm("template", RELEASE, str(chart), "--namespace", "kopa", "-f", str(PRODUCTION),
-                "--show-only", "templates/notes-probe.yaml")
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n"
+        '    {{- include "probe.notes" . | nindent 4 }}\n'
+    )
+    proc = helm(
+        "template",
+        RELEASE,
+        str(chart),
+        "--namespace",
+        "kopa",
+        "-f",
+        str(PRODUCTION),
+        "--show-only",
+        "templates/notes-probe.yaml",
+    )
     assert proc.returncode == 0, proc.stderr
     text = yaml.safe_load(proc.stdout)["data"]["notes"]
     assert "kubectl -n kopa exec deploy/kopa-kopa-edge-api -- kopa token create --role admin" in text

@@ -21,15 +21,20 @@ from graph.embedded_store import EmbeddedStore
 from graph.registry import register
 from verification.runs import execute_run, new_run
 
-BOMB = (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
-        b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><rows><row><code>&c;</code></row></rows>')
+BOMB = (
+    b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">'
+    b'<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]><rows><row><code>&c;</code></row></rows>'
+)
 
 
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         path = self.path.split("?")[0]
         if path == "/src":
-            body, ctype = b'{"rows": [{"code": "A1"}, {"code": "A2"}, {"code": "A3"}, {"code": "A4"}]}', "application/json"
+            body, ctype = (
+                b'{"rows": [{"code": "A1"}, {"code": "A2"}, {"code": "A3"}, {"code": "A4"}]}',
+                "application/json",
+            )
         elif path == "/huge":
             body, ctype = b'{"rows": [{"v": "' + b"x" * (MAX_BODY + 1024) + b'"}]}', "application/json"
         elif path == "/bomb":
@@ -60,21 +65,40 @@ def hostile_server() -> Iterator[str]:
 
 
 def _op(name: str, with_param: bool) -> dict[str, Any]:
-    row = {"type": "object", "properties": {"code": {"type": "string", "description": "코드"},
-                                            "v": {"type": "string"}}}
-    op: dict[str, Any] = {"operationId": name, "responses": {"200": {"description": "ok", "content": {
-        "application/json": {"schema": {"type": "object", "properties": {"rows": {"type": "array", "items": row}}}}}}}}
+    row = {"type": "object", "properties": {"code": {"type": "string", "description": "코드"}, "v": {"type": "string"}}}
+    op: dict[str, Any] = {
+        "operationId": name,
+        "responses": {
+            "200": {
+                "description": "ok",
+                "content": {
+                    "application/json": {
+                        "schema": {"type": "object", "properties": {"rows": {"type": "array", "items": row}}}
+                    }
+                },
+            }
+        },
+    }
     if with_param:
-        op["parameters"] = [{"name": "code", "in": "query", "required": True, "description": "코드",
-                             "schema": {"type": "string"}}]
+        op["parameters"] = [
+            {"name": "code", "in": "query", "required": True, "description": "코드", "schema": {"type": "string"}}
+        ]
     return op
 
 
 def test_hostile_responses_become_refutation_reasons(hostile_server: str, tmp_path: Path) -> None:
-    doc = {"openapi": "3.0.3", "info": {"title": "Hostile", "version": "1"}, "servers": [{"url": hostile_server}],
-           "paths": {"/src": {"get": _op("source", False)}, "/huge": {"get": _op("huge", True)},
-                     "/bomb": {"get": _op("bomb", True)}, "/badenc": {"get": _op("badenc", True)},
-                     "/fine": {"get": _op("fine", True)}}}
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Hostile", "version": "1"},
+        "servers": [{"url": hostile_server}],
+        "paths": {
+            "/src": {"get": _op("source", False)},
+            "/huge": {"get": _op("huge", True)},
+            "/bomb": {"get": _op("bomb", True)},
+            "/badenc": {"get": _op("badenc", True)},
+            "/fine": {"get": _op("fine", True)},
+        },
+    }
     local = hostile_server.split("//", 1)[1].split("/", 1)[0]  # 127.0.0.1:PORT, named as a local upstream
     settings = Settings(allowed_hosts=["127.0.0.1"], local_upstreams=[local])
     settings = settings.model_copy(update={"verify": settings.verify.model_copy(update={"backoff_s": 0.01})})
@@ -84,7 +108,11 @@ def test_hostile_responses_become_refutation_reasons(hostile_server: str, tmp_pa
     assert run.status == "completed"
     links = {lk.target_tool: lk for lk in store.list_links(limit=100)[0] if lk.source_tool == "hostile_source"}
     assert links["hostile_fine"].status == "verified"
-    for name, words in (("hostile_huge", "over"), ("hostile_bomb", "refused XML"), ("hostile_badenc", "never readable")):
+    for name, words in (
+        ("hostile_huge", "over"),
+        ("hostile_bomb", "refused XML"),
+        ("hostile_badenc", "never readable"),
+    ):
         assert links[name].status == "refuted", (name, links[name].reason)
         assert words in links[name].reason, links[name].reason
     store.close()

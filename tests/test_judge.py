@@ -25,14 +25,24 @@ def test_success_single_and_list() -> None:
     assert j(200, ok_doc({"item": [{"a": "1", "b": "2"}]})) == "ok"
 
 
-@pytest.mark.parametrize("doc", [ok_doc(""), ok_doc({"item": []}),
-                                 {"response": {"header": {"resultCode": "03", "resultMsg": "NO_DATA"}}}])
+@pytest.mark.parametrize(
+    "doc", [ok_doc(""), ok_doc({"item": []}), {"response": {"header": {"resultCode": "03", "resultMsg": "NO_DATA"}}}]
+)
 def test_empty_shapes(doc: object) -> None:
     assert j(200, doc) == "empty"
 
 
-@pytest.mark.parametrize("code,outcome", [("10", "invalid"), ("11", "invalid"), ("01", "transient"), ("99", "transient"),
-                                          ("22", "transient"), ("30", "transient")])
+@pytest.mark.parametrize(
+    "code,outcome",
+    [
+        ("10", "invalid"),
+        ("11", "invalid"),
+        ("01", "transient"),
+        ("99", "transient"),
+        ("22", "transient"),
+        ("30", "transient"),
+    ],
+)
 def test_provider_codes_inside_http_200(code: str, outcome: str) -> None:
     assert j(200, {"response": {"header": {"resultCode": code, "resultMsg": "x"}}}) == outcome
 
@@ -41,8 +51,10 @@ def test_gateway_envelopes() -> None:
     gw = {"OpenAPI_ServiceResponse": {"cmmMsgHeader": {"errMsg": "E", "returnAuthMsg": "m", "returnReasonCode": "22"}}}
     v = judge(429, orjson.dumps(gw), "application/json", **DATAGOKR)  # type: ignore[arg-type]
     assert v.outcome == "transient" and v.quota
-    xml = (b'<OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg><returnAuthMsg>x</returnAuthMsg>'
-           b'<returnReasonCode>12</returnReasonCode></cmmMsgHeader></OpenAPI_ServiceResponse>')
+    xml = (
+        b"<OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg><returnAuthMsg>x</returnAuthMsg>"
+        b"<returnReasonCode>12</returnReasonCode></cmmMsgHeader></OpenAPI_ServiceResponse>"
+    )
     assert judge(200, xml, "text/xml", **DATAGOKR).outcome == "invalid"  # type: ignore[arg-type]
     assert j(503, b"<html>503</html>") == "transient"
 
@@ -50,8 +62,9 @@ def test_gateway_envelopes() -> None:
 def test_hollow_rows_are_empty() -> None:
     row = {"b_no": "1111111119", "b_stt": "", "b_stt_cd": "", "tax_type": "등록되지 않은", "end_dt": "", "x": ""}
     doc = {"status_code": "OK", "data": [row]}
-    assert j(200, doc, envelope="odcloud", items_path="data[]", declared_fields=set(row),
-             inputs={"1111111119"}) == "empty"
+    assert (
+        j(200, doc, envelope="odcloud", items_path="data[]", declared_fields=set(row), inputs={"1111111119"}) == "empty"
+    )
 
 
 def test_schema_mismatch_is_invalid() -> None:
@@ -59,9 +72,11 @@ def test_schema_mismatch_is_invalid() -> None:
 
 
 def test_hostile_bodies_are_rejected_safely() -> None:
-    bomb = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
-            b"<response><header><resultCode>00</resultCode></header><body><items><item><a>&lol2;</a></item></items>"
-            b"</body></response>")
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+        b"<response><header><resultCode>00</resultCode></header><body><items><item><a>&lol2;</a></item></items>"
+        b"</body></response>"
+    )
     v = judge(200, bomb, "application/xml", **DATAGOKR)  # type: ignore[arg-type]
     assert v.outcome == "hostile" and "refused XML" in v.reason
     huge = b'{"x": "' + b"a" * (MAX_BODY + 10) + b'"}'

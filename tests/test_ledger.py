@@ -74,8 +74,9 @@ def test_finish_counts_down_and_is_idempotent(client: redis.Redis, run_id: str) 
     assert ledger.outstanding(run_id, 2) == set()
 
 
-def test_concurrent_finishes_leave_exactly_one_task_seeing_the_round_empty(client: redis.Redis, run_id: str,
-                                                                           redis_url: str) -> None:
+def test_concurrent_finishes_leave_exactly_one_task_seeing_the_round_empty(
+    client: redis.Redis, run_id: str, redis_url: str
+) -> None:
     sources = [f"s{i}" for i in range(16)]
     RoundLedger(client).open(run_id, 0, sources)
     clients = [redis.Redis.from_url(redis_url) for _ in sources]  # one client each, as separate workers have
@@ -85,8 +86,7 @@ def test_concurrent_finishes_leave_exactly_one_task_seeing_the_round_empty(clien
     assert sorted(lefts) == list(range(len(sources))), lefts  # each count seen once: the last one sees 0
 
 
-def test_only_one_concurrent_claim_of_the_closing_wins(client: redis.Redis, run_id: str,
-                                                       redis_url: str) -> None:
+def test_only_one_concurrent_claim_of_the_closing_wins(client: redis.Redis, run_id: str, redis_url: str) -> None:
     n = 12
     clients = [redis.Redis.from_url(redis_url) for _ in range(n)]
     wins = together(n, lambda i: RoundLedger(clients[i]).claim_closing(run_id, 3))

@@ -45,8 +45,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
     log = (folder / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-c", LAUNCH, str(port), str(graph)], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, str(port), str(graph)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         assert wait_healthy(url, proc), (folder / "server.log").read_text()
@@ -65,26 +66,59 @@ def test_schemathesis_finds_nothing(server: tuple[str, dict[str, str], Path], ro
     url, tokens, folder = server
     if not ST.exists():
         pytest.fail("schemathesis is not installed in the environment (the `st` command is missing)")
-    cmd = [str(ST), "run", f"{url}/openapi.json", "-H", f"Authorization: Bearer {tokens[role]}",
-           # not_a_server_error is replaced by the server's own 5xx counter below: a documented 503 (mode celery on
-           # a server without a task queue, as this one is) is the behaviour the API promises, a 500 never is
-           "--checks", "all", "--exclude-checks", "positive_data_acceptance,not_a_server_error",
-           "--phases", "examples,coverage,fuzzing", "-n", "5", "--seed", "20261130", "--no-shrink",
-           # one worker thread: CPython 3.11 keeps the AST recursion depth per interpreter, so hypothesis parsing
-           # lambdas in two threads at once can fail with "AST constructor recursion depth mismatch" (seen in CI)
-           "--workers", "1", "--request-timeout", "20", "--max-time", "15", "--warnings", "off"]
+    cmd = [
+        str(ST),
+        "run",
+        f"{url}/openapi.json",
+        "-H",
+        f"Authorization: Bearer {tokens[role]}",
+        # not_a_server_error is replaced by the server's own 5xx counter below: a documented 503 (mode celery on
+        # a server without a task queue, as this one is) is the behaviour the API promises, a 500 never is
+        "--checks",
+        "all",
+        "--exclude-checks",
+        "positive_data_acceptance,not_a_server_error",
+        "--phases",
+        "examples,coverage,fuzzing",
+        "-n",
+        "5",
+        "--seed",
+        "20261130",
+        "--no-shrink",
+        # one worker thread: CPython 3.11 keeps the AST recursion depth per interpreter, so hypothesis parsing
+        # lambdas in two threads at once can fail with "AST constructor recursion depth mismatch" (seen in CI)
+        "--workers",
+        "1",
+        "--request-timeout",
+        "20",
+        "--max-time",
+        "15",
+        "--warnings",
+        "off",
+    ]
     for path in EXCLUDED_PATHS:
         cmd += ["--exclude-path", path]
     start = time.monotonic()
-    out = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false"})
+    out = subprocess.run(
+        cmd,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1", "SCHEMATHESIS_TELEMETRY": "false"},
+    )
     took = time.monotonic() - start
     report = out.stdout[-6000:] + out.stderr[-2000:]
     assert out.returncode == 0, report
     assert "Server error" not in out.stdout and "ST101" not in out.stdout, report
     metrics = httpx.get(f"{url}/metrics", timeout=10).text
-    five = [line for line in metrics.splitlines() if line.startswith("kopa_http_requests_total{")
-            and re.search(r'status="5\d\d"', line) and not line.rstrip().endswith(" 0.0")]
+    five = [
+        line
+        for line in metrics.splitlines()
+        if line.startswith("kopa_http_requests_total{")
+        and re.search(r'status="5\d\d"', line)
+        and not line.rstrip().endswith(" 0.0")
+    ]
     unexpected = [line for line in five if not ('status="503"' in line and "verification-runs" in line)]
     assert not unexpected, unexpected  # no 500 anywhere; the only 5xx is the documented queue_unavailable 503
     assert "Tested:" in out.stdout, report  # it ran against the operations

@@ -145,8 +145,11 @@ def test_neo4j_cut_gives_fast_503_and_recovers(proxied: tuple[CuttableProxy, Neo
 
 def test_redis_down_fails_dispatch_and_frees_slots(tmp_path: Path) -> None:
     closed = free_port()  # nothing listens there
-    settings = Settings(bootstrap_token=SecretStr("boot-o"), redis_url=f"redis://127.0.0.1:{closed}/0",
-                        batches=BatchSettings(max_count=50, max_concurrent=2))
+    settings = Settings(
+        bootstrap_token=SecretStr("boot-o"),
+        redis_url=f"redis://127.0.0.1:{closed}/0",
+        batches=BatchSettings(max_count=50, max_concurrent=2),
+    )
     store = EmbeddedStore(tmp_path / "r.sqlite3")
     reader = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-r')}"}
     with TestClient(create_app(settings, store)) as c:
@@ -178,8 +181,9 @@ class CrashingStore(EmbeddedStore):
 
 
 def test_inprocess_crashes_are_marked_failed(tmp_path: Path) -> None:
-    settings = Settings(bootstrap_token=SecretStr("boot-o"), redis_url=None,
-                        batches=BatchSettings(max_count=50, max_concurrent=1))  # in process
+    settings = Settings(
+        bootstrap_token=SecretStr("boot-o"), redis_url=None, batches=BatchSettings(max_count=50, max_concurrent=1)
+    )  # in process
     store = CrashingStore(tmp_path / "c.sqlite3")
     reader = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-c')}"}
     store.save_links([])
@@ -255,9 +259,28 @@ def _celery_env(neo4j_uri: str, redis: str, sandbox_url: str) -> dict[str, str]:
 
 def _worker(env: dict[str, str], name: str, log: Path) -> subprocess.Popen[bytes]:
     out = log.open("ab")
-    return subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo",
-                             "-Q", "kopa,verification,synthesis", "-n", f"{name}@%h", "--loglevel=WARNING",
-                             "--without-gossip", "--without-mingle"], env=env, cwd=ROOT, stdout=out, stderr=out)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers.celery_app",
+            "worker",
+            "--pool=solo",
+            "-Q",
+            "kopa,verification,synthesis",
+            "-n",
+            f"{name}@%h",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=out,
+        stderr=out,
+    )
 
 
 def _finished_after(store: Neo4jStore, run_id: str, back: float, limit: float = 120) -> tuple[float, Any]:
@@ -272,8 +295,10 @@ def _finished_after(store: Neo4jStore, run_id: str, back: float, limit: float = 
         if run is not None and run.status in ("completed", "failed"):
             return time.monotonic() - back, run
         time.sleep(0.5)
-    raise AssertionError(f"run {run_id} still {run.status if run else '?'} {limit:g} s after the service came "
-                         f"back: {run.model_dump(include={'message', 'round', 'pending_sources'}) if run else None}")
+    raise AssertionError(
+        f"run {run_id} still {run.status if run else '?'} {limit:g} s after the service came "
+        f"back: {run.model_dump(include={'message', 'round', 'pending_sources'}) if run else None}"
+    )
 
 
 def _mid_run(store: Neo4jStore, run_id: str, decided: int = 30, timeout: float = 180) -> None:
@@ -303,21 +328,28 @@ def _fresh_quota_day(redis_url: str) -> None:
         r.close()
 
 
-def test_celery_run_survives_neo4j_stopped_mid_run(neo4j_uri: str, redis_url: str, sandbox_url: str,
-                                                    tmp_path: Path) -> None:
+def test_celery_run_survives_neo4j_stopped_mid_run(
+    neo4j_uri: str, redis_url: str, sandbox_url: str, tmp_path: Path
+) -> None:
     from tests.support.helpers import register_catalog
     from tests.test_celery import ALLOWED, stop
     from workers.celery_app import make_celery
 
-    settings = Settings(store="neo4j", neo4j=Neo4jSettings(uri=neo4j_uri), redis_url=redis_url,
-                        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS), allowed_hosts=ALLOWED)
+    settings = Settings(
+        store="neo4j",
+        neo4j=Neo4jSettings(uri=neo4j_uri),
+        redis_url=redis_url,
+        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
+        allowed_hosts=ALLOWED,
+    )
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()
     _fresh_quota_day(redis_url)
     register_catalog(store, settings)
-    workers = [_worker(_celery_env(neo4j_uri, redis_url, sandbox_url), f"n{i}", tmp_path / "workers.log")
-               for i in range(2)]
+    workers = [
+        _worker(_celery_env(neo4j_uri, redis_url, sandbox_url), f"n{i}", tmp_path / "workers.log") for i in range(2)
+    ]
     try:
         run = new_run(mode="celery")
         store.save_run(run)
@@ -325,8 +357,12 @@ def test_celery_run_survives_neo4j_stopped_mid_run(neo4j_uri: str, redis_url: st
         _mid_run(store, run.id)
         down = time.monotonic()
         ports = {"KOPA_NEO4J_BOLT_PORT": str(urlparse(neo4j_uri).port or 7687)}  # this Neo4j, not another's
-        subprocess.run(["bash", str(ROOT / "scripts/services.sh"), "restart-neo4j"], check=True, capture_output=True,
-                       env={**os.environ, **ports})  # stops Neo4j, starts it again (keeping the data), until ready
+        subprocess.run(
+            ["bash", str(ROOT / "scripts/services.sh"), "restart-neo4j"],
+            check=True,
+            capture_output=True,
+            env={**os.environ, **ports},
+        )  # stops Neo4j, starts it again (keeping the data), until ready
         back = time.monotonic()
         took, final = _finished_after(store, run.id, back)
         print(f"\nNeo4j away {back - down:.1f} s; run {final.status} {took:.1f} s after it answered again")
@@ -342,23 +378,30 @@ def test_celery_run_survives_neo4j_stopped_mid_run(neo4j_uri: str, redis_url: st
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_celery_run_survives_redis_stopped_mid_run(neo4j_uri: str, redis_url: str, sandbox_url: str,
-                                                   tmp_path: Path) -> None:
+def test_celery_run_survives_redis_stopped_mid_run(
+    neo4j_uri: str, redis_url: str, sandbox_url: str, tmp_path: Path
+) -> None:
     from tests.support.helpers import register_catalog
     from tests.test_celery import ALLOWED, DurableRedis, stop
     from workers.celery_app import make_celery
 
     broker = DurableRedis(tmp_path)  # the broker keeps its queue on disk, as a Celery broker must
     broker.start()
-    settings = Settings(store="neo4j", neo4j=Neo4jSettings(uri=neo4j_uri), redis_url=broker.url,
-                        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS), allowed_hosts=ALLOWED)
+    settings = Settings(
+        store="neo4j",
+        neo4j=Neo4jSettings(uri=neo4j_uri),
+        redis_url=broker.url,
+        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
+        allowed_hosts=ALLOWED,
+    )
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()
     _fresh_quota_day(redis_url)
     register_catalog(store, settings)
-    workers = [_worker(_celery_env(neo4j_uri, broker.url, sandbox_url), f"r{i}", tmp_path / "workers.log")
-               for i in range(2)]
+    workers = [
+        _worker(_celery_env(neo4j_uri, broker.url, sandbox_url), f"r{i}", tmp_path / "workers.log") for i in range(2)
+    ]
     try:
         run = new_run(mode="celery")
         store.save_run(run)
@@ -420,8 +463,11 @@ def test_no_internal_address_in_any_response_body(proxied: tuple[CuttableProxy, 
     with TestClient(create_app(settings, store)) as c:
         r = c.post("/v1/verification-runs", json={}, headers=ADMIN)  # Redis away: 503, run marked failed
         assert r.status_code == 503
-        bodies = [r.text, c.get("/readyz").text, c.get(f"/v1/verification-runs/{r.json().get('id', 'x')}",
-                                                         headers=ADMIN).text]
+        bodies = [
+            r.text,
+            c.get("/readyz").text,
+            c.get(f"/v1/verification-runs/{r.json().get('id', 'x')}", headers=ADMIN).text,
+        ]
         bodies.append(c.get("/v1/verification-runs", headers=ADMIN).text)
         proxy.cut()
         for path in ("/readyz", "/v1/tools", "/v1/apis", "/v1/links", "/v1/verification-runs"):

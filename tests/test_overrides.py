@@ -32,12 +32,34 @@ HOST = "apis.data.go.kr"
 
 
 def _doc(service: str, op: str) -> dict[str, Any]:
-    return {"openapi": "3.0.3", "info": {"title": f"{service} service", "version": "1"},
-            "servers": [{"url": f"https://{HOST}/1230000/{service}"}],
-            "paths": {f"/{op}": {"get": {"operationId": op, "parameters": [
-                {"name": "serviceKey", "in": "query", "required": True, "schema": {"type": "string"}}],
-                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {
-                    "type": "array", "items": {"type": "object", "properties": {"who": {"type": "string"}}}}}}}}}}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": f"{service} service", "version": "1"},
+        "servers": [{"url": f"https://{HOST}/1230000/{service}"}],
+        "paths": {
+            f"/{op}": {
+                "get": {
+                    "operationId": op,
+                    "parameters": [
+                        {"name": "serviceKey", "in": "query", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "array",
+                                        "items": {"type": "object", "properties": {"who": {"type": "string"}}},
+                                    }
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
 
 
 def _handler(name: str, seen: list[str]) -> type[BaseHTTPRequestHandler]:
@@ -73,28 +95,40 @@ def _call(settings: Settings, api: ApiRecord, tool: ToolRecord) -> Any:
     return asyncio.run(go())
 
 
-def test_two_services_under_one_host_reach_their_own_servers(tmp_path: Path,
-                                                             servers: dict[str, tuple[str, list[str]]]) -> None:
+def test_two_services_under_one_host_reach_their_own_servers(
+    tmp_path: Path, servers: dict[str, tuple[str, list[str]]]
+) -> None:
     os.environ["KOPA_OVERRIDE_TEST_KEY"] = "k-0123456789"
     gateway, procurement, corp = (servers[n][0] for n in ("gateway", "procurement", "corp"))
-    settings = Settings(upstream_overrides=(f"{HOST}={gateway},https://{HOST}/1230000/BidPublicInfo={procurement},"
-                                            f"corp-info={corp}"))
+    settings = Settings(
+        upstream_overrides=(f"{HOST}={gateway},https://{HOST}/1230000/BidPublicInfo={procurement},corp-info={corp}")
+    )
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     meta = RegistrationMeta(auth=AuthConfig(secret="KOPA_OVERRIDE_TEST_KEY"))
     bid = register(store, settings, _doc("BidPublicInfo", "getBidList"), meta)
-    corp_api = register(store, settings, _doc("CorpInfo", "getCorpList"), meta.model_copy(update={"api_id": "corp-info"}))
+    corp_api = register(
+        store, settings, _doc("CorpInfo", "getCorpList"), meta.model_copy(update={"api_id": "corp-info"})
+    )
     other = register(store, settings, _doc("Weather", "getForecast"), meta)
     # the registration's own base_url is a key too: the same service registered with another base URL
-    moved = register(store, settings, _doc("Moved", "getMoved"),
-                     meta.model_copy(update={"base_url": f"https://{HOST}/1230000/BidPublicInfo/v2"}))
+    moved = register(
+        store,
+        settings,
+        _doc("Moved", "getMoved"),
+        meta.model_copy(update={"base_url": f"https://{HOST}/1230000/BidPublicInfo/v2"}),
+    )
     answers = {}
     for result in (bid, corp_api, other, moved):
         tool = store.tools_of_api(result.api.id)[0]
         got = _call(settings, result.api, tool)
         assert got.ok, got
         answers[result.api.id] = got.items[0]["who"]
-    assert answers == {bid.api.id: "procurement", "corp-info": "corp", other.api.id: "gateway",
-                       moved.api.id: "procurement"}
+    assert answers == {
+        bid.api.id: "procurement",
+        "corp-info": "corp",
+        other.api.id: "gateway",
+        moved.api.id: "procurement",
+    }
     # host entries keep the path; base-URL and API-id entries replace the API's base
     assert servers["gateway"][1][0].startswith("/1230000/Weather/getForecast?")
     assert servers["corp"][1][0].startswith("/getCorpList?")
@@ -105,7 +139,9 @@ def test_two_services_under_one_host_reach_their_own_servers(tmp_path: Path,
 
 
 def test_precedence_is_api_id_then_longest_base_url_then_host() -> None:
-    overrides = parse_overrides(f"{HOST}=http://h:1,https://{HOST}/a=http://a:1,https://{HOST}/a/b=http://ab:1,x-api=http://x:1")
+    overrides = parse_overrides(
+        f"{HOST}=http://h:1,https://{HOST}/a=http://a:1,https://{HOST}/a/b=http://ab:1,x-api=http://x:1"
+    )
 
     def pick(url: str, api: str | None = None) -> str:
         found = find_override(overrides, url, api)
@@ -118,13 +154,16 @@ def test_precedence_is_api_id_then_longest_base_url_then_host() -> None:
     assert pick("https://elsewhere.kr/op") == "http://none:1"
 
 
-@pytest.mark.parametrize(("entry", "says"), [
-    (f"{HOST}=127.0.0.1:8080", "absolute http(s) URL"),
-    (f"{HOST}=ftp://127.0.0.1/", "absolute http(s) URL"),
-    (f"{HOST}=http://a.local,{HOST.upper()}=http://b.local", "named twice"),
-    (f"{HOST}", "expected KEY=VALUE"),
-    ("ftp://apis.data.go.kr/x=http://a.local", "base URL must be http(s)"),
-])
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        (f"{HOST}=127.0.0.1:8080", "absolute http(s) URL"),
+        (f"{HOST}=ftp://127.0.0.1/", "absolute http(s) URL"),
+        (f"{HOST}=http://a.local,{HOST.upper()}=http://b.local", "named twice"),
+        (f"{HOST}", "expected KEY=VALUE"),
+        ("ftp://apis.data.go.kr/x=http://a.local", "base URL must be http(s)"),
+    ],
+)
 def test_malformed_overrides_are_refused_with_the_reason(entry: str, says: str) -> None:
     with pytest.raises(ValidationError, match=re.escape(says)):
         Settings(upstream_overrides=entry)
@@ -132,8 +171,9 @@ def test_malformed_overrides_are_refused_with_the_reason(entry: str, says: str) 
 
 def test_a_command_with_a_bad_override_prints_one_line_and_exits() -> None:
     env = {**os.environ, "KOPA_UPSTREAM_OVERRIDES": f"{HOST}=127.0.0.1:18090"}
-    proc = subprocess.run([sys.executable, "-m", "cli", "graph", "stats"], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "graph", "stats"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "KOPA_UPSTREAM_OVERRIDES" in lines[0] and "http://127.0.0.1:18090" in lines[0], lines

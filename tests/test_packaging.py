@@ -29,8 +29,12 @@ RUN_ELSEWHERE = {"bench.bfcl.runner"}
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
-                    str(ROOT)], check=True, cwd=out, timeout=240)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        cwd=out,
+        timeout=240,
+    )
     wheels = list(out.glob("kopa_edge-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
@@ -39,18 +43,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def target(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     t = tmp_path_factory.mktemp("site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(t), str(wheel)],
-                   check=True, timeout=240)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(t), str(wheel)],
+        check=True,
+        timeout=240,
+    )
     return t
 
 
 def _run(target: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run Python with the wheel's target first on the path, from a folder outside the source tree."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
-    env.update(PYTHONPATH=str(target), KOPA_STORE="embedded", KOPA_DATA_DIR=str(target.parent / "data"),
-               PYTHONSAFEPATH="1")
-    return subprocess.run([sys.executable, *args], cwd=target.parent, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    env.update(
+        PYTHONPATH=str(target), KOPA_STORE="embedded", KOPA_DATA_DIR=str(target.parent / "data"), PYTHONSAFEPATH="1"
+    )
+    return subprocess.run(
+        [sys.executable, *args], cwd=target.parent, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_wheel_ships_every_package_and_its_data(wheel: Path) -> None:
@@ -82,7 +91,8 @@ for pkg in %r:
             bad.append(f'{info.name}: {type(exc).__name__}: {exc}')
 print(json.dumps({'bad': bad, 'where': sorted(where)}))
 """.replace("%r", repr(sorted({p.split(".")[0] for p in find_packages(str(ROOT), exclude=EXCLUDE)}))).replace(
-        "%s", repr(sorted(RUN_ELSEWHERE)))
+        "%s", repr(sorted(RUN_ELSEWHERE))
+    )
     proc = _run(target, "-c", code)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -114,8 +124,13 @@ with TestClient(create_app()) as client:
 
 def _env(target: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
-    env.update(PYTHONPATH=str(target), KOPA_STORE="embedded", KOPA_EMBEDDED_PATH=str(target.parent / "g.sqlite3"),
-               PYTHONSAFEPATH="1", **extra)
+    env.update(
+        PYTHONPATH=str(target),
+        KOPA_STORE="embedded",
+        KOPA_EMBEDDED_PATH=str(target.parent / "g.sqlite3"),
+        PYTHONSAFEPATH="1",
+        **extra,
+    )
     return env
 
 
@@ -141,8 +156,15 @@ def test_installed_processes_start(target: Path, redis_url: str) -> None:
     procs: list[subprocess.Popen[bytes]] = []
     try:
         serve_log = (log_dir / "serve.log").open("wb")
-        procs.append(subprocess.Popen([kopa, "serve", "--port", str(port)], env=_env(target), cwd=log_dir,
-                                      stdout=serve_log, stderr=subprocess.STDOUT))
+        procs.append(
+            subprocess.Popen(
+                [kopa, "serve", "--port", str(port)],
+                env=_env(target),
+                cwd=log_dir,
+                stdout=serve_log,
+                stderr=subprocess.STDOUT,
+            )
+        )
 
         def ready() -> bool:
             try:
@@ -153,21 +175,35 @@ def test_installed_processes_start(target: Path, redis_url: str) -> None:
         assert _wait_for(ready, 40), (log_dir / "serve.log").read_text()[-2000:]
 
         worker_log = (log_dir / "worker.log").open("wb")
-        procs.append(subprocess.Popen([kopa, "worker", "--queues", "verification", "--pool", "solo"],
-                                      env=_env(target, KOPA_REDIS_URL=db_url), cwd=log_dir, stdout=worker_log,
-                                      stderr=subprocess.STDOUT))
+        procs.append(
+            subprocess.Popen(
+                [kopa, "worker", "--queues", "verification", "--pool", "solo"],
+                env=_env(target, KOPA_REDIS_URL=db_url),
+                cwd=log_dir,
+                stdout=worker_log,
+                stderr=subprocess.STDOUT,
+            )
+        )
         celery = Celery("probe", broker=db_url)
         celery.send_task("kopa.reverify_stale", queue="verification")
-        assert _wait_for(lambda: "succeeded" in (log_dir / "worker.log").read_text(errors="replace"), 60), \
-            (log_dir / "worker.log").read_text()[-3000:]
+        assert _wait_for(lambda: "succeeded" in (log_dir / "worker.log").read_text(errors="replace"), 60), (
+            log_dir / "worker.log"
+        ).read_text()[-3000:]
 
         schedule = log_dir / "beat-schedule"
         beat_log = (log_dir / "beat.log").open("wb")
-        procs.append(subprocess.Popen([kopa, "beat", "--schedule-file", str(schedule)],
-                                      env=_env(target, KOPA_REDIS_URL=db_url), cwd=log_dir, stdout=beat_log,
-                                      stderr=subprocess.STDOUT))
-        assert _wait_for(lambda: "beat: Starting" in (log_dir / "beat.log").read_text(errors="replace"), 40), \
-            (log_dir / "beat.log").read_text()[-3000:]
+        procs.append(
+            subprocess.Popen(
+                [kopa, "beat", "--schedule-file", str(schedule)],
+                env=_env(target, KOPA_REDIS_URL=db_url),
+                cwd=log_dir,
+                stdout=beat_log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        assert _wait_for(lambda: "beat: Starting" in (log_dir / "beat.log").read_text(errors="replace"), 40), (
+            log_dir / "beat.log"
+        ).read_text()[-3000:]
         assert _wait_for(lambda: any(log_dir.glob("beat-schedule*")), 20)
     finally:
         for p in procs:

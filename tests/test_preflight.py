@@ -23,14 +23,19 @@ def _run(tmp_path: Path, docs: dict[str, str | None]) -> tuple[RunRecord, Embedd
     settings, transport = sandbox_mode(Settings())
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     for name, secret in docs.items():
-        register(store, settings, shipped_documents()[name],
-                 RegistrationMeta(auth=AuthConfig(secret=secret)) if secret else None)
+        register(
+            store,
+            settings,
+            shipped_documents()[name],
+            RegistrationMeta(auth=AuthConfig(secret=secret)) if secret else None,
+        )
     run = asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
     return run, store
 
 
-def test_a_missing_key_variable_spends_no_call_and_fails_the_run(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_key_variable_spends_no_call_and_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("KOPA_NOT_SET_KEY", raising=False)
     run, store = _run(tmp_path, {"StanReginCd": "KOPA_NOT_SET_KEY"})
     assert run.status == "failed", (run.status, run.message)

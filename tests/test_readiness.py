@@ -162,8 +162,9 @@ def test_production_refuses_default_bootstrap_tokens(boot: str, tmp_path: Path) 
         create_app(settings)
 
 
-def test_production_guard_sandbox_secret_and_good_configuration(monkeypatch: pytest.MonkeyPatch,
-                                                                tmp_path: Path) -> None:
+def test_production_guard_sandbox_secret_and_good_configuration(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("KOPA_ENV", "prod")
     settings = Settings(embedded_path=tmp_path / "g.sqlite3")
     assert settings.production
@@ -171,9 +172,12 @@ def test_production_guard_sandbox_secret_and_good_configuration(monkeypatch: pyt
         settings.check_production(sandbox=True)
     with pytest.raises(ValueError, match="loopback"):
         Settings(env="production", allowed_hosts=["localhost"]).check_production()
-    good = settings.model_copy(update={
-        "bootstrap_token": SecretStr("x7Gk2pQ9vL4mN8rT1wZ5"),
-        "sandbox": SandboxSettings(admin_token=SecretStr("Yq3Lp8Vn2Kd6Hs9Tb4Wm"))})
+    good = settings.model_copy(
+        update={
+            "bootstrap_token": SecretStr("x7Gk2pQ9vL4mN8rT1wZ5"),
+            "sandbox": SandboxSettings(admin_token=SecretStr("Yq3Lp8Vn2Kd6Hs9Tb4Wm")),
+        }
+    )
     good.check_production(sandbox=True)
     with TestClient(create_app(good)) as client:
         assert client.get("/healthz").status_code == 200

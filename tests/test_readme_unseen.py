@@ -23,9 +23,24 @@ DOCS = ROOT / "tests" / "unseen" / "docs"
 @pytest.fixture
 def unseen_server() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "tests.unseen.app:create_app", "--host",
-                             "127.0.0.1", "--port", str(port), "--log-level", "warning"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "tests.unseen.app:create_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         assert wait_healthy(url, proc), "the unseen family did not start"
@@ -36,20 +51,30 @@ def unseen_server() -> Iterator[str]:
 
 
 def kopa(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli", *args], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_register_and_verify_an_api_the_sandbox_does_not_know(unseen_server: str, tmp_path: Path) -> None:
     local = unseen_server.split("//", 1)[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
-    env.update({"KOPA_STORE": "embedded", "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"),
-                "KOPA_ALLOWED_HOSTS": "127.0.0.1,odcloud.unseen.example", "KOPA_LOCAL_UPSTREAMS": local,
-                # the pension service keeps its documented server; calls to it go where the override says
-                "KOPA_UPSTREAM_OVERRIDES": f"https://odcloud.unseen.example/api/15083277/v1={unseen_server}/api/15083277/v1",
-                "CORP_KEY": KEY})
-    for doc, extra in (("corpinfo.json", ["--api-id", "corp-info", "--base-url", f"{unseen_server}/corpinfo/v2"]),
-                       ("admcode.json", ["--base-url", f"{unseen_server}/admcode/v1"]), ("pension.yaml", [])):
+    env.update(
+        {
+            "KOPA_STORE": "embedded",
+            "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"),
+            "KOPA_ALLOWED_HOSTS": "127.0.0.1,odcloud.unseen.example",
+            "KOPA_LOCAL_UPSTREAMS": local,
+            # the pension service keeps its documented server; calls to it go where the override says
+            "KOPA_UPSTREAM_OVERRIDES": f"https://odcloud.unseen.example/api/15083277/v1={unseen_server}/api/15083277/v1",
+            "CORP_KEY": KEY,
+        }
+    )
+    for doc, extra in (
+        ("corpinfo.json", ["--api-id", "corp-info", "--base-url", f"{unseen_server}/corpinfo/v2"]),
+        ("admcode.json", ["--base-url", f"{unseen_server}/admcode/v1"]),
+        ("pension.yaml", []),
+    ):
         got = kopa(env, "register", str(DOCS / doc), "--secret-name", "CORP_KEY", "--auth-param", "serviceKey", *extra)
         assert got.returncode == 0, got.stderr
     first = kopa(env, "verify", "--api", "corp-info")

@@ -68,16 +68,29 @@ class Echo(BaseHTTPRequestHandler):
 
 
 def echo_doc(server: str) -> dict[str, Any]:
-    row = {"type": "object", "properties": {"code": {"type": "string", "description": "코드"},
-                                            "v": {"type": "string"}}}
-    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"rows": {"type": "array", "items": row}}}}}}}
+    row = {"type": "object", "properties": {"code": {"type": "string", "description": "코드"}, "v": {"type": "string"}}}
+    ok = {
+        "200": {
+            "description": "ok",
+            "content": {
+                "application/json": {
+                    "schema": {"type": "object", "properties": {"rows": {"type": "array", "items": row}}}
+                }
+            },
+        }
+    }
     param = [{"name": "code", "in": "query", "required": True, "description": "코드", "schema": {"type": "string"}}]
-    return {"openapi": "3.0.3", "info": {"title": "Echo", "version": "1"}, "servers": [{"url": server}],
-            "components": {"securitySchemes": {"tok": {"type": "apiKey", "in": "query", "name": "access_token"}}},
-            "paths": {"/src": {"get": {"operationId": "source", "responses": ok}},
-                      "/dst": {"get": {"operationId": "target", "parameters": param, "responses": ok}},
-                      "/dstfail": {"get": {"operationId": "failing", "parameters": param, "responses": ok}}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Echo", "version": "1"},
+        "servers": [{"url": server}],
+        "components": {"securitySchemes": {"tok": {"type": "apiKey", "in": "query", "name": "access_token"}}},
+        "paths": {
+            "/src": {"get": {"operationId": "source", "responses": ok}},
+            "/dst": {"get": {"operationId": "target", "parameters": param, "responses": ok}},
+            "/dstfail": {"get": {"operationId": "failing", "parameters": param, "responses": ok}},
+        },
+    }
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +112,17 @@ def canary_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def assert_clean(label: str, text: str | bytes) -> None:
     data = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
     for needle in NEEDLES:
-        assert needle not in data, f"canary key found in {label}: ...{data[max(0, data.find(needle) - 120):][:240]}..."
+        assert needle not in data, f"canary key found in {label}: ...{data[max(0, data.find(needle) - 120) :][:240]}..."
 
 
 def settings_for(sandbox: str, echo: str, path: Path, **kw: Any) -> Settings:
-    return Settings(embedded_path=path, upstream_overrides=",".join(f"{h}={sandbox}" for h in REAL_HOSTS),
-                    allowed_hosts=["127.0.0.1"], local_upstreams=[echo], **kw).model_copy(
-        update={"verify": Settings().verify.model_copy(update={"key_secret": SECRET_NAME, "backoff_s": 0.01})})
+    return Settings(
+        embedded_path=path,
+        upstream_overrides=",".join(f"{h}={sandbox}" for h in REAL_HOSTS),
+        allowed_hosts=["127.0.0.1"],
+        local_upstreams=[echo],
+        **kw,
+    ).model_copy(update={"verify": Settings().verify.model_copy(update={"key_secret": SECRET_NAME, "backoff_s": 0.01})})
 
 
 def register_all(store: GraphStore, settings: Settings, echo: str) -> None:
@@ -116,13 +133,23 @@ def register_all(store: GraphStore, settings: Settings, echo: str) -> None:
 
 def test_redact_handles_every_form() -> None:
     register_secret(CANARY)
-    for text in (f"GET http://x/?serviceKey={CANARY}", f"access_token={CANARY}&a=1", f"Bearer {CANARY}",
-                 f"plain {CANARY} inside", f"{httpx.URL('http://x/', params={'k': CANARY})}"):
+    for text in (
+        f"GET http://x/?serviceKey={CANARY}",
+        f"access_token={CANARY}&a=1",
+        f"Bearer {CANARY}",
+        f"plain {CANARY} inside",
+        f"{httpx.URL('http://x/', params={'k': CANARY})}",
+    ):
         assert_clean("redact()", redact(text))
 
 
-def test_canary_in_process_logs_graph_and_api(canary_sandbox: str, echo_server: str, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_canary_in_process_logs_graph_and_api(
+    canary_sandbox: str,
+    echo_server: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     monkeypatch.setenv(SECRET_NAME, CANARY)
     log_file = tmp_path / "serve.log"
     install_redaction()  # what setup_logging (kopa serve) and the executor install
@@ -131,8 +158,9 @@ def test_canary_in_process_logs_graph_and_api(canary_sandbox: str, echo_server: 
     logging.getLogger().addHandler(file_handler)
     caplog.set_level(logging.DEBUG)
     logging.getLogger().setLevel(logging.DEBUG)
-    settings = settings_for(canary_sandbox, echo_server, tmp_path / "g.sqlite3",
-                            bootstrap_token=SecretStr("canary-test-boot-token"))
+    settings = settings_for(
+        canary_sandbox, echo_server, tmp_path / "g.sqlite3", bootstrap_token=SecretStr("canary-test-boot-token")
+    )
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     register_all(store, settings, echo_server)
     run = asyncio.run(execute_run(store, settings, new_run(), economy=MemoryEconomy()))
@@ -142,9 +170,11 @@ def test_canary_in_process_logs_graph_and_api(canary_sandbox: str, echo_server: 
     assert any(lk.source_tool.startswith("echo") for lk in store.list_links(limit=1000)[0])
     with TestClient(create_app(settings, store)) as client:
         auth = {"Authorization": "Bearer canary-test-boot-token"}
-        pages = [client.get("/v1/links", params={"limit": 500}, headers=auth).text,
-                 client.get("/v1/tools", params={"limit": 500}, headers=auth).text,
-                 client.get("/v1/apis", headers=auth).text]
+        pages = [
+            client.get("/v1/links", params={"limit": 500}, headers=auth).text,
+            client.get("/v1/tools", params={"limit": 500}, headers=auth).text,
+            client.get("/v1/apis", headers=auth).text,
+        ]
         for lk in store.list_links(limit=50)[0]:
             pages.append(client.get(f"/v1/links/{lk.id}", headers=auth).text)
     store_links = store.list_links(limit=1000)[0]
@@ -163,11 +193,15 @@ def test_canary_in_process_logs_graph_and_api(canary_sandbox: str, echo_server: 
     assert any("access_token=***" in json.dumps(lk.evidence) for lk in echo_links)
 
 
-def test_canary_through_a_real_celery_worker(canary_sandbox: str, echo_server: str, tmp_path: Path,
-                                             redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_canary_through_a_real_celery_worker(
+    canary_sandbox: str, echo_server: str, tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     port = free_port()
-    redis_proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    redis_proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     own_redis = f"redis://127.0.0.1:{port}/0"
     worker: subprocess.Popen[bytes] | None = None
     try:
@@ -181,16 +215,42 @@ def test_canary_through_a_real_celery_worker(canary_sandbox: str, echo_server: s
         settings = settings_for(canary_sandbox, echo_server, graph_path, redis_url=own_redis)
         store = EmbeddedStore(graph_path)
         register_all(store, settings, echo_server)
-        env = {**os.environ, "KOPA_STORE": "embedded", "KOPA_EMBEDDED_PATH": str(graph_path), "KOPA_REDIS_URL": own_redis,
-               "KOPA_UPSTREAM_OVERRIDES": settings.upstream_overrides, "KOPA_ALLOWED_HOSTS": "127.0.0.1",
-               "KOPA_LOCAL_UPSTREAMS": echo_server, "KOPA_VERIFY__KEY_SECRET": SECRET_NAME, SECRET_NAME: CANARY,
-               "KOPA_VERIFY__BACKOFF_S": "0.01"}
+        env = {
+            **os.environ,
+            "KOPA_STORE": "embedded",
+            "KOPA_EMBEDDED_PATH": str(graph_path),
+            "KOPA_REDIS_URL": own_redis,
+            "KOPA_UPSTREAM_OVERRIDES": settings.upstream_overrides,
+            "KOPA_ALLOWED_HOSTS": "127.0.0.1",
+            "KOPA_LOCAL_UPSTREAMS": echo_server,
+            "KOPA_VERIFY__KEY_SECRET": SECRET_NAME,
+            SECRET_NAME: CANARY,
+            "KOPA_VERIFY__BACKOFF_S": "0.01",
+        }
         log_path = tmp_path / "worker.log"
         with open(log_path, "wb") as log:
-            worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker",
-                                       "--pool=solo", "-Q", "kopa,verification,synthesis", "-n", "canary@%h",
-                                       "--loglevel=DEBUG", "--without-gossip", "--without-mingle"],
-                                      env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            worker = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "workers.celery_app",
+                    "worker",
+                    "--pool=solo",
+                    "-Q",
+                    "kopa,verification,synthesis",
+                    "-n",
+                    "canary@%h",
+                    "--loglevel=DEBUG",
+                    "--without-gossip",
+                    "--without-mingle",
+                ],
+                env=env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
             run = new_run(mode="celery")
             store.save_run(run)
             make_celery(settings).send_task("kopa.start_round", args=[run.id])
@@ -227,7 +287,9 @@ def test_canary_through_a_real_celery_worker(canary_sandbox: str, echo_server: s
             elif kind == b"zset":
                 dump.extend(r.zrange(key, 0, -1))
         assert any(k.startswith(b"kopa:cache:") for k in dump)  # the call cache was written ...
-        assert_clean("Redis keys and values", b"\n".join(d if isinstance(d, bytes) else str(d).encode() for d in dump))  # ... without the key
+        assert_clean(
+            "Redis keys and values", b"\n".join(d if isinstance(d, bytes) else str(d).encode() for d in dump)
+        )  # ... without the key
         economy = RedisEconomy(own_redis)
         assert economy.calls(run.id).get("calls", 0) > 0
     finally:

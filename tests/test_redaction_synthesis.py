@@ -32,11 +32,13 @@ from verification.runs import execute_run, new_run
 __all__ = ["canary_sandbox", "echo_server"]  # the module fixtures, shared with tests/test_redaction.py
 
 
-def test_canary_nowhere_after_synthesis_exports_and_in_neo4j(canary_sandbox: str, echo_server: str, tmp_path: Path,
-                                                             neo4j_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_canary_nowhere_after_synthesis_exports_and_in_neo4j(
+    canary_sandbox: str, echo_server: str, tmp_path: Path, neo4j_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(SECRET_NAME, CANARY)
     settings = settings_for(canary_sandbox, echo_server, tmp_path / "unused.sqlite3").model_copy(
-        update={"store": "neo4j", "neo4j": Neo4jSettings(uri=neo4j_uri)})
+        update={"store": "neo4j", "neo4j": Neo4jSettings(uri=neo4j_uri)}
+    )
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()

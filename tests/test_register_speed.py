@@ -35,12 +35,19 @@ def _uid() -> str:
 
 
 def _document(uid: str, operations: int) -> dict[str, Any]:
-    doc: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": f"Chunks {uid}", "version": "1"},
-                           "servers": [{"url": f"https://127.0.0.1/chunks{uid}"}],
-                           "paths": {f"/op{i:03d}": _operation(i) for i in range(operations)}}
+    doc: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": f"Chunks {uid}", "version": "1"},
+        "servers": [{"url": f"https://127.0.0.1/chunks{uid}"}],
+        "paths": {f"/op{i:03d}": _operation(i) for i in range(operations)},
+    }
     # typed enum, example and default values travel through the parser and the store
-    doc["paths"]["/op000"]["get"]["parameters"][0]["schema"] = {"type": "integer", "enum": [1, 2, 3], "example": 2,
-                                                                 "default": 1}
+    doc["paths"]["/op000"]["get"]["parameters"][0]["schema"] = {
+        "type": "integer",
+        "enum": [1, 2, 3],
+        "example": 2,
+        "default": 1,
+    }
     return doc
 
 
@@ -78,10 +85,20 @@ def test_registration_diffs_updates_retires_and_flags_in_every_write_mode(any_st
         t0, t2, t3, t11 = (any_store.get_tool(names[f"GET /op{i:03d}"]) for i in (0, 2, 3, 11))
         assert t0 is not None and t2 is not None and t3 is not None and t11 is not None
         links = [  # L1 crosses chunks (first tool -> last tool), L2 goes between neighbours
-            LinkRecord(id=f"L1-{uid}", source_tool=t0.name, source_field=t0.fields[0].name, target_tool=t11.name,
-                       target_param=t11.params[0].key()),
-            LinkRecord(id=f"L2-{uid}", source_tool=t2.name, source_field=t2.fields[1].name, target_tool=t3.name,
-                       target_param=t3.params[1].key()),
+            LinkRecord(
+                id=f"L1-{uid}",
+                source_tool=t0.name,
+                source_field=t0.fields[0].name,
+                target_tool=t11.name,
+                target_param=t11.params[0].key(),
+            ),
+            LinkRecord(
+                id=f"L2-{uid}",
+                source_tool=t2.name,
+                source_field=t2.fields[1].name,
+                target_tool=t3.name,
+                target_param=t3.params[1].key(),
+            ),
         ]
         assert any_store.upsert_candidates(links) == 2
 
@@ -128,10 +145,22 @@ def test_typed_enum_values_round_trip(any_store: GraphStore) -> None:
     """Neo4j keeps only homogeneous lists of primitives: enums are stored as JSON and read back with their types."""
     uid = _uid()
     api = ApiRecord(id=f"enums-{uid}", title="typed enums", server_url="https://127.0.0.1/enums")
-    enums: dict[str, list[Any] | None] = {"ints": [1, 2, 3], "flags": [True, False], "mixed": ["A", 1],
-                                          "strings": ["x", "y"], "empty": [], "none": None}
-    tool = ToolRecord(name=f"enums_{uid}", api_id=api.id, op_key="GET /enums", method="GET",
-                      url="https://127.0.0.1/enums", params=[ParamRecord(name=k, enum=v) for k, v in enums.items()])
+    enums: dict[str, list[Any] | None] = {
+        "ints": [1, 2, 3],
+        "flags": [True, False],
+        "mixed": ["A", 1],
+        "strings": ["x", "y"],
+        "empty": [],
+        "none": None,
+    }
+    tool = ToolRecord(
+        name=f"enums_{uid}",
+        api_id=api.id,
+        op_key="GET /enums",
+        method="GET",
+        url="https://127.0.0.1/enums",
+        params=[ParamRecord(name=k, enum=v) for k, v in enums.items()],
+    )
     any_store.apply_registration(api, [tool], [], {})
     try:
         stored = any_store.get_tool(tool.name)
@@ -149,12 +178,42 @@ def test_typed_enum_values_round_trip(any_store: GraphStore) -> None:
 
 def test_enums_stored_as_lists_before_still_read() -> None:
     """Params written before enums were JSON hold a list of strings (and "null" text for a missing example)."""
-    tool = _tool_from({"name": "old_tool", "api_id": "old", "op_key": "GET /x", "method": "GET", "url": "https://h/x",
-                       "json_schema": "{}"},
-                      [{"id": "old_tool|query:a", "tool": "old_tool", "key": "query:a", "hash": "h", "removed": False,
-                        "name": "a", "location": "query", "enum": ["1", "2"], "example": "null", "default": "null"},
-                       {"id": "old_tool|query:b", "tool": "old_tool", "key": "query:b", "hash": "h", "removed": False,
-                        "name": "b", "location": "query", "enum": '[1, "two"]', "example": "3"}], [])
+    tool = _tool_from(
+        {
+            "name": "old_tool",
+            "api_id": "old",
+            "op_key": "GET /x",
+            "method": "GET",
+            "url": "https://h/x",
+            "json_schema": "{}",
+        },
+        [
+            {
+                "id": "old_tool|query:a",
+                "tool": "old_tool",
+                "key": "query:a",
+                "hash": "h",
+                "removed": False,
+                "name": "a",
+                "location": "query",
+                "enum": ["1", "2"],
+                "example": "null",
+                "default": "null",
+            },
+            {
+                "id": "old_tool|query:b",
+                "tool": "old_tool",
+                "key": "query:b",
+                "hash": "h",
+                "removed": False,
+                "name": "b",
+                "location": "query",
+                "enum": '[1, "two"]',
+                "example": "3",
+            },
+        ],
+        [],
+    )
     assert [(p.enum, p.example, p.default) for p in tool.params] == [(["1", "2"], None, None), ([1, "two"], 3, None)]
 
 
@@ -162,15 +221,28 @@ def test_a_property_the_new_record_lacks_is_gone(any_store: GraphStore) -> None:
     """Re-registering replaces the API, tool and param properties (as the embedded store replaces its records):
     a pattern, format or base URL the document no longer has does not survive from the previous registration."""
     uid = _uid()
-    api = ApiRecord(id=f"stale-{uid}", title="stale", server_url="https://127.0.0.1/stale",
-                    base_url="https://127.0.0.1/override", rate_limit_per_s=5, created_at="2026-01-01T00:00:00+00:00")
-    tool = ToolRecord(name=f"stale_{uid}", api_id=api.id, op_key="GET /s", method="GET", url="https://127.0.0.1/s",
-                      format_param="dataType=JSON",
-                      params=[ParamRecord(name="a", pattern="^[0-9]+$", format="date", example="20260101")])
+    api = ApiRecord(
+        id=f"stale-{uid}",
+        title="stale",
+        server_url="https://127.0.0.1/stale",
+        base_url="https://127.0.0.1/override",
+        rate_limit_per_s=5,
+        created_at="2026-01-01T00:00:00+00:00",
+    )
+    tool = ToolRecord(
+        name=f"stale_{uid}",
+        api_id=api.id,
+        op_key="GET /s",
+        method="GET",
+        url="https://127.0.0.1/s",
+        format_param="dataType=JSON",
+        params=[ParamRecord(name="a", pattern="^[0-9]+$", format="date", example="20260101")],
+    )
     any_store.apply_registration(api, [tool], [], {})
     try:
-        later = api.model_copy(update={"base_url": None, "rate_limit_per_s": None,
-                                       "created_at": "2026-06-01T00:00:00+00:00"})
+        later = api.model_copy(
+            update={"base_url": None, "rate_limit_per_s": None, "created_at": "2026-06-01T00:00:00+00:00"}
+        )
         plain = tool.model_copy(update={"format_param": None, "params": [ParamRecord(name="a")]})
         any_store.apply_registration(later, [plain], [], {})
         stored = any_store.get_tool(tool.name)
@@ -190,8 +262,9 @@ def neo4j(neo4j_uri: str) -> Iterator[Neo4jStore]:
     store.close()
 
 
-def test_tools_another_registration_created_meanwhile_are_merged(neo4j: Neo4jStore, mode: str,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tools_another_registration_created_meanwhile_are_merged(
+    neo4j: Neo4jStore, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """New tools are CREATEd; when one exists after all (created between the check and the write), the uniqueness
     constraint fails the CREATE and the chunk is written again with MERGE: same outcome, no duplicate."""
     uid = _uid()

@@ -60,12 +60,21 @@ def test_xml_example_call_succeeds(live: httpx.Client, op_id: str) -> None:
 
 
 def test_default_format_is_xml_where_real(live: httpx.Client) -> None:
-    for op_id in ("VilageFcstInfoService_2.0.getVilageFcst", "MsrstnInfoInqireSvc.getMsrstnList",
-                  "KorService2.detailCommon2", "StanReginCd.getStanReginCdList"):
+    for op_id in (
+        "VilageFcstInfoService_2.0.getVilageFcst",
+        "MsrstnInfoInqireSvc.getMsrstnList",
+        "KorService2.detailCommon2",
+        "StanReginCd.getStanReginCdList",
+    ):
         resp = call(live, op_id, EXAMPLES[op_id], fmt=None)
         assert resp.text.startswith("<?xml"), op_id
 
 
 def test_json_only_services_ignore_the_format(live: httpx.Client) -> None:
-    resp = call(live, "AptListService4.getLegaldongAptList4", {**EXAMPLES["AptListService4.getLegaldongAptList4"], "_type": "xml"}, fmt=None)
+    resp = call(
+        live,
+        "AptListService4.getLegaldongAptList4",
+        {**EXAMPLES["AptListService4.getLegaldongAptList4"], "_type": "xml"},
+        fmt=None,
+    )
     assert resp.json()["response"]["header"]["resultCode"] == "00"

@@ -61,15 +61,19 @@ def test_admin_endpoints_need_the_token() -> None:
     with sandbox_process() as url, httpx.Client(base_url=url) as c:
         assert c.get("/_sandbox/faults").status_code == 401
         assert c.put("/_sandbox/faults", json={"profile": "bogus"}, headers=ADMIN).status_code == 400
-        assert c.put("/_sandbox/clock", json={"now": "2026-10-16T09:00"}, headers=ADMIN).json()["now"].startswith(
-            "2026-10-16T09:00")
+        assert (
+            c.put("/_sandbox/clock", json={"now": "2026-10-16T09:00"}, headers=ADMIN)
+            .json()["now"]
+            .startswith("2026-10-16T09:00")
+        )
         r = call(c, VF, {**EX[VF], "base_date": "20261016", "base_time": "0800"})
         assert r.json()["response"]["header"]["resultCode"] == "00"
 
 
 def test_flaky_profile_rates_and_body_faults() -> None:
-    profile = json.dumps({"error_5xx_rate": 0.1, "timeout_rate": 0.05, "timeout_s": 0.2, "truncate_rate": 0.05,
-                          "malformed_rate": 0.05})
+    profile = json.dumps(
+        {"error_5xx_rate": 0.1, "timeout_rate": 0.05, "timeout_s": 0.2, "truncate_rate": 0.05, "malformed_rate": 0.05}
+    )
     with sandbox_process("--faults", profile) as url, httpx.Client(base_url=url, timeout=5) as c:
         statuses: dict[str, int] = {}
         for _ in range(400):

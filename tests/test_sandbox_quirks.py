@@ -20,8 +20,11 @@ def test_unknown_key_is_code_30_with_403_in_2026_mode(live: httpx.Client) -> Non
     r = call(live, VF, EX[VF], fmt="json", key="0" * 64)
     assert r.status_code == 403
     hdr = r.json()["OpenAPI_ServiceResponse"]["cmmMsgHeader"]
-    assert hdr == {"errMsg": "SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "returnAuthMsg": "등록되지 않은 서비스키",
-                   "returnReasonCode": "30"}
+    assert hdr == {
+        "errMsg": "SERVICE_KEY_IS_NOT_REGISTERED_ERROR",
+        "returnAuthMsg": "등록되지 않은 서비스키",
+        "returnReasonCode": "30",
+    }
     r = call(live, VF, EX[VF], fmt="xml", key="0" * 64)
     assert r.status_code == 403 and "<returnReasonCode>30</returnReasonCode>" in r.text
 
@@ -53,8 +56,12 @@ def test_key_without_application_is_denied_code_20(live: httpx.Client) -> None:
 
 
 def test_retired_service_version_answers_12(live: httpx.Client) -> None:
-    for path in ("/1360000/VilageFcstInfoService/getVilageFcst", "/1613000/AptListService3/getLegaldongAptList3",
-                 "/1471000/MdcinGrnIdntfcInfoService02/getMdcinGrnIdntfcInfoList02", "/B551011/KorService1/areaBasedList1"):
+    for path in (
+        "/1360000/VilageFcstInfoService/getVilageFcst",
+        "/1613000/AptListService3/getLegaldongAptList3",
+        "/1471000/MdcinGrnIdntfcInfoService02/getMdcinGrnIdntfcInfoList02",
+        "/B551011/KorService1/areaBasedList1",
+    ):
         r = live.get(path, params={"serviceKey": DEMO_KEY})
         assert r.status_code == 404 and "<returnReasonCode>12</returnReasonCode>" in r.text, path
     assert live.get("/no/such/path").status_code == 404
@@ -122,8 +129,10 @@ def test_stanregincd_json_is_served_as_text_html(live: httpx.Client) -> None:
 
 def test_pagination(live: httpx.Client) -> None:
     op = "StanReginCd.getStanReginCdList"
-    pages = [items_of(OPS[op], call(live, op, {"locatadd_nm": "대전광역시", "numOfRows": "50", "pageNo": str(p)}).json())
-             for p in (1, 2, 3, 4, 5)]
+    pages = [
+        items_of(OPS[op], call(live, op, {"locatadd_nm": "대전광역시", "numOfRows": "50", "pageNo": str(p)}).json())
+        for p in (1, 2, 3, 4, 5)
+    ]
     codes = [r["region_cd"] for page in pages for r in page]
     assert len(codes) == len(set(codes)) == 183
     assert pages[-1] == [] or len(pages[3]) == 33
@@ -133,8 +142,15 @@ def test_pagination(live: httpx.Client) -> None:
 
 def test_korean_percent_encoded_and_bad_encoding(live: httpx.Client) -> None:
     op = "KorService2.searchKeyword2"
-    r = live.get(OPS[op].path + "?serviceKey=" + DEMO_KEY + "&MobileOS=ETC&MobileApp=" + quote("코파")
-                 + "&_type=json&keyword=" + quote("경복궁"))
+    r = live.get(
+        OPS[op].path
+        + "?serviceKey="
+        + DEMO_KEY
+        + "&MobileOS=ETC&MobileApp="
+        + quote("코파")
+        + "&_type=json&keyword="
+        + quote("경복궁")
+    )
     assert items_of(OPS[op], r.json())[0]["contentid"] == "126508"
     r = live.get(OPS[op].path + "?serviceKey=" + DEMO_KEY + "&MobileOS=ETC&MobileApp=x&_type=json&keyword=%B0%E6")
     assert r.status_code == 200 and r.json()["response"]["header"]["resultCode"] == "10"

@@ -53,8 +53,10 @@ def value_for(tool: ToolRecord, name: str, schema: dict[str, Any]) -> Any:
         return example
     if schema.get("type") == "array" and _fits([example], schema):
         return [example]
-    raise AssertionError(f"{tool.name}.{name}: the spec the model sees ({schema}) admits neither the document's "
-                         f"example {example!r} nor any value it names")
+    raise AssertionError(
+        f"{tool.name}.{name}: the spec the model sees ({schema}) admits neither the document's "
+        f"example {example!r} nor any value it names"
+    )
 
 
 def arguments(tool: ToolRecord) -> dict[str, Any]:
@@ -78,7 +80,9 @@ def test_every_operation_answers_data_to_arguments_built_from_its_spec(name: str
             await ex.aclose()
 
     result = asyncio.run(go())
-    assert result.outcome == "ok" and result.items, f"{name}({args}) -> {result.outcome} {result.status} {result.reason}"
+    assert result.outcome == "ok" and result.items, (
+        f"{name}({args}) -> {result.outcome} {result.status} {result.reason}"
+    )
 
 
 def test_nts_validate_documents_the_object_form_it_takes() -> None:

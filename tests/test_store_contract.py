@@ -73,9 +73,15 @@ def test_reregistration_updates_retires_and_flags_links(store: GraphStore) -> No
     doc = copy.deepcopy(DOCS["StanReginCd"])
     register(store, SETTINGS, doc)
     register(store, SETTINGS, DOCS["RTMSDataSvcAptTrade"])
-    link = LinkRecord(id="L1", source_tool="mois_get_stan_regin_cd_list", source_field="region_cd",
-                      target_tool="molit_get_rtms_data_svc_apt_trade", target_param="query:LAWD_CD",
-                      transform={"kind": "slice", "start": 0, "end": 5}, score=0.9)
+    link = LinkRecord(
+        id="L1",
+        source_tool="mois_get_stan_regin_cd_list",
+        source_field="region_cd",
+        target_tool="molit_get_rtms_data_svc_apt_trade",
+        target_param="query:LAWD_CD",
+        transform={"kind": "slice", "start": 0, "end": 5},
+        score=0.9,
+    )
     assert store.upsert_candidates([link]) == 1
     # unchanged re-registration
     again = register(store, SETTINGS, doc)
@@ -118,9 +124,12 @@ def test_pagination_filters_and_delete(store: GraphStore) -> None:
 
 
 def test_name_collisions_across_apis_get_suffixes(store: GraphStore) -> None:
-    doc: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "Pets", "version": "1"},
-                           "servers": [{"url": "https://127.0.0.1/a"}],
-                           "paths": {"/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}}}}}
+    doc: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": "https://127.0.0.1/a"}],
+        "paths": {"/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}}}},
+    }
     first = register(store, SETTINGS, doc)
     other = copy.deepcopy(doc)
     other["servers"][0]["url"] = "https://127.0.0.1/b"
@@ -135,8 +144,14 @@ def test_name_collisions_across_apis_get_suffixes(store: GraphStore) -> None:
 def test_links_and_tokens(store: GraphStore) -> None:
     register(store, SETTINGS, DOCS["StanReginCd"])
     register(store, SETTINGS, DOCS["RTMSDataSvcAptTrade"])
-    link = LinkRecord(id="L2", source_tool="mois_get_stan_regin_cd_list", source_field="region_cd",
-                      target_tool="molit_get_rtms_data_svc_apt_trade", target_param="query:LAWD_CD", score=0.5)
+    link = LinkRecord(
+        id="L2",
+        source_tool="mois_get_stan_regin_cd_list",
+        source_field="region_cd",
+        target_tool="molit_get_rtms_data_svc_apt_trade",
+        target_param="query:LAWD_CD",
+        score=0.5,
+    )
     store.upsert_candidates([link])
     verified = link.model_copy(update={"status": "verified", "evidence": {"trials": 3, "successes": 3}})
     store.save_link(verified)
@@ -154,8 +169,12 @@ def test_links_and_tokens(store: GraphStore) -> None:
 
 
 def test_bad_documents_and_hosts_write_nothing(store: GraphStore) -> None:
-    bad: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "x"}, "servers": [{"url": "https://apis.data.go.kr/x"}],
-                           "paths": {"/a": {"get": {"parameters": [{"in": "query"}], "responses": {}}}}}
+    bad: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": "x"},
+        "servers": [{"url": "https://apis.data.go.kr/x"}],
+        "paths": {"/a": {"get": {"parameters": [{"in": "query"}], "responses": {}}}},
+    }
     with pytest.raises(InvalidInput) as err:
         register(store, SETTINGS, bad)
     assert err.value.locations[0]["pointer"] == "/paths/~1a/get/parameters/0/name"

@@ -61,7 +61,9 @@ def test_plans_are_seeded_and_satisfiable(verified: tuple[EmbeddedStore, Setting
     assert all(p.route for p in plans)  # every plan says why it was chosen
     for plan in plans:
         for i, step in enumerate(plan.steps):
-            required = {p.name for p in step.tool.params if p.required} - {(step.tool.format_param or "=").split("=")[0]}
+            required = {p.name for p in step.tool.params if p.required} - {
+                (step.tool.format_param or "=").split("=")[0]
+            }
             assert required <= set(step.sources), (plan.key, required - set(step.sources))
             for src in step.sources.values():
                 if src.kind == "link":
@@ -92,14 +94,16 @@ def test_records_carry_provenance_and_no_secrets(records: list[dict[str, Any]]) 
         assert r["metadata"]["graph_snapshot"] and r["metadata"]["provenance"] in ("live", "replayed_from_cache")
 
 
-def test_every_trajectory_replays_from_its_recorded_steps(verified: tuple[EmbeddedStore, Settings, Any],
-                                                          records: list[dict[str, Any]]) -> None:
+def test_every_trajectory_replays_from_its_recorded_steps(
+    verified: tuple[EmbeddedStore, Settings, Any], records: list[dict[str, Any]]
+) -> None:
     store, settings, transport = verified
     tools = {t.name: t for t in store.all_tools()}
 
     async def replay() -> list[bool]:
-        ex = Executor(settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=100)[0]},
-                      transport=transport)
+        ex = Executor(
+            settings, NoCache(MemoryEconomy()), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport
+        )
         try:
             out = []
             for r in records:
@@ -113,13 +117,17 @@ def test_every_trajectory_replays_from_its_recorded_steps(verified: tuple[Embedd
 
 
 CHAT_TEMPLATE = (
-    "{%- if tools %}<|im_start|>system\n# Tools\n<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools><|im_end|>\n{% endif %}"
+    "{%- if tools %}<|im_start|>system\n# "
+    "Tools\n<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools><|im_end|>\n{% endif %}"
     "{%- for m in messages %}<|im_start|>{{ m.role }}\n{% if m.tool_calls %}{% for c in m.tool_calls %}"
-    "<tool_call>{\"name\": \"{{ c.function.name }}\", \"arguments\": {{ c.function.arguments | tojson }}}</tool_call>"
-    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}")
+    '<tool_call>{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>'
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
+)
 
 
-def test_exports_load_with_datasets_and_render_with_a_chat_template(records: list[dict[str, Any]], tmp_path: Path) -> None:
+def test_exports_load_with_datasets_and_render_with_a_chat_template(
+    records: list[dict[str, Any]], tmp_path: Path
+) -> None:
     import datasets
     from tokenizers import Tokenizer, models
     from transformers import PreTrainedTokenizerFast
@@ -128,8 +136,10 @@ def test_exports_load_with_datasets_and_render_with_a_chat_template(records: lis
     assert set(paths) == {"record", *FORMATS}
     trl = datasets.load_dataset("json", data_files=str(paths["trl"]), split="train")
     assert len(trl) == len(records) and "messages" in trl.column_names and "tools" in trl.column_names
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),  # type: ignore[no-untyped-call]
-                                  chat_template=CHAT_TEMPLATE)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),  # type: ignore[no-untyped-call]
+        chat_template=CHAT_TEMPLATE,
+    )
     example = convert(records[0], "trl")
     text = tok.apply_chat_template(example["messages"], tools=example["tools"], tokenize=False)
     assert "<tool_call>" in text and records[0]["steps"][0]["tool"] in text and records[0]["request"] in text
@@ -137,7 +147,9 @@ def test_exports_load_with_datasets_and_render_with_a_chat_template(records: lis
     # byte-identical to the Qwen2.5 template, whose system prompt shows one example <tool_call> block
     assert hermes.count("<tool_call>\n") == len(records[0]["steps"]) + 1
     bfcl = json.loads(paths["bfcl"].read_text(encoding="utf-8").splitlines()[0])
-    assert bfcl["ground_truth"][0] == {records[0]["steps"][0]["tool"]: {k: [v] for k, v in records[0]["steps"][0]["arguments"].items()}}
+    assert bfcl["ground_truth"][0] == {
+        records[0]["steps"][0]["tool"]: {k: [v] for k, v in records[0]["steps"][0]["arguments"].items()}
+    }
     folder = write_hf_dataset(tmp_path / "hf", records, config={"seed": 11}, stats={"n": len(records)})
     hf = datasets.load_dataset(str(folder), split="train")
     assert len(hf) == len(records) and "KOPA EDGE trajectories" in (folder / "README.md").read_text(encoding="utf-8")

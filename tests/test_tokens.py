@@ -42,8 +42,9 @@ def test_rest_list_create_revoke_expire(client: TestClient, store: GraphStore) -
     assert client.get("/v1/tokens", headers=bearer(reader)).status_code == 403
     assert client.post("/v1/tokens", json={"role": "admin"}, headers=bearer(reader)).status_code == 403
 
-    made = client.post("/v1/tokens", json={"role": "reader", "name": "team-new", "expires_in": "30d"},
-                       headers=bearer(admin))
+    made = client.post(
+        "/v1/tokens", json={"role": "reader", "name": "team-new", "expires_in": "30d"}, headers=bearer(admin)
+    )
     assert made.status_code == 201, made.text
     body = made.json()
     assert body["token"].startswith("kopa_") and body["state"] == "active" and body["role"] == "reader"
@@ -75,8 +76,13 @@ def test_rest_list_create_revoke_expire(client: TestClient, store: GraphStore) -
     states = {t["id"]: t["state"] for t in client.get("/v1/tokens", headers=bearer(admin)).json()}
     assert states[record.id] == "expired" and states[body["id"]] == "revoked"
 
-    for bad in ({"role": "root"}, {"role": "reader", "expires_in": "0d"}, {"role": "reader", "expires_in": "99999w"},
-                {"role": "reader", "expires_in": "soon"}, {"role": "reader", "name": "x" * 200}):
+    for bad in (
+        {"role": "root"},
+        {"role": "reader", "expires_in": "0d"},
+        {"role": "reader", "expires_in": "99999w"},
+        {"role": "reader", "expires_in": "soon"},
+        {"role": "reader", "name": "x" * 200},
+    ):
         r = client.post("/v1/tokens", json=bad, headers=bearer(admin))
         assert r.status_code == 422 and r.json()["error"] == "invalid_input", (bad, r.text)
 
@@ -87,10 +93,32 @@ def test_batches_are_visible_to_their_team_only(client: TestClient, store: Graph
     team_b = mint_token(store, "reader", "team-b-vis")
     admin = mint_token(store, "admin", "ops")
     batch_id = "tb_vis_" + hash_token(team_a)[:8]
-    store.save_batch({"id": batch_id, "team": "team-a-vis", "status": "completed", "count": 1, "format": "record",
-                      "created_at": "2026-01-01T00:00:00+00:00", "produced": 1})
-    store.add_trajectories(batch_id, [{"id": "t1", "seq": 0, "shape": "single", "n_steps": 0, "request": "r",
-                                       "tools": [], "steps": [], "final_answer": "a"}])
+    store.save_batch(
+        {
+            "id": batch_id,
+            "team": "team-a-vis",
+            "status": "completed",
+            "count": 1,
+            "format": "record",
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "produced": 1,
+        }
+    )
+    store.add_trajectories(
+        batch_id,
+        [
+            {
+                "id": "t1",
+                "seq": 0,
+                "shape": "single",
+                "n_steps": 0,
+                "request": "r",
+                "tools": [],
+                "steps": [],
+                "final_answer": "a",
+            }
+        ],
+    )
     for token in (team_a, team_a2, admin):
         assert client.get(f"/v1/trajectory-batches/{batch_id}", headers=bearer(token)).status_code == 200
         items = client.get(f"/v1/trajectory-batches/{batch_id}/items", headers=bearer(token))
@@ -123,8 +151,11 @@ def test_cli_token_create_list_revoke(tmp_path: Path, monkeypatch: pytest.Monkey
         assert revoked.exit_code == 0 and "revoked" in revoked.stdout
         assert "revoked" in runner.invoke(kopa, ["token", "list"]).stdout
         assert (store.find_token(hash_token(secret)) or record).state() == "revoked"
-        for args in (["token", "revoke", "nope"], ["token", "create", "--role", "reader", "--expires-in", "forever"],
-                     ["token", "create", "--role", "root"]):
+        for args in (
+            ["token", "revoke", "nope"],
+            ["token", "create", "--role", "reader", "--expires-in", "forever"],
+            ["token", "create", "--role", "root"],
+        ):
             bad = runner.invoke(kopa, args)
             assert bad.exit_code != 0 and (bad.exception is None or isinstance(bad.exception, SystemExit)), args
             assert bad.output.count("\n") <= 1 and "error:" in bad.output and "Traceback" not in bad.output, args

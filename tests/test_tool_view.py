@@ -66,16 +66,20 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[Trajectory]:
 
 
 @pytest.mark.slow
-def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(records: list[Trajectory],
-                                                                           tmp_path: Path) -> None:
+def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(
+    records: list[Trajectory], tmp_path: Path
+) -> None:
     from trl.trainer.grpo_config import GRPOConfig
     from trl.trainer.grpo_trainer import GRPOTrainer
 
     # a record offering a tool whose spec carries `pattern` and `format` (what a signature-derived schema drops)
-    rec = next(r for r in records if any(_has(t, "pattern") for t in r.tools) and any(_has(t, "format") for t in r.tools))
+    rec = next(
+        r for r in records if any(_has(t, "pattern") for t in r.tools) and any(_has(t, "format") for t in r.tools)
+    )
     names = [t["function"]["name"] for t in rec.tools]
-    model_dir = build_tiny(tmp_path / "tiny", conversation_texts([D.sft_row(r) for r in records]), vocab_size=1024,
-                           max_positions=4096)
+    model_dir = build_tiny(
+        tmp_path / "tiny", conversation_texts([D.sft_row(r) for r in records]), vocab_size=1024, max_positions=4096
+    )
     tok = load_tokenizer(model_dir)
 
     # SFT: the row's tools, rendered as SFTTrainer renders the conversation
@@ -89,15 +93,30 @@ def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(recor
     def zero(completions: list[Any], **kwargs: Any) -> list[float | None]:
         return [0.0] * len(completions)
 
-    args = GRPOConfig(output_dir=str(tmp_path / "grpo"), use_cpu=True, per_device_train_batch_size=2,
-                      num_generations=2, max_steps=1, max_completion_length=8, report_to=[], logging_steps=1)
-    trainer = GRPOTrainer(model=load_model(model_dir), reward_funcs=[zero], args=args,
-                          train_dataset=D.to_dataset([grow], "grpo"), processing_class=tok,
-                          environment_factory=dict(factories))
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        use_cpu=True,
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_steps=1,
+        max_completion_length=8,
+        report_to=[],
+        logging_steps=1,
+    )
+    trainer = GRPOTrainer(
+        model=load_model(model_dir),
+        reward_funcs=[zero],
+        args=args,
+        train_dataset=D.to_dataset([grow], "grpo"),
+        processing_class=tok,
+        environment_factory=dict(factories),
+    )
     env_tools = trainer._env_tools[grow["environment"]]
     assert sorted(t.__name__ for t in env_tools) == sorted(names)
     assert all(isinstance(t, BoundTool) for t in env_tools)
-    assert sorted(env_tools, key=lambda t: t["function"]["name"]) == sorted(rec.tools, key=lambda t: t["function"]["name"])
+    assert sorted(env_tools, key=lambda t: t["function"]["name"]) == sorted(
+        rec.tools, key=lambda t: t["function"]["name"]
+    )
     trainer._batch_environments = [grow["environment"]]
     prompt_ids, _, _ = trainer._tokenize_prompts([grow["prompt"]])
     grpo_text = tok.decode(prompt_ids[0], skip_special_tokens=False)
@@ -130,16 +149,22 @@ def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(recor
                 tk._recording = True
             return tk, model
 
-    task = Task(id="view-probe", category="single", persona="citizen", turns=[rec.request],
-                tools={"offered": names, "distractors": 0},
-                gold=[{"id": "s1", "tool": step.tool, "args": {k: {"const": v} for k, v in step.arguments.items()}}],
-                facts=[{"kind": "count", "from": "s1"}])
+    task = Task(
+        id="view-probe",
+        category="single",
+        persona="citizen",
+        turns=[rec.request],
+        tools={"offered": names, "distractors": 0},
+        gold=[{"id": "s1", "tool": step.tool, "args": {k: {"const": v} for k, v in step.arguments.items()}}],
+        facts=[{"kind": "count", "from": "s1"}],
+    )
 
     async def episode() -> dict[str, Any]:
         async with bench_env() as e:
             assert {n: function_spec(e.registry[n]) for n in names} == {t["function"]["name"]: t for t in rec.tools}
-            return await run_episode(task, Recording(model_dir, max_new_tokens=4), e.backend, e.registry, now=e.now,
-                                     max_turns=1)
+            return await run_episode(
+                task, Recording(model_dir, max_new_tokens=4), e.backend, e.registry, now=e.now, max_turns=1
+            )
 
     ep = asyncio.run(episode())
     assert prompts and sorted(ep["offered"]) == sorted(names)

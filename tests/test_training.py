@@ -45,13 +45,25 @@ def compact(r: Trajectory) -> Trajectory:
             continue
         fn = t["function"]
         params = fn["parameters"]
-        props = {k: {"type": v.get("type", "string"), "description": str(v.get("description", k))[:20]}
-                 for k, v in params.get("properties", {}).items() if k in params.get("required", [])}
-        tools.append({"type": "function", "function": {"name": fn["name"], "description": fn["description"][:30],
-                                                       "parameters": {"type": "object", "properties": props,
-                                                                      "required": list(props)}}})
-    steps = [s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
-             for s in r.steps]
+        props = {
+            k: {"type": v.get("type", "string"), "description": str(v.get("description", k))[:20]}
+            for k, v in params.get("properties", {}).items()
+            if k in params.get("required", [])
+        }
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": fn["name"],
+                    "description": fn["description"][:30],
+                    "parameters": {"type": "object", "properties": props, "required": list(props)},
+                },
+            }
+        )
+    steps = [
+        s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
+        for s in r.steps
+    ]
     return r.model_copy(update={"tools": tools, "steps": steps, "distractors": []})
 
 
@@ -69,12 +81,19 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             await ex.aclose()
 
     records = [compact(r) for r in asyncio.run(go())["records"]]
-    (root / "records.jsonl").write_text("".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records),
-                                        encoding="utf-8")
+    (root / "records.jsonl").write_text(
+        "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
     rows = [D.sft_row(r) for r in records]
     model = build_tiny(root / "tiny", conversation_texts(rows), vocab_size=1024, max_positions=2048)
-    yield {"root": root, "records": records, "store": store, "settings": settings, "transport": transport,
-           "model": model}
+    yield {
+        "root": root,
+        "records": records,
+        "store": store,
+        "settings": settings,
+        "transport": transport,
+        "model": model,
+    }
     store.close()
 
 
@@ -98,8 +117,9 @@ def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str
     rollout = [m for m in D.sft_row(train[0])["messages"] if m["role"] not in ("system", "user")]
     facts = [D.facts_of(train[0])]
     assert REWARDS["answer_facts"]([[]], [rollout], facts=facts) == [1.0] or not facts[0]
-    assert REWARDS["answer_facts"]([[]], [[{"role": "assistant", "content": train[0].final_answer}]],
-                                   facts=facts) == [0.0]
+    assert REWARDS["answer_facts"]([[]], [[{"role": "assistant", "content": train[0].final_answer}]], facts=facts) == [
+        0.0
+    ]
     tok = load_tokenizer(world["model"])
     assert check_template(tok) == {"tool_calling": True, "prefix_preserving": True}
     by_id = {r.id: r for r in records}
@@ -116,8 +136,13 @@ def test_environment_executes_live_and_replays(world: dict[str, Any]) -> None:
     store: EmbeddedStore = world["store"]
     settings: Settings = world["settings"]
     apis = store.list_apis(limit=100)[0]
-    live = LiveBackend(settings, {t.name: t for t in store.all_tools()}, {a.id: a for a in apis},
-                       transport=world["transport"], economy=MemoryEconomy())
+    live = LiveBackend(
+        settings,
+        {t.name: t for t in store.all_tools()},
+        {a.id: a for a in apis},
+        transport=world["transport"],
+        economy=MemoryEconomy(),
+    )
     rec = records[0]
     step = rec.steps[0]
     try:
@@ -150,23 +175,67 @@ def _invoke(*args: str) -> dict[str, Any]:
 def test_kopa_train_sft_then_grpo_replay_and_live(world: dict[str, Any]) -> None:
     root: Path = world["root"]
     data = str(root / "records.jsonl")
-    common = ["--set", "lora.enabled=false", "--set", "train.logging_steps=1", "--set", "data.eval_fraction=0.2",
-              "--set", "sft.max_length=2048", "--set", "grpo.max_prompt_length=1536"]
-    sft = _invoke("sft", "--model", str(world["model"]), "--data", data, "--out", str(root / "sft"), "--steps", "6",
-                  "--set", "train.learning_rate=3e-3", "--set", "train.save_steps=3", *common)
+    common = [
+        "--set",
+        "lora.enabled=false",
+        "--set",
+        "train.logging_steps=1",
+        "--set",
+        "data.eval_fraction=0.2",
+        "--set",
+        "sft.max_length=2048",
+        "--set",
+        "grpo.max_prompt_length=1536",
+    ]
+    sft = _invoke(
+        "sft",
+        "--model",
+        str(world["model"]),
+        "--data",
+        data,
+        "--out",
+        str(root / "sft"),
+        "--steps",
+        "6",
+        "--set",
+        "train.learning_rate=3e-3",
+        "--set",
+        "train.save_steps=3",
+        *common,
+    )
     run = root / "sft"
     assert sft["steps"] == 6 and sft["train_loss"] > 0
-    for name in ("config.yaml", "manifest.json", "report.md", "curves.png", "model/config.json",
-                 "checkpoints/checkpoint-6"):
+    for name in (
+        "config.yaml",
+        "manifest.json",
+        "report.md",
+        "curves.png",
+        "model/config.json",
+        "checkpoints/checkpoint-6",
+    ):
         assert (run / name).exists(), name
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["sequence_overlap"] == 0 and manifest["train"] + manifest["eval"] == len(world["records"])
     losses = [x["loss"] for x in D_log(run) if "loss" in x]
     assert losses[-1] < losses[0]
 
-    grpo_common = ["--steps", "2", "--set", "grpo.num_generations=4", "--set", "train.per_device_train_batch_size=4",
-                   "--set", "grpo.max_completion_length=96", "--set", "grpo.temperature=1.2",
-                   "--set", "grpo.max_tool_calling_iterations=2", "--set", "train.save_steps=2", *common]
+    grpo_common = [
+        "--steps",
+        "2",
+        "--set",
+        "grpo.num_generations=4",
+        "--set",
+        "train.per_device_train_batch_size=4",
+        "--set",
+        "grpo.max_completion_length=96",
+        "--set",
+        "grpo.temperature=1.2",
+        "--set",
+        "grpo.max_tool_calling_iterations=2",
+        "--set",
+        "train.save_steps=2",
+        *common,
+    ]
     replay = _invoke("grpo", "--model", str(run / "model"), "--data", data, "--out", str(root / "grpo"), *grpo_common)
     assert replay["steps"] == 2 and replay["rewards_logged"] >= 1
     comps = [json.loads(x) for x in (root / "grpo" / "rewards.jsonl").read_text().splitlines()]
@@ -174,9 +243,22 @@ def test_kopa_train_sft_then_grpo_replay_and_live(world: dict[str, Any]) -> None
     assert weighted <= set(comps[0]), set(comps[0])
     assert json.loads((root / "grpo" / "tool_calls.json").read_text())["calls_per_rollout"]
 
-    live = _invoke("grpo", "--model", str(run / "model"), "--data", data, "--out", str(root / "grpo-live"),
-                   "--set", "grpo.environment=live", "--set", "grpo.sandbox=true",
-                   "--set", f"data.graph={root / 'g.sqlite3'}", *grpo_common)
+    live = _invoke(
+        "grpo",
+        "--model",
+        str(run / "model"),
+        "--data",
+        data,
+        "--out",
+        str(root / "grpo-live"),
+        "--set",
+        "grpo.environment=live",
+        "--set",
+        "grpo.sandbox=true",
+        "--set",
+        f"data.graph={root / 'g.sqlite3'}",
+        *grpo_common,
+    )
     assert live["environment"] == "live" and live["steps"] == 2
     assert (root / "grpo-live" / "report.md").exists()
 
@@ -190,6 +272,7 @@ def test_bad_config_is_one_line_with_a_reason(tmp_path: Path) -> None:
     bad.write_text("model: x\noutput: y\ntrain: {max_steps: 0}\n")
     result = CliRunner().invoke(app, ["sft", "--config", str(bad)])
     assert result.exit_code == 2 and "train.max_steps" in result.output and "Traceback" not in result.output
-    result = CliRunner().invoke(app, ["grpo", "--model", str(tmp_path), "--out", str(tmp_path / "o"),
-                                      "--data", str(tmp_path / "none.jsonl")])
+    result = CliRunner().invoke(
+        app, ["grpo", "--model", str(tmp_path), "--out", str(tmp_path / "o"), "--data", str(tmp_path / "none.jsonl")]
+    )
     assert result.exit_code == 2 and "no trajectory records" in result.output

@@ -18,9 +18,19 @@ def _qwen35_tiny() -> Any:
     from transformers import Qwen3_5TextConfig
     from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5ForCausalLM
 
-    cfg = Qwen3_5TextConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
-                            num_attention_heads=4, num_key_value_heads=2, head_dim=16, linear_num_key_heads=2,
-                            linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16)
+    cfg = Qwen3_5TextConfig(
+        vocab_size=256,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        linear_key_head_dim=16,
+        linear_value_head_dim=16,
+    )
     assert list(cfg.layer_types or []).count("linear_attention") == 3
     return Qwen3_5ForCausalLM(cfg)
 
@@ -36,8 +46,11 @@ def test_auto_targets_adapt_every_layer_of_a_hybrid_family() -> None:
     assert "lm_head" not in targets
     cfg = load_config(None, ["lora.enabled=true"], model=Path("m"), output=Path("o"))
     peft_model = get_peft_model(model, peft_config(cfg, model))
-    adapted_layers = {name.split(".layers.")[1].split(".")[0] for name, _ in peft_model.named_modules()
-                      if ".layers." in name and name.endswith("lora_A")}
+    adapted_layers = {
+        name.split(".layers.")[1].split(".")[0]
+        for name, _ in peft_model.named_modules()
+        if ".layers." in name and name.endswith("lora_A")
+    }
     assert adapted_layers == {"0", "1", "2", "3"}
     mlp = [n for n, _ in peft_model.named_modules() if ".mlp." in n and n.endswith("lora_A")]
     assert len(mlp) == 4 * 3

@@ -12,39 +12,65 @@ from graph.concepts import crs_from_values, signals
 from graph.models import FieldRecord, ParamRecord, ToolRecord
 
 
-@pytest.mark.parametrize("t,value,row,expected", [
-    ({"kind": "slice", "start": 0, "end": 5}, "1171010100", {}, "11710"),
-    ({"kind": "slice", "start": 5, "end": 10}, "1171010100", {}, "10100"),
-    ({"kind": "zfill", "width": 4}, "12", {}, "0012"),
-    ({"kind": "map", "table": "sido_short"}, "서울특별시", {}, "서울"),
-    ({"kind": "wrap_list"}, "1248100998", {}, ["1248100998"]),
-    ({"kind": "date", "src": "YYYYMMDD", "dst": "YYYYMM"}, "20261015", {}, "202610"),
-    ({"kind": "date", "src": "YYYYMMDDHH", "dst": "YYYYMMDD"}, "2026101514", {}, "20261015"),
-    ({"kind": "date", "src": "YYYY-MM-DD", "dst": "YYYY"}, "1991-07-02", {}, "1991"),
-    ({"kind": "date", "src": "YYYY-MM-DD", "dst": "MM"}, "1991-07-02", {}, "07"),
-    ({"kind": "date", "src": "YYYY-MM-DD HH:MM", "dst": "DD"}, "2026-10-15 14:00", {}, "15"),
-    ({"kind": "date", "src": "YYYYMM", "dst": "YYYY-MM"}, "202609", {}, "2026-09"),
-    ({"kind": "map", "table": "sido_long"}, "강원", {}, "강원특별자치도"),
-    ({"kind": "cast", "to": "int"}, "60.0", {}, "60"),
-    ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "x", "pair": "lat"}, "126.9780", {"lat": "37.5665"}, "60"),
-    ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "y", "pair": "lon"}, "37.5665", {"lon": "126.9780"}, "127"),
-    ({"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "y"}, "953901.17", {"y": "1952032.08"}, "60"),
-    ({"kind": "coord", "src": "WGS84", "dst": "TM", "axis": "x", "pair": "lat"}, "126.9780", {"lat": "37.5665"}, "198056.366737"),
-])
+@pytest.mark.parametrize(
+    "t,value,row,expected",
+    [
+        ({"kind": "slice", "start": 0, "end": 5}, "1171010100", {}, "11710"),
+        ({"kind": "slice", "start": 5, "end": 10}, "1171010100", {}, "10100"),
+        ({"kind": "zfill", "width": 4}, "12", {}, "0012"),
+        ({"kind": "map", "table": "sido_short"}, "서울특별시", {}, "서울"),
+        ({"kind": "wrap_list"}, "1248100998", {}, ["1248100998"]),
+        ({"kind": "date", "src": "YYYYMMDD", "dst": "YYYYMM"}, "20261015", {}, "202610"),
+        ({"kind": "date", "src": "YYYYMMDDHH", "dst": "YYYYMMDD"}, "2026101514", {}, "20261015"),
+        ({"kind": "date", "src": "YYYY-MM-DD", "dst": "YYYY"}, "1991-07-02", {}, "1991"),
+        ({"kind": "date", "src": "YYYY-MM-DD", "dst": "MM"}, "1991-07-02", {}, "07"),
+        ({"kind": "date", "src": "YYYY-MM-DD HH:MM", "dst": "DD"}, "2026-10-15 14:00", {}, "15"),
+        ({"kind": "date", "src": "YYYYMM", "dst": "YYYY-MM"}, "202609", {}, "2026-09"),
+        ({"kind": "map", "table": "sido_long"}, "강원", {}, "강원특별자치도"),
+        ({"kind": "cast", "to": "int"}, "60.0", {}, "60"),
+        (
+            {"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "x", "pair": "lat"},
+            "126.9780",
+            {"lat": "37.5665"},
+            "60",
+        ),
+        (
+            {"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "y", "pair": "lon"},
+            "37.5665",
+            {"lon": "126.9780"},
+            "127",
+        ),
+        (
+            {"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "y"},
+            "953901.17",
+            {"y": "1952032.08"},
+            "60",
+        ),
+        (
+            {"kind": "coord", "src": "WGS84", "dst": "TM", "axis": "x", "pair": "lat"},
+            "126.9780",
+            {"lat": "37.5665"},
+            "198056.366737",
+        ),
+    ],
+)
 def test_transforms(t: T.Transform, value: str, row: dict[str, str], expected: object) -> None:
     assert T.apply(t, value, row) == expected
 
 
-@pytest.mark.parametrize("t,value,row", [
-    ({"kind": "slice", "start": 0, "end": 5}, "123", {}),
-    ({"kind": "zfill", "width": 4}, "12345", {}),
-    ({"kind": "map", "table": "sido_short"}, "서울", {}),
-    ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "x", "pair": "lat"}, "126.97", {}),
-    ({"kind": "coord", "src": "WGS84", "dst": "TM", "axis": "x", "pair": "lat"}, "953901", {"lat": "1952032"}),
-    ({"kind": "date", "src": "YYYYMMDD", "dst": "YYYYMM"}, "2026-10", {}),
-    ({"kind": "date", "src": "YYYYMMDDHH", "dst": "YYYYMMDD"}, "20261015", {}),
-    ({"kind": "map", "table": "sido_long"}, "서울특별시", {}),
-])
+@pytest.mark.parametrize(
+    "t,value,row",
+    [
+        ({"kind": "slice", "start": 0, "end": 5}, "123", {}),
+        ({"kind": "zfill", "width": 4}, "12345", {}),
+        ({"kind": "map", "table": "sido_short"}, "서울", {}),
+        ({"kind": "coord", "src": "WGS84", "dst": "KMA_GRID", "axis": "x", "pair": "lat"}, "126.97", {}),
+        ({"kind": "coord", "src": "WGS84", "dst": "TM", "axis": "x", "pair": "lat"}, "953901", {"lat": "1952032"}),
+        ({"kind": "date", "src": "YYYYMMDD", "dst": "YYYYMM"}, "2026-10", {}),
+        ({"kind": "date", "src": "YYYYMMDDHH", "dst": "YYYYMMDD"}, "20261015", {}),
+        ({"kind": "map", "table": "sido_long"}, "서울특별시", {}),
+    ],
+)
 def test_transforms_refuse_unfit_values(t: T.Transform, value: str, row: dict[str, str]) -> None:
     with pytest.raises(T.TransformError):
         T.apply(t, value, row)
@@ -70,9 +96,15 @@ def test_signals_read_korean_descriptions() -> None:
 
 
 def _tool(name: str, fields: list[tuple[str, str]], params: list[tuple[str, str, str | None]]) -> ToolRecord:
-    return ToolRecord(name=name, api_id="a", op_key=name, method="GET", url=f"https://x/{name}",
-                      fields=[FieldRecord(name=f, path=f, description=d) for f, d in fields],
-                      params=[ParamRecord(name=p, description=d, pattern=pat, required=True) for p, d, pat in params])
+    return ToolRecord(
+        name=name,
+        api_id="a",
+        op_key=name,
+        method="GET",
+        url=f"https://x/{name}",
+        fields=[FieldRecord(name=f, path=f, description=d) for f, d in fields],
+        params=[ParamRecord(name=p, description=d, pattern=pat, required=True) for p, d, pat in params],
+    )
 
 
 def test_a_slice_is_chosen_from_observed_values_and_the_description() -> None:
@@ -80,17 +112,43 @@ def test_a_slice_is_chosen_from_observed_values_and_the_description() -> None:
     dst = _tool("deals", [], [("LAWD_CD", "지역코드 (법정동코드 앞 5자리)", "^[0-9]{5}$")])
     links = derive_candidates([src, dst], {"regions": [{"region_cd": "1111010100"}, {"region_cd": "1168010300"}]})
     assert [(lk.source_field, lk.target_param, lk.transform) for lk in links] == [
-        ("region_cd", "query:LAWD_CD", {"kind": "slice", "start": 0, "end": 5})]
+        ("region_cd", "query:LAWD_CD", {"kind": "slice", "start": 0, "end": 5})
+    ]
 
 
 def _synthetic(n: int) -> list[ToolRecord]:
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
-             "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+        "mike",
+        "november",
+        "oscar",
+        "papa",
+        "quebec",
+        "romeo",
+        "sierra",
+        "tango",
+    ]
     tools = []
     for i in range(n):
         a, b, c = words[i % 20], words[(i * 7) % 20], words[(i * 13) % 20]
-        tools.append(_tool(f"t{i}", [(f"{a}Code{i % 50}", "코드"), (f"{b}Name", "이름")],
-                           [(f"{c}Code{(i + 1) % 50}", "코드", None), (f"{a}Id{i % 40}", "식별자", None)]))
+        tools.append(
+            _tool(
+                f"t{i}",
+                [(f"{a}Code{i % 50}", "코드"), (f"{b}Name", "이름")],
+                [(f"{c}Code{(i + 1) % 50}", "코드", None), (f"{a}Id{i % 40}", "식별자", None)],
+            )
+        )
     return tools
 
 
@@ -123,8 +181,14 @@ def test_date_formats_are_read_off_descriptions_names_and_values() -> None:
     assert date_transform("YYYYMMDD", "YYYYMMDD") == {"kind": "identity"}
 
 
-def _trial(value: str, inputs: dict[str, str], rows: list[dict[str, str]], row: dict[str, str],
-           pool: list[dict[str, str]], field: str) -> object:
+def _trial(
+    value: str,
+    inputs: dict[str, str],
+    rows: list[dict[str, str]],
+    row: dict[str, str],
+    pool: list[dict[str, str]],
+    field: str,
+) -> object:
     from execution.executor import CallResult
     from verification.engine import Trial
 
@@ -150,14 +214,20 @@ def test_codes_that_coincide_for_one_province_are_refuted_by_the_names_they_brin
     from verification.engine import _coincides
 
     link = LinkRecord(id="x", source_tool="a", source_field="ctprvnCd", target_tool="b", target_param="query:ctprvnCd")
-    pool = [{"ctprvnCd": "11", "ctprvnNm": "서울특별시"}, {"ctprvnCd": "26", "ctprvnNm": "부산광역시"},
-            {"ctprvnCd": "51", "ctprvnNm": "강원특별자치도"}]
-    seoul = _trial("11", {"ctprvnCd": "11"}, [{"ctprvnCd": "11", "ctprvnNm": "서울특별시", "n": "1"}], pool[0], pool,
-                   "ctprvnCd")
-    busan = _trial("26", {"ctprvnCd": "26"}, [{"ctprvnCd": "26", "ctprvnNm": "울산광역시", "n": "2"}], pool[1], pool,
-                   "ctprvnCd")
+    pool = [
+        {"ctprvnCd": "11", "ctprvnNm": "서울특별시"},
+        {"ctprvnCd": "26", "ctprvnNm": "부산광역시"},
+        {"ctprvnCd": "51", "ctprvnNm": "강원특별자치도"},
+    ]
+    seoul = _trial(
+        "11", {"ctprvnCd": "11"}, [{"ctprvnCd": "11", "ctprvnNm": "서울특별시", "n": "1"}], pool[0], pool, "ctprvnCd"
+    )
+    busan = _trial(
+        "26", {"ctprvnCd": "26"}, [{"ctprvnCd": "26", "ctprvnNm": "울산광역시", "n": "2"}], pool[1], pool, "ctprvnCd"
+    )
     assert _coincides(link, [seoul, busan])  # type: ignore[list-item]
     # the same code system: the names agree for every province
-    same = _trial("26", {"ctprvnCd": "26"}, [{"ctprvnCd": "26", "ctprvnNm": "부산광역시", "n": "2"}], pool[1], pool,
-                  "ctprvnCd")
+    same = _trial(
+        "26", {"ctprvnCd": "26"}, [{"ctprvnCd": "26", "ctprvnNm": "부산광역시", "n": "2"}], pool[1], pool, "ctprvnCd"
+    )
     assert _coincides(link, [seoul, same]) is None  # type: ignore[list-item]

@@ -32,8 +32,12 @@ SOURCE_ARGS: dict[str, list[dict[str, str]]] = {
     "/sttst/v1/ctprvn": [{}],
     "/sttst/v1/popltn": [{"ctprvnCd": c, "stdrYm": "202609"} for c in ("11", "21", "32")],
 }
-OTHER_ARGS = {"/corpinfo/v2/history": {"baseDt": "20261015"}, "/khoa/obs/tide": {"Date": "20261015"},
-              "/cultr/v1/program": {"eventYm": "202612"}, "/sttst/v1/popltn": {"stdrYm": "202609"}}
+OTHER_ARGS = {
+    "/corpinfo/v2/history": {"baseDt": "20261015"},
+    "/khoa/obs/tide": {"Date": "20261015"},
+    "/cultr/v1/program": {"eventYm": "202612"},
+    "/sttst/v1/popltn": {"stdrYm": "202609"},
+}
 
 
 def _items(path: str, resp: Any) -> list[dict[str, Any]]:
@@ -44,8 +48,13 @@ def _items(path: str, resp: Any) -> list[dict[str, Any]]:
     doc = resp.json()
     if isinstance(doc, list):
         return doc
-    for pointer in (("data",), ("response", "item"), ("result", "data"), ("body", "items"),
-                    ("response", "body", "items", "item")):
+    for pointer in (
+        ("data",),
+        ("response", "item"),
+        ("result", "data"),
+        ("body", "items"),
+        ("response", "body", "items", "item"),
+    ):
         node: Any = doc
         for part in pointer:
             node = node.get(part) if isinstance(node, dict) else None
@@ -111,13 +120,17 @@ def test_every_unseen_document_registers_over_rest(tmp_path: Path) -> None:
     from graph.embedded_store import EmbeddedStore
     from tests.unseen.harness import unseen_settings
 
-    settings = unseen_settings(Settings(store="embedded", embedded_path=tmp_path / "g.sqlite3",
-                                        bootstrap_token="t0ken-for-tests"))
+    settings = unseen_settings(
+        Settings(store="embedded", embedded_path=tmp_path / "g.sqlite3", bootstrap_token="t0ken-for-tests")
+    )
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     with TestClient(create_api(settings, store)) as client:
         for name, doc in documents().items():
-            r = client.post("/v1/apis", content=json.dumps(doc, ensure_ascii=False).encode(),
-                            headers={"Authorization": "Bearer t0ken-for-tests", "Content-Type": "application/json"})
+            r = client.post(
+                "/v1/apis",
+                content=json.dumps(doc, ensure_ascii=False).encode(),
+                headers={"Authorization": "Bearer t0ken-for-tests", "Content-Type": "application/json"},
+            )
             assert r.status_code in (200, 201), (name, r.status_code, r.text[:300])
     assert len(store.all_tools()) == 13
     store.close()

@@ -61,10 +61,14 @@ def test_transient_faults_never_refute(env: tuple[EmbeddedStore, Settings, Any],
     run(store, settings, transport)
     baseline = verified(store)
     store2 = register_catalog(EmbeddedStore(tmp_path / "faults.sqlite3"), settings)
-    faults = ('{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
-              ' "error200_burst_len": 4, "throttle_burst_rate": 0.01, "throttle_burst_len": 4}')
+    faults = (
+        '{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
+        ' "error200_burst_len": 4, "throttle_burst_rate": 0.01, "throttle_burst_len": 4}'
+    )
     flaky = httpx.ASGITransport(app=SandboxApp(SandboxSettings(faults=faults)))  # type: ignore[arg-type]
-    fast = settings.model_copy(update={"verify": settings.verify.model_copy(update={"timeout_s": 0.6, "backoff_s": 0.02})})
+    fast = settings.model_copy(
+        update={"verify": settings.verify.model_copy(update={"timeout_s": 0.6, "backoff_s": 0.02})}
+    )
     p = run(store2, fast, flaky)
     assert p["status"] == "completed" and p["inconclusive"] == 0
     assert verified(store2) == baseline

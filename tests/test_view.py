@@ -8,18 +8,43 @@ from typing import Any
 
 from execution.view import BUDGET, Budget, narrowing, tool_view, view_object, visible
 
-SPEC: dict[str, Any] = {"type": "function", "function": {"name": "kma_get_vilage_fcst", "description": "forecast",
-                        "parameters": {"type": "object", "required": ["base_date", "base_time", "nx", "ny"],
-                                       "properties": {"pageNo": {"type": "integer"}, "numOfRows": {"type": "integer"},
-                                                      "dataType": {"type": "string", "enum": ["JSON", "XML"]},
-                                                      "base_date": {"type": "string"}, "base_time": {"type": "string"},
-                                                      "nx": {"type": "integer"}, "ny": {"type": "integer"}}}}}
+SPEC: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "kma_get_vilage_fcst",
+        "description": "forecast",
+        "parameters": {
+            "type": "object",
+            "required": ["base_date", "base_time", "nx", "ny"],
+            "properties": {
+                "pageNo": {"type": "integer"},
+                "numOfRows": {"type": "integer"},
+                "dataType": {"type": "string", "enum": ["JSON", "XML"]},
+                "base_date": {"type": "string"},
+                "base_time": {"type": "string"},
+                "nx": {"type": "integer"},
+                "ny": {"type": "integer"},
+            },
+        },
+    },
+}
 
 
 def forecast_rows(n: int) -> list[dict[str, Any]]:
     cats = ["TMP", "UUU", "VVV", "VEC", "WSD", "SKY", "PTY", "POP", "WAV", "PCP", "REH", "SNO"]
-    return [{"baseDate": "20261015", "baseTime": "1100", "category": cats[i % 12], "fcstDate": "20261015",
-             "fcstTime": f"{12 + i // 12:02d}00", "fcstValue": str(i), "nx": 60, "ny": 127} for i in range(n)]
+    return [
+        {
+            "baseDate": "20261015",
+            "baseTime": "1100",
+            "category": cats[i % 12],
+            "fcstDate": "20261015",
+            "fcstTime": f"{12 + i // 12:02d}00",
+            "fcstValue": str(i),
+            "nx": 60,
+            "ny": 127,
+        }
+        for i in range(n)
+    ]
 
 
 def test_first_rows_in_order_with_total_and_a_note_naming_filters_and_paging() -> None:
@@ -60,7 +85,9 @@ def test_empty_and_errors() -> None:
     assert json.loads(tool_view("empty", reason="NO_DATA")) == {"rows": 0, "items": [], "message": "NO_DATA"}
     assert json.loads(tool_view("ok", [])) == {"rows": 0, "items": [], "message": "no data"}
     assert json.loads(tool_view("invalid", reason="SERVICE_KEY_IS_NOT_REGISTERED")) == {
-        "error": "invalid", "message": "SERVICE_KEY_IS_NOT_REGISTERED"}
+        "error": "invalid",
+        "message": "SERVICE_KEY_IS_NOT_REGISTERED",
+    }
 
 
 def test_a_tool_without_paging_says_so() -> None:
@@ -69,7 +96,7 @@ def test_a_tool_without_paging_says_so() -> None:
     assert doc["shown"] == 5 and "no filter or paging" in doc["note"]
 
 
-# ---------------------------------------------------------------------------------------------- one view, three consumers
+# ------------------------------------------------------------------------------------ one view, three consumers
 
 
 class _Replaying:
@@ -143,11 +170,19 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
             async def episode(rec: Any = rec) -> list[str]:
                 ex = Executor(settings, MemoryEconomy(), apis, transport=transport)
                 try:
-                    task = Task.model_validate({"id": "view", "category": "single", "persona": "citizen",
-                                                "turns": ["x"], "tools": {"offered": [s.tool for s in rec.steps]},
-                                                "gold": [], "facts": []} | {"category": "irrelevance"})
-                    ep = await run_episode(task, _Replaying(rec.steps), BenchLive(ex, tools), tools,
-                                           now=datetime.now())
+                    task = Task.model_validate(
+                        {
+                            "id": "view",
+                            "category": "single",
+                            "persona": "citizen",
+                            "turns": ["x"],
+                            "tools": {"offered": [s.tool for s in rec.steps]},
+                            "gold": [],
+                            "facts": [],
+                        }
+                        | {"category": "irrelevance"}
+                    )
+                    ep = await run_episode(task, _Replaying(rec.steps), BenchLive(ex, tools), tools, now=datetime.now())
                     return [r["content"] for t in ep["turns"] for r in t["results"]]
                 finally:
                     await ex.aclose()

@@ -51,7 +51,9 @@ def test_every_ykiho_resolves_in_the_detail_service(local: httpx.Client) -> None
     for sido in ("110000", "220000", "250000"):
         page = 1
         while True:
-            rows = items_of(OPS[listing], call(local, listing, {"sidoCd": sido, "numOfRows": "500", "pageNo": str(page)}).json())
+            rows = items_of(
+                OPS[listing], call(local, listing, {"sidoCd": sido, "numOfRows": "500", "pageNo": str(page)}).json()
+            )
             if not rows:
                 break
             for row in rows:
@@ -64,16 +66,22 @@ def test_every_ykiho_resolves_in_the_detail_service(local: httpx.Client) -> None
 
 def test_every_complex_and_tour_site_resolves(local: httpx.Client) -> None:
     for sgg in sorted({c.building.sgg_cd for c in W.complexes}):
-        rows = items_of(OPS["AptListService4.getSigunguAptList4"],
-                        call(local, "AptListService4.getSigunguAptList4", {"sigunguCode": sgg, "numOfRows": "500"}).json())
+        rows = items_of(
+            OPS["AptListService4.getSigunguAptList4"],
+            call(local, "AptListService4.getSigunguAptList4", {"sigunguCode": sgg, "numOfRows": "500"}).json(),
+        )
         for row in rows:
             info = call(local, "AptBasisInfoServiceV5.getAphusBassInfoV5", {"kaptCode": row["kaptCode"]}).json()
             assert info["response"]["body"]["item"]["kaptCode"] == row["kaptCode"]
-    area = items_of(OPS["KorService2.areaBasedList2"], call(local, "KorService2.areaBasedList2", {
-        "MobileOS": "ETC", "MobileApp": "t", "numOfRows": "1000"}).json())
+    area = items_of(
+        OPS["KorService2.areaBasedList2"],
+        call(local, "KorService2.areaBasedList2", {"MobileOS": "ETC", "MobileApp": "t", "numOfRows": "1000"}).json(),
+    )
     assert len(area) == len(W.tour_sites)
     for row in area[:60]:
-        common = call(local, "KorService2.detailCommon2", {"MobileOS": "ETC", "MobileApp": "t", "contentId": row["contentid"]}).json()
+        common = call(
+            local, "KorService2.detailCommon2", {"MobileOS": "ETC", "MobileApp": "t", "contentId": row["contentid"]}
+        ).json()
         assert common["response"]["body"]["items"]["item"]["title"] == row["title"]
 
 
@@ -156,7 +164,14 @@ def _key() -> str:
     return DEMO_KEY
 
 
-@pytest.mark.parametrize("lat,lon,grid", [(37.5172, 127.0473, (61, 126)), (36.3504, 127.3845, (67, 100)),
-                                          (35.1796, 129.0756, (98, 76)), (33.4996, 126.5312, (53, 38))])
+@pytest.mark.parametrize(
+    "lat,lon,grid",
+    [
+        (37.5172, 127.0473, (61, 126)),
+        (36.3504, 127.3845, (67, 100)),
+        (35.1796, 129.0756, (98, 76)),
+        (33.4996, 126.5312, (53, 38)),
+    ],
+)
 def test_kma_grid_known_points(lat: float, lon: float, grid: tuple[int, int]) -> None:
     assert wgs84_to_kma_grid(lat, lon) == grid

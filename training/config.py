@@ -219,11 +219,20 @@ def _common(cfg: RunConfig, use_cpu: bool) -> dict[str, Any]:
     t = cfg.train
     bf16 = (not use_cpu) if t.bf16 is None else t.bf16
     return {
-        "output_dir": str(cfg.output / "checkpoints"), "learning_rate": t.learning_rate, "max_steps": t.max_steps,
+        "output_dir": str(cfg.output / "checkpoints"),
+        "learning_rate": t.learning_rate,
+        "max_steps": t.max_steps,
         "per_device_train_batch_size": t.per_device_train_batch_size,
-        "gradient_accumulation_steps": t.gradient_accumulation_steps, "logging_steps": t.logging_steps,
-        "save_strategy": "steps", "save_steps": t.save_steps, "save_total_limit": t.save_total_limit,
-        "bf16": bf16, "use_cpu": use_cpu, "seed": t.seed, "report_to": "none", "disable_tqdm": True,
+        "gradient_accumulation_steps": t.gradient_accumulation_steps,
+        "logging_steps": t.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": t.save_steps,
+        "save_total_limit": t.save_total_limit,
+        "bf16": bf16,
+        "use_cpu": use_cpu,
+        "seed": t.seed,
+        "report_to": "none",
+        "disable_tqdm": True,
         "gradient_checkpointing": t.gradient_checkpointing,
     }
 
@@ -242,17 +251,27 @@ def grpo_args(cfg: RunConfig, *, use_cpu: bool, reward_weights: list[float]) -> 
     g = cfg.grpo
     extra: dict[str, Any] = {}
     if g.generation != "generate":
-        extra = {"use_vllm": True, "vllm_mode": "colocate" if g.generation == "vllm_colocate" else "server",
-                 "vllm_gpu_memory_utilization": g.vllm_gpu_memory_utilization,
-                 "vllm_max_model_length": g.max_prompt_length + g.max_completion_length}
+        extra = {
+            "use_vllm": True,
+            "vllm_mode": "colocate" if g.generation == "vllm_colocate" else "server",
+            "vllm_gpu_memory_utilization": g.vllm_gpu_memory_utilization,
+            "vllm_max_model_length": g.max_prompt_length + g.max_completion_length,
+        }
         if g.vllm_server_base_url:
             extra["vllm_server_base_url"] = g.vllm_server_base_url
     if cfg.chat.enable_thinking is not None:
         extra["chat_template_kwargs"] = {"enable_thinking": cfg.chat.enable_thinking}
-    return GRPOConfig(**_common(cfg, use_cpu), num_generations=g.num_generations,
-                      max_completion_length=g.max_completion_length,
-                      max_tool_calling_iterations=g.max_tool_calling_iterations, temperature=g.temperature,
-                      beta=g.beta, reward_weights=reward_weights, log_completions=False, **extra)
+    return GRPOConfig(
+        **_common(cfg, use_cpu),
+        num_generations=g.num_generations,
+        max_completion_length=g.max_completion_length,
+        max_tool_calling_iterations=g.max_tool_calling_iterations,
+        temperature=g.temperature,
+        beta=g.beta,
+        reward_weights=reward_weights,
+        log_completions=False,
+        **extra,
+    )
 
 
 #: Linear layers LoRA never adapts: the output head (tied to the embeddings in small models) and routers.
@@ -286,5 +305,10 @@ def peft_config(cfg: RunConfig, model: Any = None) -> Any:
         if model is None:
             raise ConfigError("lora.target_modules auto needs the model to read its linear layers from")
         targets = linear_targets(model)
-    return PeftLora(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                    target_modules=targets, task_type="CAUSAL_LM")
+    return PeftLora(
+        r=cfg.lora.r,
+        lora_alpha=cfg.lora.alpha,
+        lora_dropout=cfg.lora.dropout,
+        target_modules=targets,
+        task_type="CAUSAL_LM",
+    )

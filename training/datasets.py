@@ -44,6 +44,7 @@ class DatasetError(KopaError):
 
 # ---------------------------------------------------------------------------------------------- records
 
+
 def load_records(path: Path) -> list[Trajectory]:
     """Trajectories from a `records.jsonl` file, or from an export folder holding one (`kopa demo`/`kopa synth`)."""
     file = path / "records.jsonl" if path.is_dir() else path
@@ -67,8 +68,9 @@ def sequence_key(record: Trajectory) -> str:
     return "|".join(s.tool for s in record.steps)
 
 
-def split_by_sequence(records: Sequence[Trajectory], eval_fraction: float, seed: int = 0
-                      ) -> tuple[list[Trajectory], list[Trajectory]]:
+def split_by_sequence(
+    records: Sequence[Trajectory], eval_fraction: float, seed: int = 0
+) -> tuple[list[Trajectory], list[Trajectory]]:
     """Train and eval records such that no tool sequence appears in both (deterministic in `seed`)."""
     if not 0.0 <= eval_fraction < 1.0:
         raise DatasetError("eval_fraction must be in [0, 1)")
@@ -115,15 +117,34 @@ def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
     if not record.steps:
         return facts
     if record.facts:  # the trajectory carries what its answer must state: the one judge scores exactly those
-        return [{"kind": f.kind, "value": f.value, "tolerance": f.tolerance, "unit": f.unit, "label": f.label,
-                 "field": "", "category": ""} for f in record.facts]
+        return [
+            {
+                "kind": f.kind,
+                "value": f.value,
+                "tolerance": f.tolerance,
+                "unit": f.unit,
+                "label": f.label,
+                "field": "",
+                "category": "",
+            }
+            for f in record.facts
+        ]
     finals = record.final_steps or [record.steps[-1].step]
     for step in record.steps:
         if step.step not in finals:
             continue
         if re.search(rf"(?<![0-9]){step.response.rows}건", record.final_answer):
-            facts.append({"kind": "count", "value": step.response.rows, "tolerance": 0.0, "unit": "건",
-                          "label": "결과", "field": "", "category": ""})
+            facts.append(
+                {
+                    "kind": "count",
+                    "value": step.response.rows,
+                    "tolerance": 0.0,
+                    "unit": "건",
+                    "label": "결과",
+                    "field": "",
+                    "category": "",
+                }
+            )
         if not step.response.items:
             continue
         row = step.response.items[0]
@@ -133,22 +154,40 @@ def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
             if not any(ch.isalnum() for ch in text) or text in seen:
                 continue
             ahead = r"(?![0-9]|\.[0-9])" if _NUMBER.match(text) else r"(?![0-9A-Za-z])"
-            if not re.search(rf"(?<![0-9A-Za-z.]){re.escape(text)}{ahead}", unicodedata.normalize("NFKC", record.final_answer)):
+            if not re.search(
+                rf"(?<![0-9A-Za-z.]){re.escape(text)}{ahead}", unicodedata.normalize("NFKC", record.final_answer)
+            ):
                 continue  # only values the answer states on their own, not digits inside another number
             seen.add(text)
             code = len(text) > 1 and text[0] == "0" and text[1] != "."  # a zip code or id is text, not a number
             kind = "number" if _NUMBER.match(text) and not code else "text"
             label, category = _label(record, key, row)
             unit = _unit_after(record.final_answer, text) if kind == "number" else None
-            facts.append({"kind": kind, "value": float(text) if kind == "number" else text, "tolerance": 0.0,
-                          "unit": unit, "label": label, "field": key, "category": category})
+            facts.append(
+                {
+                    "kind": kind,
+                    "value": float(text) if kind == "number" else text,
+                    "tolerance": 0.0,
+                    "unit": unit,
+                    "label": label,
+                    "field": key,
+                    "category": category,
+                }
+            )
     every = [_fact(f) for f in facts]
     return [f for f, fact in zip(facts, every, strict=True) if F.fact_hit(record.final_answer, fact, every)]
 
 
 def _fact(f: dict[str, Any]) -> F.Fact:
-    return F.Fact(f["kind"], f["value"], float(f.get("tolerance") or 0.0), f.get("unit"), str(f.get("label", "")),
-                  str(f.get("field", "")), str(f.get("category", "")))
+    return F.Fact(
+        f["kind"],
+        f["value"],
+        float(f.get("tolerance") or 0.0),
+        f.get("unit"),
+        str(f.get("label", "")),
+        str(f.get("field", "")),
+        str(f.get("category", "")),
+    )
 
 
 def guesses(record: Trajectory) -> list[str]:
@@ -190,12 +229,18 @@ class FactsReport:
     dropped_records: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"records": self.records, "facts": self.facts, "guessable_facts_dropped": self.dropped_facts,
-                "records_dropped": len(self.dropped_records), "dropped_ids": self.dropped_records[:50]}
+        return {
+            "records": self.records,
+            "facts": self.facts,
+            "guessable_facts_dropped": self.dropped_facts,
+            "records_dropped": len(self.dropped_records),
+            "dropped_ids": self.dropped_records[:50],
+        }
 
 
-def grpo_rows(records: Sequence[Trajectory], refuted: Iterable[LinkRecord] = ()) -> tuple[list[dict[str, Any]],
-                                                                                         FactsReport]:
+def grpo_rows(
+    records: Sequence[Trajectory], refuted: Iterable[LinkRecord] = ()
+) -> tuple[list[dict[str, Any]], FactsReport]:
     """GRPO rows of the records with calls, and the report of facts dropped as guessable: a record whose facts a
     constant or request-echo answer would all pass (or that has none left) is dropped."""
     refuted = list(refuted)
@@ -215,16 +260,31 @@ def grpo_rows(records: Sequence[Trajectory], refuted: Iterable[LinkRecord] = ())
 
 def gold_calls(record: Trajectory) -> list[dict[str, Any]]:
     """The recorded calls in order, with argument provenance (`link` entries name the earlier step and field)."""
-    return [{"step": s.step, "tool": s.tool, "arguments": s.arguments, "provenance": s.provenance,
-             "depends_on": s.depends_on} for s in record.steps]
+    return [
+        {
+            "step": s.step,
+            "tool": s.tool,
+            "arguments": s.arguments,
+            "provenance": s.provenance,
+            "depends_on": s.depends_on,
+        }
+        for s in record.steps
+    ]
 
 
 def refuted_links_for(record: Trajectory, refuted: Iterable[LinkRecord]) -> list[dict[str, str]]:
     """Refuted links between tools this record offers (a call that feeds such a link is penalised)."""
     offered = {t["function"]["name"] for t in record.tools}
-    return [{"source_tool": link.source_tool, "source_field": link.source_field, "target_tool": link.target_tool,
-             "target_param": link.target_param.split(":", 1)[-1]}
-            for link in refuted if link.source_tool in offered and link.target_tool in offered]
+    return [
+        {
+            "source_tool": link.source_tool,
+            "source_field": link.source_field,
+            "target_tool": link.target_tool,
+            "target_param": link.target_param.split(":", 1)[-1],
+        }
+        for link in refuted
+        if link.source_tool in offered and link.target_tool in offered
+    ]
 
 
 def toolset_key(record: Trajectory) -> str:
@@ -235,13 +295,15 @@ def toolset_key(record: Trajectory) -> str:
 
 # ---------------------------------------------------------------------------------------------- rows
 
+
 def sft_row(record: Trajectory) -> dict[str, Any]:
     trl = to_trl(record)
     return {"messages": trl["messages"], "tools": trl["tools"], "trajectory_id": record.id}
 
 
-def grpo_row(record: Trajectory, refuted: Iterable[LinkRecord] = (),
-             facts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def grpo_row(
+    record: Trajectory, refuted: Iterable[LinkRecord] = (), facts: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     return {
         "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": record.request}],
         "environment": toolset_key(record),
@@ -271,6 +333,7 @@ def to_dataset(rows: list[dict[str, Any]], kind: str) -> Any:
 
 # ---------------------------------------------------------------------------------------------- lengths
 
+
 @dataclass
 class LengthReport:
     kind: str
@@ -283,19 +346,34 @@ class LengthReport:
     policy: str = "error"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "max_length": self.max_length, "count": self.count, "longest": self.longest,
-                "mean": round(self.mean, 1), "p95": self.p95, "over": len(self.over), "over_ids": self.over[:50],
-                "policy": self.policy}
+        return {
+            "kind": self.kind,
+            "max_length": self.max_length,
+            "count": self.count,
+            "longest": self.longest,
+            "mean": round(self.mean, 1),
+            "p95": self.p95,
+            "over": len(self.over),
+            "over_ids": self.over[:50],
+            "policy": self.policy,
+        }
 
 
-def token_length(tok: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
-                 generation_prompt: bool) -> int:
+def token_length(
+    tok: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, generation_prompt: bool
+) -> int:
     text = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
     return len(tok(str(text), add_special_tokens=False)["input_ids"])
 
 
-def measure(rows: list[dict[str, Any]], records: dict[str, Trajectory], tok: Any, kind: str, max_length: int,
-            policy: str = "error") -> tuple[list[dict[str, Any]], LengthReport]:
+def measure(
+    rows: list[dict[str, Any]],
+    records: dict[str, Trajectory],
+    tok: Any,
+    kind: str,
+    max_length: int,
+    policy: str = "error",
+) -> tuple[list[dict[str, Any]], LengthReport]:
     """Token length of each row (SFT: the whole conversation; GRPO: the rendered prompt with its tools) against
     `max_length`. Policy for rows over it: `error` (raise, naming how many and the limit), `drop` (remove them,
     reported) or `keep` (reported; the trainer truncates)."""
@@ -311,16 +389,27 @@ def measure(rows: list[dict[str, Any]], records: dict[str, Trajectory], tok: Any
         lengths.append((n, row))
     ns = sorted(n for n, _ in lengths) or [0]
     over = [row["trajectory_id"] for n, row in lengths if n > max_length]
-    report = LengthReport(kind, max_length, len(rows), ns[-1], sum(ns) / max(1, len(ns)),
-                          ns[min(len(ns) - 1, int(0.95 * len(ns)))], over, policy)
+    report = LengthReport(
+        kind,
+        max_length,
+        len(rows),
+        ns[-1],
+        sum(ns) / max(1, len(ns)),
+        ns[min(len(ns) - 1, int(0.95 * len(ns)))],
+        over,
+        policy,
+    )
     if over and policy == "error":
-        raise DatasetError(f"{len(over)} of {len(rows)} {kind} rows exceed {max_length} tokens (longest {ns[-1]}): "
-                           "raise the max length, or set data.length_policy to drop or keep")
+        raise DatasetError(
+            f"{len(over)} of {len(rows)} {kind} rows exceed {max_length} tokens (longest {ns[-1]}): "
+            "raise the max length, or set data.length_policy to drop or keep"
+        )
     kept = [row for n, row in lengths if n <= max_length] if policy == "drop" else rows
     return kept, report
 
 
 # ---------------------------------------------------------------------------------------------- manifest
+
 
 def records_hash(records: Sequence[Trajectory]) -> str:
     h = hashlib.sha256()
@@ -345,19 +434,36 @@ def benchmark_overlap(train: Sequence[Trajectory], bench: Path | None) -> dict[s
         seq = item.get("tools_sequence") or [s.get("tool") for s in item.get("steps", []) if isinstance(s, dict)]
         if seq:
             sequences.add("|".join(str(x) for x in seq))
-    return {"benchmark": str(bench), "same_request": sum(r.request in requests for r in train),
-            "same_sequence": sum(sequence_key(r) in sequences for r in train)}
+    return {
+        "benchmark": str(bench),
+        "same_request": sum(r.request in requests for r in train),
+        "same_sequence": sum(sequence_key(r) in sequences for r in train),
+    }
 
 
-def manifest(records: Sequence[Trajectory], train: Sequence[Trajectory], evaluation: Sequence[Trajectory], *,
-             source: Path, eval_fraction: float, seed: int, lengths: list[LengthReport],
-             bench: Path | None = None) -> dict[str, Any]:
+def manifest(
+    records: Sequence[Trajectory],
+    train: Sequence[Trajectory],
+    evaluation: Sequence[Trajectory],
+    *,
+    source: Path,
+    eval_fraction: float,
+    seed: int,
+    lengths: list[LengthReport],
+    bench: Path | None = None,
+) -> dict[str, Any]:
     train_seq = {sequence_key(r) for r in train}
     eval_seq = {sequence_key(r) for r in evaluation}
     return {
-        "source": str(source), "sha256": records_hash(records), "records": len(records),
-        "train": len(train), "eval": len(evaluation), "eval_fraction": eval_fraction, "split_seed": seed,
-        "train_sequences": len(train_seq), "eval_sequences": len(eval_seq),
+        "source": str(source),
+        "sha256": records_hash(records),
+        "records": len(records),
+        "train": len(train),
+        "eval": len(evaluation),
+        "eval_fraction": eval_fraction,
+        "split_seed": seed,
+        "train_sequences": len(train_seq),
+        "eval_sequences": len(eval_seq),
         "sequence_overlap": len(train_seq & eval_seq),
         "shapes": dict(Counter(r.shape for r in train)),
         "steps": dict(Counter(str(r.n_steps) for r in train)),

@@ -98,9 +98,16 @@ class ReplayBackend:
 class LiveBackend:
     """Executes calls through the execution layer on a private event loop (trl calls sync tools from its thread)."""
 
-    def __init__(self, settings: Settings, tools: dict[str, ToolRecord], apis: dict[str, ApiRecord], *,
-                 transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
-                 timeout_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        tools: dict[str, ToolRecord],
+        apis: dict[str, ApiRecord],
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        economy: Economy | None = None,
+        timeout_s: float = 60.0,
+    ) -> None:
         # the built-in conversion tools are callable even where a graph has not registered them
         self.tools = {**{t.name: t for t in conversion_tools()}, **tools}
         self.timeout_s = timeout_s
@@ -125,8 +132,9 @@ class LiveBackend:
             result = self._submit(self.executor.call(tool, {k: v for k, v in args.items() if v is not None}))
         except FutureTimeout:
             return {"error": "the upstream did not answer in time"}
-        return view_object(result.outcome, [r for r in result.items if isinstance(r, dict)], reason=result.reason,
-                           tool=tool)
+        return view_object(
+            result.outcome, [r for r in result.items if isinstance(r, dict)], reason=result.reason, tool=tool
+        )
 
     def close(self) -> None:
         if self._loop.is_running():
@@ -214,8 +222,9 @@ class ToolMethod:
         return self.function if env is None else BoundTool(self.spec, env)
 
 
-def environment_factories(records: Sequence[Trajectory], backend: Backend, *, max_calls: int = 6,
-                          secrets: Sequence[str] = ()) -> tuple[dict[str, type[ToolEnvironment]], Counter[str]]:
+def environment_factories(
+    records: Sequence[Trajectory], backend: Backend, *, max_calls: int = 6, secrets: Sequence[str] = ()
+) -> tuple[dict[str, type[ToolEnvironment]], Counter[str]]:
     """One environment class per distinct set of offered tools, keyed like the dataset's `environment` column,
     and the shared counter of executed calls per tool (for the run's tool-call frequency)."""
     counter: Counter[str] = Counter()
@@ -228,6 +237,9 @@ def environment_factories(records: Sequence[Trajectory], backend: Backend, *, ma
         bad = [n for n in methods if n.startswith("_") or n in ("reset", "get_reward")]
         if bad:
             raise ValueError(f"tool names cannot be used as environment methods: {bad}")
-        classes[key] = type(f"Env_{key}", (ToolEnvironment,), {
-            **methods, "backend": backend, "max_calls": max_calls, "secrets": tuple(secrets), "counter": counter})
+        classes[key] = type(
+            f"Env_{key}",
+            (ToolEnvironment,),
+            {**methods, "backend": backend, "max_calls": max_calls, "secrets": tuple(secrets), "counter": counter},
+        )
     return classes, counter

@@ -171,8 +171,9 @@ def _confirm(calls: list[Call], recorded: list[dict[str, Any]]) -> None:
     left = list(recorded)
     for call in calls:
         key = _call_key(call)
-        hit = next((r for r in left if _call_key(Call(str(r.get("tool", "")), dict(r.get("arguments") or {}))) == key),
-                   None)
+        hit = next(
+            (r for r in left if _call_key(Call(str(r.get("tool", "")), dict(r.get("arguments") or {}))) == key), None
+        )
         if hit is None:
             call.result = None
             continue
@@ -199,6 +200,7 @@ def _loads(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- rewards
+
 
 def well_formed_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of attempted tool calls that parsed as calls; 0 when nothing was called."""
@@ -363,9 +365,18 @@ def executed_calls(prompts: list[Any], completions: list[Completion], **kwargs: 
 
 
 def _facts(value: Any) -> list[Fact]:
-    return [Fact(kind=f["kind"], value=f["value"], tolerance=float(f.get("tolerance") or 0.0), unit=f.get("unit"),
-                 label=str(f.get("label", "") or ""), field=str(f.get("field", "") or ""),
-                 category=str(f.get("category", "") or "")) for f in _loads(value) or []]
+    return [
+        Fact(
+            kind=f["kind"],
+            value=f["value"],
+            tolerance=float(f.get("tolerance") or 0.0),
+            unit=f.get("unit"),
+            label=str(f.get("label", "") or ""),
+            field=str(f.get("field", "") or ""),
+            category=str(f.get("category", "") or ""),
+        )
+        for f in _loads(value) or []
+    ]
 
 
 def _result_values(results: list[tuple[str, str]]) -> list[Any]:
@@ -410,8 +421,11 @@ def _decoded_words(results: list[tuple[str, str]]) -> set[str]:
                 value = str(row.get("fcstValue", row.get("obsrValue", ""))).strip()
                 if word := KMA_CODES[str(row["category"])].get(value):
                     words.add(word)
-            words.update(AIR_GRADES[str(v).strip()] for k, v in row.items()
-                         if k.lower().endswith(("grade", "grade1h")) and str(v).strip() in AIR_GRADES)
+            words.update(
+                AIR_GRADES[str(v).strip()]
+                for k, v in row.items()
+                if k.lower().endswith(("grade", "grade1h")) and str(v).strip() in AIR_GRADES
+            )
     return words
 
 
@@ -425,8 +439,10 @@ def grounded(fact: Fact, results: list[tuple[str, str]]) -> bool:
                 doc = json.loads(content)
             except ValueError:
                 continue
-            if isinstance(doc, dict) and (values_equal(doc.get("rows"), fact.value) or
-                                          (isinstance(doc.get("items"), list) and len(doc["items"]) == float(fact.value))):
+            if isinstance(doc, dict) and (
+                values_equal(doc.get("rows"), fact.value)
+                or (isinstance(doc.get("items"), list) and len(doc["items"]) == float(fact.value))
+            ):
                 return True
     if fact.kind == "date":
         want = as_date(fact.value)
@@ -440,8 +456,12 @@ def grounded(fact: Fact, results: list[tuple[str, str]]) -> bool:
     for v in values:
         if values_equal(v, fact.value):
             return True
-        if fact.kind in ("name", "text") and len(text) >= 2 and isinstance(v, str) and \
-                _squeezed(text) in _squeezed(normalise_value(v)):  # the answer may re-space a quoted text
+        if (
+            fact.kind in ("name", "text")
+            and len(text) >= 2
+            and isinstance(v, str)
+            and _squeezed(text) in _squeezed(normalise_value(v))
+        ):  # the answer may re-space a quoted text
             return True
     return False
 
@@ -450,8 +470,9 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
     """Share of the facts the final answer commits to whose values came from this rollout's executed results."""
     out = []
     n = len(completions)
-    for p, facts, gold in zip(_parsed(completions, kwargs), _col(kwargs, "facts", n), _col(kwargs, "gold_calls", n),
-                              strict=True):
+    for p, facts, gold in zip(
+        _parsed(completions, kwargs), _col(kwargs, "facts", n), _col(kwargs, "gold_calls", n), strict=True
+    ):
         wanted = _facts(facts)
         answer = p.answer
         if not (_loads(gold) or []) and gold is not None:  # an irrelevance record: the honest refusal
@@ -471,6 +492,7 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
 
 
 # ---------------------------------------------------------------------------------------------- penalties
+
 
 def invented_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the share of calls to tools the task did not offer."""
@@ -493,8 +515,9 @@ def refuted_links(prompts: list[Any], completions: list[Completion], **kwargs: A
             for link in links:
                 if link["target_tool"] != call.name or link["target_param"] not in call.arguments:
                     continue
-                if _observed(call.arguments[link["target_param"]], link["source_tool"], link["source_field"],
-                             call.seen_before):
+                if _observed(
+                    call.arguments[link["target_param"]], link["source_tool"], link["source_field"], call.seen_before
+                ):
                     bad += 1
                     break
         out.append(-bad / len(calls) if calls else 0.0)
@@ -512,8 +535,9 @@ def excess_calls(prompts: list[Any], completions: list[Completion], **kwargs: An
 
 
 def _call_key(call: Call) -> str:
-    return json.dumps([call.name, sorted((k, normalise_value(v)) for k, v in call.arguments.items())],
-                      ensure_ascii=False)
+    return json.dumps(
+        [call.name, sorted((k, normalise_value(v)) for k, v in call.arguments.items())], ensure_ascii=False
+    )
 
 
 def repeated_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
@@ -526,15 +550,28 @@ def repeated_calls(prompts: list[Any], completions: list[Completion], **kwargs: 
 
 
 REWARDS: dict[str, RewardFn] = {
-    "well_formed_calls": well_formed_calls, "schema_valid_arguments": schema_valid_arguments,
-    "right_tools": right_tools, "gold_arguments": gold_arguments, "executed_calls": executed_calls,
-    "answer_facts": answer_facts, "invented_tools": invented_tools, "refuted_links": refuted_links,
-    "excess_calls": excess_calls, "repeated_calls": repeated_calls,
+    "well_formed_calls": well_formed_calls,
+    "schema_valid_arguments": schema_valid_arguments,
+    "right_tools": right_tools,
+    "gold_arguments": gold_arguments,
+    "executed_calls": executed_calls,
+    "answer_facts": answer_facts,
+    "invented_tools": invented_tools,
+    "refuted_links": refuted_links,
+    "excess_calls": excess_calls,
+    "repeated_calls": repeated_calls,
 }
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "well_formed_calls": 0.5, "schema_valid_arguments": 0.5, "right_tools": 1.0, "gold_arguments": 1.0,
-    "executed_calls": 0.5, "answer_facts": 1.0, "invented_tools": 1.0, "refuted_links": 1.0,
-    "excess_calls": 0.5, "repeated_calls": 0.5,
+    "well_formed_calls": 0.5,
+    "schema_valid_arguments": 0.5,
+    "right_tools": 1.0,
+    "gold_arguments": 1.0,
+    "executed_calls": 0.5,
+    "answer_facts": 1.0,
+    "invented_tools": 1.0,
+    "refuted_links": 1.0,
+    "excess_calls": 0.5,
+    "repeated_calls": 0.5,
 }
 
 

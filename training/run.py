@@ -38,8 +38,12 @@ from training.config import RunConfig, grpo_args, peft_config, sft_args
 from training.environment import Backend, ReplayBackend, environment_factories
 from training.rewards import selected
 
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1",
-               "TOKENIZERS_PARALLELISM": "false"}
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "TRL_EXPERIMENTAL_SILENCE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 _CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
@@ -71,8 +75,10 @@ def load_model(model_dir: Path) -> Any:
     from transformers import AutoModelForCausalLM
 
     if not (model_dir / "config.json").exists():
-        raise TrainingError(f"{model_dir} is not a model directory (no config.json); build one with "
-                            "`kopa train tiny` or point model: at a local checkpoint")
+        raise TrainingError(
+            f"{model_dir} is not a model directory (no config.json); build one with "
+            "`kopa train tiny` or point model: at a local checkpoint"
+        )
     return AutoModelForCausalLM.from_pretrained(str(model_dir))
 
 
@@ -105,16 +111,18 @@ def _start(cfg: RunConfig) -> None:
     if cfg.output.exists() and any(cfg.output.glob("checkpoints/checkpoint-*")) and cfg.train.resume is False:
         raise TrainingError(f"{cfg.output} already holds checkpoints: set train.resume=true or use another output")
     cfg.output.mkdir(parents=True, exist_ok=True)
-    (cfg.output / "config.yaml").write_text(yaml.safe_dump(cfg.dump(), allow_unicode=True, sort_keys=False),
-                                            encoding="utf-8")
+    (cfg.output / "config.yaml").write_text(
+        yaml.safe_dump(cfg.dump(), allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
 
 
 def _log_callback(path: Path) -> Any:
     from transformers import TrainerCallback
 
     class JsonlLog(TrainerCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
-                   **kwargs: Any) -> None:
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any
+        ) -> None:
             if logs:
                 with path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"step": state.global_step, **logs}, default=float) + "\n")
@@ -152,7 +160,9 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     series: dict[str, list[tuple[int, float]]] = {}
     for entry in log:
         for k, v in entry.items():
-            wanted = k in ("loss", "reward", "tools/call_frequency") or (k.startswith("rewards/") and k.endswith("/mean"))
+            wanted = k in ("loss", "reward", "tools/call_frequency") or (
+                k.startswith("rewards/") and k.endswith("/mean")
+            )
             if wanted and isinstance(v, int | float):
                 series.setdefault(k, []).append((int(entry["step"]), float(v)))
     for entry in read_eval(run):
@@ -161,7 +171,9 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for k, pts in series.items():
         ax = axes[0] if k in ("loss", "reward", "tools/call_frequency") or k.startswith("held-out") else axes[1]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=k.removeprefix("rewards/").removesuffix("/mean"))
+        ax.plot(
+            [p[0] for p in pts], [p[1] for p in pts], marker=".", label=k.removeprefix("rewards/").removesuffix("/mean")
+        )
     axes[0].set_title(f"{kind}: loss / mean reward / calls per rollout")
     axes[1].set_title("reward components (mean)")
     for ax in axes:
@@ -171,8 +183,16 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     fig.tight_layout()
     fig.savefig(run / "curves.png", dpi=110)
     plt.close(fig)
-    lines = [f"# {kind.upper()} run", "", "```json", json.dumps(summary, ensure_ascii=False, indent=1), "```", "",
-             "![curves](curves.png)", ""]
+    lines = [
+        f"# {kind.upper()} run",
+        "",
+        "```json",
+        json.dumps(summary, ensure_ascii=False, indent=1),
+        "```",
+        "",
+        "![curves](curves.png)",
+        "",
+    ]
     if series:
         lines += ["| series | first | last |", "|---|---|---|"]
         lines += [f"| {k} | {v[0][1]:.4f} | {v[-1][1]:.4f} |" for k, v in series.items()]
@@ -181,6 +201,7 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- evaluation
+
 
 def well_formed(text: str, offered: Sequence[str]) -> bool:
     """A completion text holds at least one `<tool_call>` JSON block naming an offered tool, and nothing malformed."""
@@ -197,8 +218,14 @@ def well_formed(text: str, offered: Sequence[str]) -> bool:
     return True
 
 
-def probe(model: Any, tok: Any, records: Sequence[Trajectory], *, max_new_tokens: int = 96,
-          chat_kwargs: dict[str, Any] | None = None) -> dict[str, float]:
+def probe(
+    model: Any,
+    tok: Any,
+    records: Sequence[Trajectory],
+    *,
+    max_new_tokens: int = 96,
+    chat_kwargs: dict[str, Any] | None = None,
+) -> dict[str, float]:
     """Greedy first turns on held-out prompts (system + request + the record's tools): the share that emit a
     well-formed call to an offered tool, and the share whose first call names the record's first gold tool."""
     import torch
@@ -209,13 +236,19 @@ def probe(model: Any, tok: Any, records: Sequence[Trajectory], *, max_new_tokens
     try:
         for r in records:
             row = D.grpo_row(r)
-            text = tok.apply_chat_template(row["prompt"], tools=r.tools, tokenize=False, add_generation_prompt=True,
-                                           **(chat_kwargs or {}))
+            text = tok.apply_chat_template(
+                row["prompt"], tools=r.tools, tokenize=False, add_generation_prompt=True, **(chat_kwargs or {})
+            )
             ids = tok(str(text), return_tensors="pt", add_special_tokens=False).to(model.device)
             with torch.no_grad():
-                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False,
-                                     eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-            completion = tok.decode(out[0][ids["input_ids"].shape[1]:], skip_special_tokens=False)
+                out = model.generate(
+                    **ids,
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    eos_token_id=tok.eos_token_id,
+                    pad_token_id=tok.pad_token_id,
+                )
+            completion = tok.decode(out[0][ids["input_ids"].shape[1] :], skip_special_tokens=False)
             ok = well_formed(completion, row["offered"])
             formed += ok
             first = _CALL.search(completion)
@@ -230,8 +263,9 @@ def probe(model: Any, tok: Any, records: Sequence[Trajectory], *, max_new_tokens
 def call_format_rate(model_dir: Path, records: Sequence[Trajectory], *, max_new_tokens: int = 96) -> float:
     """Share of held-out prompts on which greedy decoding emits a well-formed call to an offered tool."""
     offline()
-    return probe(load_model(model_dir), load_tokenizer(model_dir), records,
-                 max_new_tokens=max_new_tokens)["well_formed_call_rate"]
+    return probe(load_model(model_dir), load_tokenizer(model_dir), records, max_new_tokens=max_new_tokens)[
+        "well_formed_call_rate"
+    ]
 
 
 def _chat_kwargs(cfg: RunConfig) -> dict[str, Any]:
@@ -281,6 +315,7 @@ def read_eval(run: Path) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------------------------- SFT
 
+
 def run_sft(cfg: RunConfig) -> dict[str, Any]:
     """Supervised warm-up on the trajectories' conversations (assistant-only loss)."""
     _start(cfg)
@@ -289,27 +324,49 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
     records, train, evaluation = _records(cfg)
     tok = load_tokenizer(cfg.model)
     by_id = {r.id: r for r in records}
-    rows, lengths = D.measure([D.sft_row(r) for r in train], by_id, tok, "sft", cfg.sft.max_length,
-                              cfg.data.length_policy)
-    eval_rows, eval_len = D.measure([D.sft_row(r) for r in evaluation], by_id, tok, "sft", cfg.sft.max_length,
-                                    "keep") if evaluation else ([], None)
-    man = D.manifest(records, train, evaluation, source=cfg.data.records, eval_fraction=cfg.data.eval_fraction,
-                     seed=cfg.data.split_seed, lengths=[lengths, *([eval_len] if eval_len else [])],
-                     bench=cfg.data.benchmark)
+    rows, lengths = D.measure(
+        [D.sft_row(r) for r in train], by_id, tok, "sft", cfg.sft.max_length, cfg.data.length_policy
+    )
+    eval_rows, eval_len = (
+        D.measure([D.sft_row(r) for r in evaluation], by_id, tok, "sft", cfg.sft.max_length, "keep")
+        if evaluation
+        else ([], None)
+    )
+    man = D.manifest(
+        records,
+        train,
+        evaluation,
+        source=cfg.data.records,
+        eval_fraction=cfg.data.eval_fraction,
+        seed=cfg.data.split_seed,
+        lengths=[lengths, *([eval_len] if eval_len else [])],
+        bench=cfg.data.benchmark,
+    )
     man["used_train_rows"] = len(rows)
     (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
     use_cpu = _use_cpu()
     model = load_model(cfg.model)
-    trainer = SFTTrainer(model=model, args=sft_args(cfg, use_cpu=use_cpu),
-                         train_dataset=D.to_dataset(rows, "sft"), processing_class=tok,
-                         peft_config=peft_config(cfg, model),
-                         callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)])
+    trainer = SFTTrainer(
+        model=model,
+        args=sft_args(cfg, use_cpu=use_cpu),
+        train_dataset=D.to_dataset(rows, "sft"),
+        processing_class=tok,
+        peft_config=peft_config(cfg, model),
+        callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)],
+    )
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=_resume(cfg))
     model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
-    summary = {"kind": "sft", "steps": result.global_step, "train_loss": round(float(result.training_loss), 4),
-               "seconds": round(time.perf_counter() - started, 1), "train_rows": len(rows),
-               "eval_rows": len(eval_rows), "model": str(model_dir), "device": "cpu" if use_cpu else "cuda"}
+    summary = {
+        "kind": "sft",
+        "steps": result.global_step,
+        "train_loss": round(float(result.training_loss), 4),
+        "seconds": round(time.perf_counter() - started, 1),
+        "train_rows": len(rows),
+        "eval_rows": len(eval_rows),
+        "model": str(model_dir),
+        "device": "cpu" if use_cpu else "cuda",
+    }
     summary["held_out"] = _held_out(cfg.output)
     write_report(cfg.output, "sft", summary)
     return summary
@@ -317,14 +374,18 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- GRPO
 
-def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequence[str] = (),
-             refuted: Sequence[LinkRecord] = ()) -> dict[str, Any]:
+
+def run_grpo(
+    cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequence[str] = (), refuted: Sequence[LinkRecord] = ()
+) -> dict[str, Any]:
     """GRPO over prompt-only rows with each record's own tools executed by `backend` (replay by default);
     `refuted` links (from the graph) feed the refuted-link penalty."""
     g = cfg.grpo
     if (cfg.train.per_device_train_batch_size * cfg.train.gradient_accumulation_steps) % g.num_generations:
-        raise TrainingError("train.per_device_train_batch_size × gradient_accumulation_steps must be a multiple of "
-                            f"grpo.num_generations ({g.num_generations})")
+        raise TrainingError(
+            "train.per_device_train_batch_size × gradient_accumulation_steps must be a multiple of "
+            f"grpo.num_generations ({g.num_generations})"
+        )
     _start(cfg)
     from trl.trainer.grpo_trainer import GRPOTrainer
 
@@ -339,8 +400,16 @@ def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequenc
     if not candidates:
         raise TrainingError("every training record's facts are passed by a guess: no GRPO row left")
     rows, lengths = D.measure(candidates, by_id, tok, "grpo", g.max_prompt_length, cfg.data.length_policy)
-    man = D.manifest(records, train, evaluation, source=cfg.data.records, eval_fraction=cfg.data.eval_fraction,
-                     seed=cfg.data.split_seed, lengths=[lengths], bench=cfg.data.benchmark)
+    man = D.manifest(
+        records,
+        train,
+        evaluation,
+        source=cfg.data.records,
+        eval_fraction=cfg.data.eval_fraction,
+        seed=cfg.data.split_seed,
+        lengths=[lengths],
+        bench=cfg.data.benchmark,
+    )
     man["used_train_rows"] = len(rows)
     man["without_calls"] = len(train) - len(with_calls)
     man["facts"] = facts_report.to_json()
@@ -349,33 +418,60 @@ def run_grpo(cfg: RunConfig, backend: Backend | None = None, *, secrets: Sequenc
     model = load_model(cfg.model)
     limit = getattr(model.config, "max_position_embeddings", None)
     if limit and lengths.longest + g.max_completion_length > limit:
-        raise TrainingError(f"prompt ({lengths.longest} tokens) + grpo.max_completion_length "
-                            f"({g.max_completion_length}) exceeds the model's {limit} positions")
+        raise TrainingError(
+            f"prompt ({lengths.longest} tokens) + grpo.max_completion_length "
+            f"({g.max_completion_length}) exceeds the model's {limit} positions"
+        )
     backend = backend or ReplayBackend(records)
     factories, counter = environment_factories(with_calls, backend, max_calls=g.max_calls, secrets=secrets)
     funcs, weights = selected(g.rewards)
     use_cpu = _use_cpu()
-    trainer = GRPOTrainer(model=model, reward_funcs=list[Any](funcs), args=grpo_args(cfg, use_cpu=use_cpu, reward_weights=weights),
-                          train_dataset=D.to_dataset(rows, "grpo"), processing_class=tok,
-                          peft_config=peft_config(cfg, model), environment_factory=dict(factories),
-                          callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)])
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=list[Any](funcs),
+        args=grpo_args(cfg, use_cpu=use_cpu, reward_weights=weights),
+        train_dataset=D.to_dataset(rows, "grpo"),
+        processing_class=tok,
+        peft_config=peft_config(cfg, model),
+        environment_factory=dict(factories),
+        callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)],
+    )
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=_resume(cfg))
     model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
     log = read_log(cfg.output)
-    components = [{"step": e["step"], "reward": e.get("reward"),
-                   **{k.split("/")[1]: v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")},
-                   "calls_per_rollout": e.get("tools/call_frequency"),
-                   "tool_failures": e.get("tools/failure_frequency")} for e in log if "reward" in e]
+    components = [
+        {
+            "step": e["step"],
+            "reward": e.get("reward"),
+            **{k.split("/")[1]: v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")},
+            "calls_per_rollout": e.get("tools/call_frequency"),
+            "tool_failures": e.get("tools/failure_frequency"),
+        }
+        for e in log
+        if "reward" in e
+    ]
     (cfg.output / "rewards.jsonl").write_text("".join(json.dumps(c) + "\n" for c in components), encoding="utf-8")
-    calls = {"per_tool": dict(counter.most_common()), "total": sum(counter.values()),
-             "calls_per_rollout": [c["calls_per_rollout"] for c in components]}
+    calls = {
+        "per_tool": dict(counter.most_common()),
+        "total": sum(counter.values()),
+        "calls_per_rollout": [c["calls_per_rollout"] for c in components],
+    }
     (cfg.output / "tool_calls.json").write_text(json.dumps(calls, ensure_ascii=False, indent=1), encoding="utf-8")
     rewards = [c["reward"] for c in components if c["reward"] is not None]
-    summary = {"kind": "grpo", "steps": result.global_step, "seconds": round(time.perf_counter() - started, 1),
-               "train_rows": len(rows), "environment": g.environment, "rewards_logged": len(components),
-               "first_reward": rewards[0] if rewards else None, "last_reward": rewards[-1] if rewards else None,
-               "tool_calls": calls["total"], "model": str(model_dir), "device": "cpu" if use_cpu else "cuda"}
+    summary = {
+        "kind": "grpo",
+        "steps": result.global_step,
+        "seconds": round(time.perf_counter() - started, 1),
+        "train_rows": len(rows),
+        "environment": g.environment,
+        "rewards_logged": len(components),
+        "first_reward": rewards[0] if rewards else None,
+        "last_reward": rewards[-1] if rewards else None,
+        "tool_calls": calls["total"],
+        "model": str(model_dir),
+        "device": "cpu" if use_cpu else "cuda",
+    }
     summary["held_out"] = _held_out(cfg.output)
     write_report(cfg.output, "grpo", summary)
     return summary

@@ -59,16 +59,24 @@ def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096, words: Ite
     # Qwen2's own normaliser and pre-tokeniser: `AutoTokenizer` loads a qwen2 model's tokenizer as `Qwen2Tokenizer`,
     # which rebuilds both from these, so the benchmark's local adapter tokenises exactly as training does
     bpe.normalizer = normalizers.NFC()
-    bpe.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    bpe.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     template_text = chat_template()
     bpe.train_from_iterator([*corpus, template_text, *_filler()], trainer=trainer)
     tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
-        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left")
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left"
+    )
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in [*MARKERS, *dict.fromkeys(words)]])
     tok.chat_template = template_text
     return tok
@@ -82,13 +90,23 @@ def build_model(tok: Any, *, hidden_size: int = 64, layers: int = 2, max_positio
     torch.manual_seed(seed)
     eos = tok.convert_tokens_to_ids("<|im_end|>")
     pad = tok.convert_tokens_to_ids("<|endoftext|>")
-    config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=hidden_size * 2,
-                         num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=max_positions, tie_word_embeddings=True, pad_token_id=pad,
-                         eos_token_id=eos, bos_token_id=None)
+    config = Qwen2Config(
+        vocab_size=len(tok),
+        hidden_size=hidden_size,
+        intermediate_size=hidden_size * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=max_positions,
+        tie_word_embeddings=True,
+        pad_token_id=pad,
+        eos_token_id=eos,
+        bos_token_id=None,
+    )
     model = Qwen2ForCausalLM(config)
     model.generation_config = GenerationConfig(  # type: ignore[no-untyped-call]
-        eos_token_id=eos, pad_token_id=pad, do_sample=True)
+        eos_token_id=eos, pad_token_id=pad, do_sample=True
+    )
     return model
 
 
@@ -106,8 +124,17 @@ def conversation_texts(rows: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def build_tiny(out: Path, corpus: Iterable[str] = (), *, vocab_size: int = 4096, words: Iterable[str] = (),
-               hidden_size: int = 64, layers: int = 2, max_positions: int = 4096, seed: int = 0) -> Path:
+def build_tiny(
+    out: Path,
+    corpus: Iterable[str] = (),
+    *,
+    vocab_size: int = 4096,
+    words: Iterable[str] = (),
+    hidden_size: int = 64,
+    layers: int = 2,
+    max_positions: int = 4096,
+    seed: int = 0,
+) -> Path:
     """Build and save a tiny model + tokenizer to `out` (loadable with `load_tiny` or any `from_pretrained`)."""
     tok = build_tokenizer(corpus, vocab_size=vocab_size, words=words)
     model = build_model(tok, hidden_size=hidden_size, layers=layers, max_positions=max_positions, seed=seed)
@@ -128,5 +155,7 @@ def check_template(tok: Any) -> dict[str, bool]:
     """trl's own checks of a tokenizer's chat template for tool-calling training."""
     from trl.chat_template_utils import is_chat_template_prefix_preserving, supports_tool_calling
 
-    return {"tool_calling": bool(supports_tool_calling(tok)),
-            "prefix_preserving": bool(is_chat_template_prefix_preserving(tok))}
+    return {
+        "tool_calling": bool(supports_tool_calling(tok)),
+        "prefix_preserving": bool(is_chat_template_prefix_preserving(tok)),
+    }

@@ -220,8 +220,10 @@ def _swapped(link: LinkRecord, trial: Trial) -> str | None:
         return None
     for other, fields in echoes.items():
         if other != pname and norm(other) == norm(src) and src in fields:
-            return (f"the value of {src} lands in {landed}: the answer echoes {pname} as {landed} and {other} as "
-                    f"{src}, so {src} feeds {other}, not {pname}")
+            return (
+                f"the value of {src} lands in {landed}: the answer echoes {pname} as {landed} and {other} as "
+                f"{src}, so {src} feeds {other}, not {pname}"
+            )
     return None
 
 
@@ -233,8 +235,12 @@ def _name_of(code_field: str, field_name: str) -> bool:
     """`field_name` names what `code_field` codes, by the standard terms' Cd/Nm pairing (ctprvnCd/ctprvnNm,
     sido_cd/sido_nm, stationCode/stationName)."""
     stem_ = _CODE_END.sub("", code_field)
-    return bool(stem_) and stem_ != code_field and _NAME_END.sub("", field_name).lower() == stem_.lower() and (
-        _NAME_END.search(field_name) is not None)
+    return (
+        bool(stem_)
+        and stem_ != code_field
+        and _NAME_END.sub("", field_name).lower() == stem_.lower()
+        and (_NAME_END.search(field_name) is not None)
+    )
 
 
 def _dependent_fields(rows: list[dict[str, Any]], field_name: str) -> list[str]:
@@ -251,8 +257,12 @@ def _dependent_fields(rows: list[dict[str, Any]], field_name: str) -> list[str]:
     out = []
     for f, by_key in seen.items():
         values = set().union(*by_key.values())
-        if _name_of(field_name, f) and len(by_key) >= 2 and len(values) >= 2 and all(
-                len(v) == 1 for v in by_key.values()):
+        if (
+            _name_of(field_name, f)
+            and len(by_key) >= 2
+            and len(values) >= 2
+            and all(len(v) == 1 for v in by_key.values())
+        ):
             out.append(f)
     return out
 
@@ -287,8 +297,10 @@ def _coincides(link: LinkRecord, trials: list[Trial]) -> str | None:
                 differ.append((str(t.source_value), own, answer))
         if agree and differ:
             value, own, answer = differ[0]
-            return (f"the codes coincide for some entities only: for {link.source_field}={agree[0]} the answer's {f} "
-                    f"is the source's, for {link.source_field}={value} it is {answer!r} where the source says {own!r}")
+            return (
+                f"the codes coincide for some entities only: for {link.source_field}={agree[0]} the answer's {f} "
+                f"is the source's, for {link.source_field}={value} it is {answer!r} where the source says {own!r}"
+            )
     return None
 
 
@@ -322,9 +334,13 @@ class Engine:
         answer (22) that persists through the retries marks the API exhausted for this run."""
         result = await self.executor.call(tool, args)
         attempt = 0
-        while (result.outcome == "transient" and result.code not in ("budget", "blocked")
-               and tool.api_id not in self.executor.exhausted_apis and tool.api_id not in self.executor.blocked_apis
-               and attempt < self.settings.verify.retries):
+        while (
+            result.outcome == "transient"
+            and result.code not in ("budget", "blocked")
+            and tool.api_id not in self.executor.exhausted_apis
+            and tool.api_id not in self.executor.blocked_apis
+            and attempt < self.settings.verify.retries
+        ):
             attempt += 1
             delay = self.settings.verify.backoff_s * (2 ** (attempt - 1))
             await asyncio.sleep(delay * (0.5 + random.random()))
@@ -335,8 +351,15 @@ class Engine:
             seen = self.answers.setdefault(tool.name, [])
             if len(seen) < 200:
                 seen.append(({k: str(v) for k, v in args.items()}, frozenset(_row_set(result.items))))
-        if result.outcome == "transient" and result.reason.startswith("unreadable response") and attempt >= self.settings.verify.retries:
-            result.outcome, result.reason = "hostile", f"response never readable after {attempt + 1} tries: {result.reason}"
+        if (
+            result.outcome == "transient"
+            and result.reason.startswith("unreadable response")
+            and attempt >= self.settings.verify.retries
+        ):
+            result.outcome, result.reason = (
+                "hostile",
+                f"response never readable after {attempt + 1} tries: {result.reason}",
+            )
         return result
 
     # ------------------------------------------------------------------ sampling
@@ -350,10 +373,12 @@ class Engine:
                 args[p.name] = PAGE_SIZE_PARAMS[p.name]
         if missing:
             self.unreachable[tool.name] = {
-                "tool": tool.name, "blocked_by": missing,
+                "tool": tool.name,
+                "blocked_by": missing,
                 "reason": "no seed, example, default, described example or verified link for these parameters",
                 "unblock": f"a verified link into {', '.join(missing)}, an example in the document, or a seed "
-                           f"(KOPA_VERIFY__SEEDS) for {', '.join(missing)}"}
+                f"(KOPA_VERIFY__SEEDS) for {', '.join(missing)}",
+            }
             return
         options = sampling.filter_options(tool, self.settings, extra)
         plans = [args]
@@ -378,14 +403,23 @@ class Engine:
             filters = [p.name for p in sampling.filters(tool)]
             key_problem = self.executor.blocked_apis.get(tool.api_id)
             self.unreachable[tool.name] = {
-                "tool": tool.name, "blocked_by": [], "reason": f"{result.outcome}: {result.reason}",
+                "tool": tool.name,
+                "blocked_by": [],
+                "reason": f"{result.outcome}: {result.reason}",
                 # a missing or refused key will not heal by the next round: no retry round for it
-                "transient": result.outcome == "transient" and key_problem is None, "tried": tried,
-                "unblock": key_problem if key_problem else
-                           ("a value for one of the filters " + ", ".join(filters) + " (an example in the document, a "
-                            "seed, or a verified link into it)") if filters and result.outcome != "transient"
-                           else "the upstream answering again (retried next round)" if result.outcome == "transient"
-                           else "inputs the provider accepts (see the reason)"}
+                "transient": result.outcome == "transient" and key_problem is None,
+                "tried": tried,
+                "unblock": key_problem
+                if key_problem
+                else (
+                    "a value for one of the filters " + ", ".join(filters) + " (an example in the document, a "
+                    "seed, or a verified link into it)"
+                )
+                if filters and result.outcome != "transient"
+                else "the upstream answering again (retried next round)"
+                if result.outcome == "transient"
+                else "inputs the provider accepts (see the reason)",
+            }
             return
         rows = [result.items]
         for name, value in options:
@@ -403,7 +437,7 @@ class Engine:
     async def profile_fed(self, tool: ToolRecord, values: dict[str, list[str]]) -> None:
         """Sample a tool with values taken through verified links, the next value of each when one fails."""
         for i in range(max(len(v) for v in values.values())):
-            await self.profile(tool, {k: v[i % len(v):] + v[: i % len(v)] for k, v in values.items()})
+            await self.profile(tool, {k: v[i % len(v) :] + v[: i % len(v)] for k, v in values.items()})
             if tool.name in self.samples:
                 return
 
@@ -432,7 +466,11 @@ class Engine:
         required = {p.key() for p in target.params if p.required} - {link.target_param}
         options: dict[str, list[LinkRecord]] = {}
         for s in sorted(siblings, key=lambda s: (-s.score, s.id)):
-            if s.target_tool == target.name and s.target_param in required and len(options.setdefault(s.target_param, [])) < 2:
+            if (
+                s.target_tool == target.name
+                and s.target_param in required
+                and len(options.setdefault(s.target_param, [])) < 2
+            ):
                 options[s.target_param].append(s)
         if not options:
             return []
@@ -441,8 +479,9 @@ class Engine:
             combos = [{**c, param: s} for c in combos for s in options[param]]
         return combos[:4]
 
-    def _args(self, link: LinkRecord, target: ToolRecord, row: dict[str, Any],
-              joint: dict[str, LinkRecord]) -> dict[str, Any]:
+    def _args(
+        self, link: LinkRecord, target: ToolRecord, row: dict[str, Any], joint: dict[str, LinkRecord]
+    ) -> dict[str, Any]:
         base, _ = sampling.required_args(target, self.settings)
         for p in target.params:
             if p.name in PAGE_SIZE_PARAMS:
@@ -458,8 +497,9 @@ class Engine:
             base[key.split(":", 1)[1]] = T.apply(other.transform, row.get(other.source_field), row)
         return base
 
-    async def _trials(self, link: LinkRecord, target: ToolRecord, rows: list[dict[str, Any]],
-                      joint: dict[str, LinkRecord]) -> list[Trial]:
+    async def _trials(
+        self, link: LinkRecord, target: ToolRecord, rows: list[dict[str, Any]], joint: dict[str, LinkRecord]
+    ) -> list[Trial]:
         k, k_max = self.settings.verify.k, self.settings.verify.k_max
         trials: list[Trial] = []
         pname = link.target_param.split(":", 1)[1]
@@ -480,7 +520,8 @@ class Engine:
             ok = sum(t.result.ok for t in trials)
             definitive = sum(t.result.definitive for t in trials)
             if (self._convincing(trials) and len(trials) >= min(k, len(rows))) or (
-                    ok >= 2 and self._convincing(trials)):
+                ok >= 2 and self._convincing(trials)
+            ):
                 break
             if ok == 0 and definitive >= min(k, 3) and (definitive >= k or not _levels_empty(trials)):
                 # three failures of values of different kinds settle it; when codes of several levels all
@@ -490,7 +531,9 @@ class Engine:
             try:
                 args = self._args(link, target, row, joint)
             except T.TransformError as exc:
-                trials.append(Trial(value, {}, CallResult("invalid", reason=f"transform failed: {exc}"), row, pool, src))
+                trials.append(
+                    Trial(value, {}, CallResult("invalid", reason=f"transform failed: {exc}"), row, pool, src)
+                )
                 continue
             result = await self.call(target, args)
             trials.append(Trial(value, args, result, row, pool, src))
@@ -526,14 +569,17 @@ class Engine:
             distinct.append(row)
         distinct = _diverse(distinct, link.source_field)
         if not distinct:
-            reason = (f"field {link.source_field!r} is absent from {link.source_tool}'s responses (schema drift?)"
-                      if rows and all(link.source_field not in r for r in rows) else
-                      f"field {link.source_field!r} is always empty in the sampled responses")
+            reason = (
+                f"field {link.source_field!r} is absent from {link.source_tool}'s responses (schema drift?)"
+                if rows and all(link.source_field not in r for r in rows)
+                else f"field {link.source_field!r} is always empty in the sampled responses"
+            )
             return self._decide(link, [], "refuted" if rows else "inconclusive", reason, "solo")
         # a date is proposed only beside an entity link from the same row (graph.candidates._date_links): it is
         # called jointly from the start, a date alone cannot name the record
-        joint_only = link.transform.get("kind") == "date" and any(p.required for p in target.params
-                                                                  if p.key() != link.target_param)
+        joint_only = link.transform.get("kind") == "date" and any(
+            p.required for p in target.params if p.key() != link.target_param
+        )
         joint_only = joint_only and bool(self._joints(link, target, siblings))
         trials = [] if joint_only else await self._trials(link, target, distinct, {})
         mode = "solo"
@@ -555,8 +601,15 @@ class Engine:
             verdict = await self._control(verdict, target, trials, link, distinct, siblings)
         return verdict
 
-    async def _control(self, verdict: LinkRecord, target: ToolRecord, trials: list[Trial], before: LinkRecord,
-                       rows: list[dict[str, Any]], siblings: list[LinkRecord]) -> LinkRecord:
+    async def _control(
+        self,
+        verdict: LinkRecord,
+        target: ToolRecord,
+        trials: list[Trial],
+        before: LinkRecord,
+        rows: list[dict[str, Any]],
+        siblings: list[LinkRecord],
+    ) -> LinkRecord:
         """An optional filter proves nothing when the call answers the same without it (a provider that ignores an
         unknown or mistyped filter, an all-optional search whose other filter did the work): the control call
         drops the linked parameter; the same rows mean the link is vacuous, not verified. Before calling it
@@ -577,11 +630,24 @@ class Engine:
             if other is not None:
                 alt = await self.call(target, {**first.inputs, pname: other})
                 if alt.definitive and not (alt.ok and _same(alt, first.result)):
-                    evidence["control"] = {"kind": "other_value", "input": {**first.inputs, pname: other},
-                                           "outcome": alt.outcome, "rows": len(alt.items), "same_answer": False}
-                    return verdict.model_copy(update={"evidence": evidence, "reason": verdict.reason + (
-                        f"; same answer without {pname}, but {pname}={other} answers {alt.outcome}: the filter is "
-                        "honoured and the linked value agrees with the rest of the call")})
+                    evidence["control"] = {
+                        "kind": "other_value",
+                        "input": {**first.inputs, pname: other},
+                        "outcome": alt.outcome,
+                        "rows": len(alt.items),
+                        "same_answer": False,
+                    }
+                    return verdict.model_copy(
+                        update={
+                            "evidence": evidence,
+                            "reason": verdict.reason
+                            + (
+                                f"; same answer without {pname}, but {pname}={other} "
+                                f"answers {alt.outcome}: the filter is "
+                                "honoured and the linked value agrees with the rest of the call"
+                            ),
+                        }
+                    )
         if outcome == "same":
             for joint in self._pairs(verdict, target, siblings):
                 joint_trials = await self._trials(before, target, rows[:2], joint)
@@ -594,20 +660,45 @@ class Engine:
                     verdict = self._judge(before, joint_trials, "joint")
                     evidence = dict(verdict.evidence)
                     break
-        evidence["control"] = {"kind": "without", "input": args, "outcome": control.outcome, "rows": len(control.items),
-                               "same_answer": outcome == "same"}
+        evidence["control"] = {
+            "kind": "without",
+            "input": args,
+            "outcome": control.outcome,
+            "rows": len(control.items),
+            "same_answer": outcome == "same",
+        }
         if outcome == "transient":
-            return verdict.model_copy(update={"evidence": evidence, "status": "inconclusive", "needs_reverify": True,
-                                              "verified_at": before.verified_at,
-                                              "reason": f"control call without {pname} failed transiently: {control.reason}"})
+            return verdict.model_copy(
+                update={
+                    "evidence": evidence,
+                    "status": "inconclusive",
+                    "needs_reverify": True,
+                    "verified_at": before.verified_at,
+                    "reason": f"control call without {pname} failed transiently: {control.reason}",
+                }
+            )
         if outcome == "same":
-            return verdict.model_copy(update={"evidence": evidence, "status": "refuted", "verified_at": before.verified_at,
-                                              "reason": f"vacuous: the call answers the same without {pname}"})
-        return verdict.model_copy(update={"evidence": evidence,
-                                          "reason": verdict.reason + f"; without {pname}: {control.outcome}"})
+            return verdict.model_copy(
+                update={
+                    "evidence": evidence,
+                    "status": "refuted",
+                    "verified_at": before.verified_at,
+                    "reason": f"vacuous: the call answers the same without {pname}",
+                }
+            )
+        return verdict.model_copy(
+            update={"evidence": evidence, "reason": verdict.reason + f"; without {pname}: {control.outcome}"}
+        )
 
-    async def _control_required(self, verdict: LinkRecord, before: LinkRecord, trials: list[Trial], first: Trial,
-                                param: Any, evidence: dict[str, Any]) -> LinkRecord:
+    async def _control_required(
+        self,
+        verdict: LinkRecord,
+        before: LinkRecord,
+        trials: list[Trial],
+        first: Trial,
+        param: Any,
+        evidence: dict[str, Any],
+    ) -> LinkRecord:
         """A required parameter cannot be dropped, but its value can be ignored (a provider that answers the same
         list whatever the code). Trials that answered differently for different values already show that the value
         selects; otherwise one call with a value of the same shape must answer differently, or the link is vacuous."""
@@ -616,40 +707,71 @@ class Engine:
         async with self._control_locks.setdefault((target.name, pname), asyncio.Lock()):
             return await self._control_required_locked(verdict, before, trials, first, param, evidence)
 
-    async def _control_required_locked(self, verdict: LinkRecord, before: LinkRecord, trials: list[Trial],
-                                       first: Trial, param: Any, evidence: dict[str, Any]) -> LinkRecord:
+    async def _control_required_locked(
+        self,
+        verdict: LinkRecord,
+        before: LinkRecord,
+        trials: list[Trial],
+        first: Trial,
+        param: Any,
+        evidence: dict[str, Any],
+    ) -> LinkRecord:
         target, pname = self.tools[verdict.target_tool], verdict.target_param.split(":", 1)[1]
         answers = {frozenset(_row_set(t.result.items)) for t in trials if t.result.ok}
         if len(answers) >= 2 or self._honoured(target.name, pname, first):
             self.honoured.add((target.name, pname))
-            evidence["control"] = {"kind": "values_differ", "answers": max(2, len(answers)),
-                                   "note": f"{pname} is required; another value of it, the rest of the call the same, "
-                                           "gave another answer"}
+            evidence["control"] = {
+                "kind": "values_differ",
+                "answers": max(2, len(answers)),
+                "note": f"{pname} is required; another value of it, the rest of the call the same, gave another answer",
+            }
             return verdict.model_copy(update={"evidence": evidence})
         others = _other_values(param, first.inputs.get(pname))
         if not others:
-            evidence["control"] = {"kind": "required", "note": f"{pname} is required and has no value of the same "
-                                   "shape to compare with"}
+            evidence["control"] = {
+                "kind": "required",
+                "note": f"{pname} is required and has no value of the same shape to compare with",
+            }
             return verdict.model_copy(update={"evidence": evidence})
         for other in others:
             # vacuous only when every value of the same shape answers exactly like the linked one
             args = {**first.inputs, pname: other}
             alt = await self.call(target, args)
             same = alt.ok and _same(alt, first.result)
-            evidence["control"] = {"kind": "other_value", "input": args, "outcome": alt.outcome,
-                                   "rows": len(alt.items), "same_answer": same}
+            evidence["control"] = {
+                "kind": "other_value",
+                "input": args,
+                "outcome": alt.outcome,
+                "rows": len(alt.items),
+                "same_answer": same,
+            }
             if not alt.definitive:
-                return verdict.model_copy(update={
-                    "evidence": evidence, "status": "inconclusive", "needs_reverify": True,
-                    "verified_at": before.verified_at,
-                    "reason": f"control call with {pname}={other} failed transiently: {alt.reason}"})
+                return verdict.model_copy(
+                    update={
+                        "evidence": evidence,
+                        "status": "inconclusive",
+                        "needs_reverify": True,
+                        "verified_at": before.verified_at,
+                        "reason": f"control call with {pname}={other} failed transiently: {alt.reason}",
+                    }
+                )
             if not same:
                 self.honoured.add((target.name, pname))
-                return verdict.model_copy(update={"evidence": evidence, "reason": verdict.reason + (
-                    f"; {pname}={other}: {alt.outcome}, another answer")})
-        return verdict.model_copy(update={"evidence": evidence, "status": "refuted", "verified_at": before.verified_at,
-                                          "reason": f"vacuous: {pname}={', '.join(others)} answer the same as the "
-                                                    "linked value (the provider ignores it)"})
+                return verdict.model_copy(
+                    update={
+                        "evidence": evidence,
+                        "reason": verdict.reason + (f"; {pname}={other}: {alt.outcome}, another answer"),
+                    }
+                )
+        return verdict.model_copy(
+            update={
+                "evidence": evidence,
+                "status": "refuted",
+                "verified_at": before.verified_at,
+                "reason": f"vacuous: {pname}={', '.join(others)} answer the same as the "
+                "linked value (the provider ignores it)",
+            }
+        )
 
     def _honoured(self, tool: str, pname: str, trial: Trial) -> bool:
         """Whether `tool` is known to honour `pname`: this run has seen it (a property of the provider, not of one
@@ -691,8 +813,14 @@ class Engine:
         pname = link.target_param.split(":", 1)[1]
         optional = {p.key(): p for p in target.params if not p.required and p.name != pname}
         mine = stem(pname)
-        options = [s for s in siblings if s.target_tool == target.name and s.target_param in optional
-                   and s.source_field != link.source_field and s.source_tool == link.source_tool]
+        options = [
+            s
+            for s in siblings
+            if s.target_tool == target.name
+            and s.target_param in optional
+            and s.source_field != link.source_field
+            and s.source_tool == link.source_tool
+        ]
         options = [s for s in options if stem(s.target_param.split(":", 1)[1]) == mine]
         options.sort(key=lambda s: (-s.score, s.id))
         out: list[dict[str, LinkRecord]] = []
@@ -728,10 +856,18 @@ class Engine:
         several = _spread(trials) >= 2 and _entities(trials) >= 3
         # for the rate, transient trials count as failures: a fault can never tip a link into "verified"
         if (_entities(trials, ok=True) >= 2) if several else (len(ok) >= 2 or (ok and len(ok) / len(trials) >= 0.34)):
-            return self._decide(link, trials, "verified", f"{len(ok)} of {len(definitive)} values worked{_kinds(trials)}", mode)
+            return self._decide(
+                link, trials, "verified", f"{len(ok)} of {len(definitive)} values worked{_kinds(trials)}", mode
+            )
         if several and ok and not transient:
-            return self._decide(link, trials, "refuted", f"worked for one entity only ({_entity(ok[0].source_value)}) "
-                                f"of {_entities(trials)} tried: the values coincide there", mode)
+            return self._decide(
+                link,
+                trials,
+                "refuted",
+                f"worked for one entity only ({_entity(ok[0].source_value)}) "
+                f"of {_entities(trials)} tried: the values coincide there",
+                mode,
+            )
         if transient or not trials:
             # a value lost to a transient fault might have worked: never refute on it, go round again
             why = transient[-1].result.reason if transient else "no trial"
@@ -746,25 +882,51 @@ class Engine:
         ok = [t for t in trials if t.result.ok]
         calls = [t for t in trials if t.inputs]
         evidence = {
-            "run_id": self.run.id, "engine": ENGINE_VERSION, "at": now, "mode": mode, "transform": link.transform,
-            "trials": len(trials), "successes": len(ok),
+            "run_id": self.run.id,
+            "engine": ENGINE_VERSION,
+            "at": now,
+            "mode": mode,
+            "transform": link.transform,
+            "trials": len(trials),
+            "successes": len(ok),
             # the entities of the source the values were drawn from (a province, a company, a date) and how each
             # fared: a link holds across entities, not for the one where two code systems coincide
-            "entities": [{"entity": e, "values": [str(t.source_value) for t in trials if _entity(t.source_value) == e][:3],
-                          "worked": sum(t.result.ok for t in trials if _entity(t.source_value) == e)}
-                         for e in dict.fromkeys(_entity(t.source_value) for t in trials)],
+            "entities": [
+                {
+                    "entity": e,
+                    "values": [str(t.source_value) for t in trials if _entity(t.source_value) == e][:3],
+                    "worked": sum(t.result.ok for t in trials if _entity(t.source_value) == e),
+                }
+                for e in dict.fromkeys(_entity(t.source_value) for t in trials)
+            ],
             "latency_ms": round(sum(t.result.latency_ms for t in calls) / len(calls), 1) if calls else None,
             "response_hash": (ok[0] if ok else trials[0]).result.response_hash if trials else "",
-            "examples": [{"source_value": t.source_value, "input": t.inputs, "outcome": t.result.outcome,
-                          "reason": t.result.reason, "rows": len(t.result.items), "url": t.result.url,
-                          "first_row": _trim(t.result.items[0]) if t.result.items else None} for t in trials[:3]],
+            "examples": [
+                {
+                    "source_value": t.source_value,
+                    "input": t.inputs,
+                    "outcome": t.result.outcome,
+                    "reason": t.result.reason,
+                    "rows": len(t.result.items),
+                    "url": t.result.url,
+                    "first_row": _trim(t.result.items[0]) if t.result.items else None,
+                }
+                for t in trials[:3]
+            ],
         }
         history = [*link.history, {"at": now, "run": self.run.id, "status": status, "reason": reason}][-MAX_HISTORY:]
-        return link.model_copy(update={
-            "status": status, "reason": reason, "evidence": evidence, "history": history, "last_run": self.run.id,
-            "needs_reverify": status == "inconclusive", "updated_at": now,
-            "verified_at": now if status == "verified" else link.verified_at,
-        })
+        return link.model_copy(
+            update={
+                "status": status,
+                "reason": reason,
+                "evidence": evidence,
+                "history": history,
+                "last_run": self.run.id,
+                "needs_reverify": status == "inconclusive",
+                "updated_at": now,
+                "verified_at": now if status == "verified" else link.verified_at,
+            }
+        )
 
     async def verify_source(self, source: str, links: list[LinkRecord]) -> list[LinkRecord]:
         """Verify links out of one source tool from its one sampling call; saves each outcome as it lands."""
@@ -772,7 +934,9 @@ class Engine:
         if not rows:
             return []
         # every link out of this source may help fill a joint call, whatever round decided it
-        siblings = [lk for lk in await asyncio.to_thread(all_links, self.store, None, source) if lk.source_tool == source]
+        siblings = [
+            lk for lk in await asyncio.to_thread(all_links, self.store, None, source) if lk.source_tool == source
+        ]
         done: list[LinkRecord] = []
 
         async def one(link: LinkRecord) -> None:
@@ -794,8 +958,9 @@ class Engine:
         return done
 
 
-def select_links(store: GraphStore, run: RunRecord, tool_names: set[str], settings: Settings,
-                 source: str | None = None) -> list[LinkRecord]:
+def select_links(
+    store: GraphStore, run: RunRecord, tool_names: set[str], settings: Settings, source: str | None = None
+) -> list[LinkRecord]:
     """Links this run should decide: pending ones (candidate, inconclusive, flagged), stale ones, or all."""
     links = all_links(store, tool=source)
     stale_before = (datetime.now(UTC) - timedelta(hours=settings.verify.reverify_after_h)).isoformat(timespec="seconds")
@@ -825,8 +990,9 @@ def propagation_seeds(store: GraphStore, engine: Engine) -> dict[str, dict[str, 
     for name, info in engine.unreachable.items():
         tool = engine.tools.get(name)
         blocked = list(info.get("blocked_by", []))
-        wanted = blocked or ([p.name for p in sampling.filters(tool)] if tool and not info.get("transient")
-                             and info.get("tried") else [])
+        wanted = blocked or (
+            [p.name for p in sampling.filters(tool)] if tool and not info.get("transient") and info.get("tried") else []
+        )
         if not wanted or info.get("fed") == _fed_key(store, name):
             continue
         page, _ = store.list_links(status="verified", tool=name, limit=500)
@@ -934,5 +1100,5 @@ async def run_rounds(engine: Engine, tools: list[ToolRecord]) -> RunRecord:
         for name, info in list(engine.unreachable.items()):
             if info.get("transient"):
                 engine.samples.pop(name, None)
-        await asyncio.sleep(engine.settings.verify.backoff_s * (2 ** round_no))
+        await asyncio.sleep(engine.settings.verify.backoff_s * (2**round_no))
     return run

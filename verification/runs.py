@@ -20,10 +20,12 @@ from graph.store import GraphStore, all_links
 from verification.engine import Engine, Progress, run_rounds
 
 
-def new_run(api_ids: list[str] | None = None, budget: int | None = None, scope: str = "pending",
-            mode: str = "inprocess") -> RunRecord:
-    return RunRecord.model_validate({"id": "run_" + uuid.uuid4().hex[:12], "api_ids": api_ids or [], "budget": budget,
-                                     "scope": scope, "mode": mode})
+def new_run(
+    api_ids: list[str] | None = None, budget: int | None = None, scope: str = "pending", mode: str = "inprocess"
+) -> RunRecord:
+    return RunRecord.model_validate(
+        {"id": "run_" + uuid.uuid4().hex[:12], "api_ids": api_ids or [], "budget": budget, "scope": scope, "mode": mode}
+    )
 
 
 def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], dict[str, ApiRecord]]:
@@ -33,9 +35,16 @@ def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], d
     return tools, apis
 
 
-async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
-                      transport: httpx.AsyncBaseTransport | None = None, economy: Economy | None = None,
-                      progress: Progress | None = None, naive: bool = False) -> RunRecord:
+async def execute_run(
+    store: GraphStore,
+    settings: Settings,
+    run: RunRecord,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    economy: Economy | None = None,
+    progress: Progress | None = None,
+    naive: bool = False,
+) -> RunRecord:
     """Run to the end in this process. Whatever happens (an error while scoping or verifying, cancellation at
     shutdown), the run is closed: completed, paused, or failed with the reason; never left `running`."""
     economy = economy or economy_for(settings)
@@ -48,7 +57,9 @@ async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
         tools, apis = scoped_tools(store, run)
         executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
         executor.preflight({t.api_id for t in tools})
-        engine = Engine(store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive)
+        engine = Engine(
+            store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive
+        )
         await run_rounds(engine, tools)
     except asyncio.CancelledError:
         failed, run.status, run.message = True, "failed", "cancelled: the process stopped before the run finished"
@@ -63,8 +74,9 @@ async def execute_run(store: GraphStore, settings: Settings, run: RunRecord, *,
         if engine is not None:
             run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
         if not failed and executor is not None:
-            run.status, run.message = closing(executor, executor.exhausted_apis,
-                                              {t.api_id for t in (engine.tools.values() if engine else [])})
+            run.status, run.message = closing(
+                executor, executor.exhausted_apis, {t.api_id for t in (engine.tools.values() if engine else [])}
+            )
         run.finished_at = utcnow()
         store.save_run(run)  # not in a thread: this must happen even while the task is being cancelled
     return run
@@ -105,8 +117,9 @@ def candidate_count(store: GraphStore, run: RunRecord) -> int:
     if not run.api_ids:
         return store.list_links(status="candidate", limit=1)[1]
     names = {t.name for t in store.all_tools() if t.api_id in run.api_ids}
-    return sum(1 for lk in all_links(store) if lk.status == "candidate" and lk.source_tool in names
-               and lk.target_tool in names)
+    return sum(
+        1 for lk in all_links(store) if lk.status == "candidate" and lk.source_tool in names and lk.target_tool in names
+    )
 
 
 def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = None) -> dict[str, Any]:
@@ -125,12 +138,26 @@ def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = No
         elapsed = time.time() - datetime.fromisoformat(run.started_at).timestamp()
         eta = round(elapsed / decided * pending, 1)
     return {
-        "id": run.id, "status": run.status, "mode": run.mode, "message": run.message, "scope": run.scope,
-        "api_ids": run.api_ids, "budget": run.budget, "created_at": run.created_at, "started_at": run.started_at,
-        "finished_at": run.finished_at, "candidates": run.candidates, "verified": verified, "refuted": refuted,
-        "inconclusive": inconclusive, "candidate": still, "pending": pending, "calls_spent": spent,
+        "id": run.id,
+        "status": run.status,
+        "mode": run.mode,
+        "message": run.message,
+        "scope": run.scope,
+        "api_ids": run.api_ids,
+        "budget": run.budget,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "candidates": run.candidates,
+        "verified": verified,
+        "refuted": refuted,
+        "inconclusive": inconclusive,
+        "candidate": still,
+        "pending": pending,
+        "calls_spent": spent,
         "cache_hits": calls.get("cache_hits", 0),
         "calls_per_verified_link": round(spent / verified, 2) if verified else None,
         "calls_by_api": {k[4:]: v for k, v in calls.items() if k.startswith("api:")},
-        "estimated_seconds_left": eta, "unreachable": run.unreachable,
+        "estimated_seconds_left": eta,
+        "unreachable": run.unreachable,
     }

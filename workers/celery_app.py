@@ -37,9 +37,12 @@ def make_celery(settings: Settings) -> Celery:
         task_ignore_result=True,
         task_default_queue="kopa",
         task_queues=[Queue(q) for q in QUEUES],  # type: ignore[no-untyped-call]  # a worker without --queues consumes all of them
-        task_routes={"kopa.synthesize_batch": {"queue": "synthesis"},
-                     "kopa.start_round": {"queue": "verification"}, "kopa.verify_source": {"queue": "verification"},
-                     "kopa.reverify_stale": {"queue": "verification"}},
+        task_routes={
+            "kopa.synthesize_batch": {"queue": "synthesis"},
+            "kopa.start_round": {"queue": "verification"},
+            "kopa.verify_source": {"queue": "verification"},
+            "kopa.reverify_stale": {"queue": "verification"},
+        },
         broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": vt},
         visibility_timeout=vt,

@@ -52,8 +52,9 @@ class RoundLedger:
 
     def outstanding(self, run_id: str, round_no: int) -> set[str]:
         """The sources of the round not yet recorded as finished."""
-        return {m.decode() if isinstance(m, bytes) else str(m)
-                for m in self.r.smembers(self.pending_key(run_id, round_no))}
+        return {
+            m.decode() if isinstance(m, bytes) else str(m) for m in self.r.smembers(self.pending_key(run_id, round_no))
+        }
 
     def claim_closing(self, run_id: str, round_no: int) -> bool:
         """Whether this caller closes the round: true for exactly one caller until the claim is released."""

@@ -39,8 +39,16 @@ log = logging.getLogger("kopa.tasks")
 _store: GraphStore | None = None
 #: A dependency that is away for a while and comes back: Neo4j stopped, restarting (DatabaseUnavailable is a
 #: TransientError) or out of connections; Redis (economy, pending sets) or the broker (publishing) restarting.
-RETRYABLE = (StoreUnavailable, ConnectionError, OSError, RedisError, BrokerUnavailable, Neo4jUnavailable,
-             SessionExpired, Neo4jTransient)
+RETRYABLE = (
+    StoreUnavailable,
+    ConnectionError,
+    OSError,
+    RedisError,
+    BrokerUnavailable,
+    Neo4jUnavailable,
+    SessionExpired,
+    Neo4jTransient,
+)
 #: Waits between attempts while a dependency is away: doubling from FIRST_WAIT_S up to MAX_WAIT_S (with jitter),
 #: so a task resumes within MAX_WAIT_S of the dependency returning.
 FIRST_WAIT_S = 0.5
@@ -51,8 +59,9 @@ class DependencyLost(Exception):
     """Neo4j or Redis stayed away longer than `verify.outage_wait_s`: the run or batch closes as failed with it."""
 
 
-def outlast(what: str, work: Callable[[], None], *, wait_s: float | None = None,
-            sleep: Callable[[float], None] = time.sleep) -> None:
+def outlast(
+    what: str, work: Callable[[], None], *, wait_s: float | None = None, sleep: Callable[[float], None] = time.sleep
+) -> None:
     """Run `work` (an idempotent task body) to the end through outages: while Neo4j or Redis is away, wait with
     backoff and run it again, for at most `wait_s` (`verify.outage_wait_s`) in all; then raise DependencyLost
     with the reason. The task keeps its message meanwhile (no redelivery to wait for: with Redis away there is
@@ -69,11 +78,14 @@ def outlast(what: str, work: Callable[[], None], *, wait_s: float | None = None,
             left = deadline - time.monotonic()
             reason = f"{type(exc).__name__}: {hide_addresses(str(exc))[:300]}"
             if left <= 0:
-                raise DependencyLost(f"{what}: Neo4j or Redis stayed unreachable for more than {budget:g} s "
-                                     f"({attempt} attempts; last: {reason})") from exc
+                raise DependencyLost(
+                    f"{what}: Neo4j or Redis stayed unreachable for more than {budget:g} s "
+                    f"({attempt} attempts; last: {reason})"
+                ) from exc
             pause = min(delay * (1 + random.random() / 4), left, MAX_WAIT_S)
-            log.warning("%s: attempt %d failed (%s: %s); again in %.1f s", what, attempt, type(exc).__name__, exc,
-                        pause)
+            log.warning(
+                "%s: attempt %d failed (%s: %s); again in %.1f s", what, attempt, type(exc).__name__, exc, pause
+            )
             sleep(pause)
             delay = min(delay * 2, MAX_WAIT_S)
             attempt += 1
@@ -176,7 +188,7 @@ async def _close_round(run_id: str, economy: RedisEconomy) -> None:
 
 
 def settings_backoff(round_no: int) -> float:
-    return float(min(60.0, get_settings().verify.backoff_s * (2 ** round_no)))
+    return float(min(60.0, get_settings().verify.backoff_s * (2**round_no)))
 
 
 async def _verify_source(run_id: str, round_no: int, source: str) -> None:
@@ -227,8 +239,10 @@ def start_round(self: Task, run_id: str) -> None:
 
 @celery_app.task(name="kopa.verify_source", bind=True, base=ClosingTask)
 def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
-    outlast(f"run {run_id}: round {round_no}, source {source}",
-            lambda: asyncio.run(_verify_source(run_id, round_no, source)))
+    outlast(
+        f"run {run_id}: round {round_no}, source {source}",
+        lambda: asyncio.run(_verify_source(run_id, round_no, source)),
+    )
 
 
 @celery_app.task(name="kopa.synthesize_batch", bind=True, base=ClosingTask)

@@ -62,37 +62,85 @@ def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]
     return batch
 
 
-@router.post("", status_code=202, response_model=BatchStarted, summary="Request a batch of trajectories",
-             description="202 with the batch id. At most `batches.max_concurrent` batches of a team run at once "
-                         "(409 above). When the task queue is unreachable the batch is marked failed with the "
-                         "reason (its slot is freed) and the answer is 503.",
-             responses=errors(400, 401, 409, 413, 422, 503))
-async def create(body: BatchRequest, request: Request, store: StoreDep, settings: SettingsDep,
-                 who: PrincipalDep) -> JSONResponse:
-    batch = new_batch(store, settings, who.team, count=body.count, shapes=list(body.shapes), min_steps=body.min_steps,
-                      max_steps=body.max_steps, api_ids=body.api_ids, seed=body.seed, fmt=body.format,
-                      source=body.source)
-    await dispatch(request, bool(settings.redis_url), "kopa.synthesize_batch", [batch["id"]],
-                   lambda: run_batch(store, settings, batch["id"]), lambda reason: fail_batch(store, batch["id"], reason))
-    return JSONResponse({"id": batch["id"], "status": batch["status"], "progress": f"/v1/trajectory-batches/{batch['id']}",
-                         "items": f"/v1/trajectory-batches/{batch['id']}/items"}, status_code=202)
+@router.post(
+    "",
+    status_code=202,
+    response_model=BatchStarted,
+    summary="Request a batch of trajectories",
+    description="202 with the batch id. At most `batches.max_concurrent` batches of a team run at once "
+    "(409 above). When the task queue is unreachable the batch is marked failed with the "
+    "reason (its slot is freed) and the answer is 503.",
+    responses=errors(400, 401, 409, 413, 422, 503),
+)
+async def create(
+    body: BatchRequest, request: Request, store: StoreDep, settings: SettingsDep, who: PrincipalDep
+) -> JSONResponse:
+    batch = new_batch(
+        store,
+        settings,
+        who.team,
+        count=body.count,
+        shapes=list(body.shapes),
+        min_steps=body.min_steps,
+        max_steps=body.max_steps,
+        api_ids=body.api_ids,
+        seed=body.seed,
+        fmt=body.format,
+        source=body.source,
+    )
+    await dispatch(
+        request,
+        bool(settings.redis_url),
+        "kopa.synthesize_batch",
+        [batch["id"]],
+        lambda: run_batch(store, settings, batch["id"]),
+        lambda reason: fail_batch(store, batch["id"], reason),
+    )
+    return JSONResponse(
+        {
+            "id": batch["id"],
+            "status": batch["status"],
+            "progress": f"/v1/trajectory-batches/{batch['id']}",
+            "items": f"/v1/trajectory-batches/{batch['id']}/items",
+        },
+        status_code=202,
+    )
 
 
-@router.get("/{batch_id}", response_model=Batch, summary="Progress of a batch (your team's, or any for admins)",
-            responses=errors(*READ_ERRORS, 404))
+@router.get(
+    "/{batch_id}",
+    response_model=Batch,
+    summary="Progress of a batch (your team's, or any for admins)",
+    responses=errors(*READ_ERRORS, 404),
+)
 def get(batch_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
     return _visible(store, batch_id, who)
 
 
-@router.get("/{batch_id}/items", summary="Stream a batch as JSON Lines (paginated; your team's, or any for admins)",
-            response_class=StreamingResponse,
-            responses={200: {"description": "one trajectory per line in the chosen format",
-                             "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
-                             "headers": {"X-Total-Count": {"schema": {"type": "integer"}},
-                                         "Link": {"schema": {"type": "string"}, "description": "rel=next page"}}},
-                       **errors(*READ_ERRORS, 404)})
-def items(batch_id: str, store: StoreDep, who: PrincipalDep, offset: Offset = 0,
-          limit: Annotated[int, Query(ge=1, le=10_000)] = 1000, format: Format | None = None) -> StreamingResponse:
+@router.get(
+    "/{batch_id}/items",
+    summary="Stream a batch as JSON Lines (paginated; your team's, or any for admins)",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "one trajectory per line in the chosen format",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+            "headers": {
+                "X-Total-Count": {"schema": {"type": "integer"}},
+                "Link": {"schema": {"type": "string"}, "description": "rel=next page"},
+            },
+        },
+        **errors(*READ_ERRORS, 404),
+    },
+)
+def items(
+    batch_id: str,
+    store: StoreDep,
+    who: PrincipalDep,
+    offset: Offset = 0,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    format: Format | None = None,
+) -> StreamingResponse:
     batch = _visible(store, batch_id, who)
     fmt = format or batch.get("format", "trl")
     page, total = store.list_trajectories(batch_id, offset, limit)
@@ -101,10 +149,16 @@ def items(batch_id: str, store: StoreDep, who: PrincipalDep, offset: Offset = 0,
         for record in page:
             yield (json.dumps(convert(record, fmt), ensure_ascii=False) + "\n").encode()
 
-    headers = {"X-Total-Count": str(total), "X-Offset": str(offset), "X-Format": fmt,
-               "X-Batch-Status": str(batch.get("status", ""))}
+    headers = {
+        "X-Total-Count": str(total),
+        "X-Offset": str(offset),
+        "X-Format": fmt,
+        "X-Batch-Status": str(batch.get("status", "")),
+    }
     if offset + len(page) < total:
-        headers["Link"] = f'</v1/trajectory-batches/{batch_id}/items?offset={offset + len(page)}&limit={limit}>; rel="next"'
+        headers["Link"] = (
+            f'</v1/trajectory-batches/{batch_id}/items?offset={offset + len(page)}&limit={limit}>; rel="next"'
+        )
     return StreamingResponse(lines(), media_type="application/x-ndjson", headers=headers)
 
 

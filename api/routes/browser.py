@@ -37,8 +37,11 @@ def saved_queries() -> list[str]:
     first line is a `// name` comment (the Browser names a favourite after its first line); comment-only blocks
     (the file's header) are left out."""
     blocks = re.split(r"\n\s*\n", _asset("queries.cypher").strip())
-    return [b.strip() + "\n" for b in blocks
-            if b.lstrip().startswith("//") and any(not ln.strip().startswith("//") for ln in b.splitlines())]
+    return [
+        b.strip() + "\n"
+        for b in blocks
+        if b.lstrip().startswith("//") and any(not ln.strip().startswith("//") for ln in b.splitlines())
+    ]
 
 
 def favorites_zip() -> bytes:
@@ -58,20 +61,32 @@ def favorites_zip() -> bytes:
 def _preflight(request: Request) -> Response:
     """The answer to a CORS preflight: any origin, GET, and the headers the Browser asks to send."""
     asked = [h.strip() for h in request.headers.get("access-control-request-headers", "").split(",") if h.strip()]
-    allowed = list(BROWSER_HEADERS) + [h for h in asked if _TOKEN.match(h) and h.lower() not in
-                                       {b.lower() for b in BROWSER_HEADERS}]
-    return Response(status_code=204, headers={
-        **CORS, "Access-Control-Allow-Methods": "GET, OPTIONS", "Access-Control-Allow-Headers": ", ".join(allowed),
-        "Access-Control-Max-Age": "600", "Allow": "GET, OPTIONS"})
+    allowed = list(BROWSER_HEADERS) + [
+        h for h in asked if _TOKEN.match(h) and h.lower() not in {b.lower() for b in BROWSER_HEADERS}
+    ]
+    return Response(
+        status_code=204,
+        headers={
+            **CORS,
+            "Access-Control-Allow-Methods": "GET, OPTIONS",
+            "Access-Control-Allow-Headers": ", ".join(allowed),
+            "Access-Control-Max-Age": "600",
+            "Allow": "GET, OPTIONS",
+        },
+    )
 
 
 @router.get("", summary="Where Neo4j Browser is, and how to style it")
 def browser_info(request: Request) -> dict[str, str]:
     settings = request.app.state.kopa.settings
     base = str(request.base_url).rstrip("/")
-    return {"browser": settings.neo4j.browser_url, "style": f":style {base}/browser/kopa.grass",
-            "guide": f":play {base}/browser/guide.html", "saved_queries": f"{base}/browser/queries.cypher",
-            "favorites": f"{base}/browser/favorites.zip"}
+    return {
+        "browser": settings.neo4j.browser_url,
+        "style": f":style {base}/browser/kopa.grass",
+        "guide": f":play {base}/browser/guide.html",
+        "saved_queries": f"{base}/browser/queries.cypher",
+        "favorites": f"{base}/browser/favorites.zip",
+    }
 
 
 @router.get("/kopa.grass", response_class=PlainTextResponse, summary="GraSS style sheet (:style URL)")
@@ -84,11 +99,17 @@ def queries_text() -> Response:
     return PlainTextResponse(_asset("queries.cypher"), headers=CORS)
 
 
-@router.get("/favorites.zip", summary="Saved queries as favourites (drop the zip onto the Browser)",
-            responses={200: {"content": {"application/zip": {}}}})
+@router.get(
+    "/favorites.zip",
+    summary="Saved queries as favourites (drop the zip onto the Browser)",
+    responses={200: {"content": {"application/zip": {}}}},
+)
 def favorites() -> Response:
-    return Response(favorites_zip(), media_type="application/zip", headers={
-        **CORS, "Content-Disposition": 'attachment; filename="kopa-favorites.zip"'})
+    return Response(
+        favorites_zip(),
+        media_type="application/zip",
+        headers={**CORS, "Content-Disposition": 'attachment; filename="kopa-favorites.zip"'},
+    )
 
 
 @router.get("/guide.html", response_class=HTMLResponse, summary="A Browser guide (:play URL)")
@@ -97,5 +118,11 @@ def guide() -> Response:
 
 
 for _name in ASSETS:
-    router.add_api_route(f"/{_name}", _preflight, methods=["OPTIONS"], include_in_schema=False,
-                         status_code=204, name=f"preflight {_name}")
+    router.add_api_route(
+        f"/{_name}",
+        _preflight,
+        methods=["OPTIONS"],
+        include_in_schema=False,
+        status_code=204,
+        name=f"preflight {_name}",
+    )

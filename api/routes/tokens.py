@@ -27,29 +27,48 @@ class TokenInfo(BaseModel):
 
     @classmethod
     def of(cls, record: TokenRecord) -> TokenInfo:
-        return cls(id=record.id, name=record.name, role=record.role, created_at=record.created_at,
-                   expires_at=record.expires_at, revoked_at=record.revoked_at, state=record.state())
+        return cls(
+            id=record.id,
+            name=record.name,
+            role=record.role,
+            created_at=record.created_at,
+            expires_at=record.expires_at,
+            revoked_at=record.revoked_at,
+            state=record.state(),
+        )
 
 
 class TokenRequest(BaseModel):
     role: Role
     name: str = Field("", max_length=100, pattern=r"^[\w.\- ]*$", description="label and team (default: the role)")
-    expires_in: str | None = Field(None, pattern=r"^[0-9]{1,6}[smhdwSMHDW]$",
-                                   description="e.g. 30d, 12h, 90m, 2w (at most 3650d); absent: never expires")
+    expires_in: str | None = Field(
+        None,
+        pattern=r"^[0-9]{1,6}[smhdwSMHDW]$",
+        description="e.g. 30d, 12h, 90m, 2w (at most 3650d); absent: never expires",
+    )
 
 
 class TokenCreated(TokenInfo):
     token: str = Field(description="the bearer secret; shown once, only its hash is stored")
 
 
-@router.get("", response_model=list[TokenInfo], summary="List tokens (ids, names, roles, expiry; never secrets)",
-            responses=errors(401, 403, 503))
+@router.get(
+    "",
+    response_model=list[TokenInfo],
+    summary="List tokens (ids, names, roles, expiry; never secrets)",
+    responses=errors(401, 403, 503),
+)
 def list_tokens(store: StoreDep, _: AdminDep) -> list[TokenInfo]:
     return [TokenInfo.of(t) for t in store.list_tokens()]
 
 
-@router.post("", status_code=201, response_model=TokenCreated, summary="Mint a token (the secret is shown once)",
-             responses=errors(400, 401, 403, 413, 422, 503))
+@router.post(
+    "",
+    status_code=201,
+    response_model=TokenCreated,
+    summary="Mint a token (the secret is shown once)",
+    responses=errors(400, 401, 403, 413, 422, 503),
+)
 def create_token(body: TokenRequest, store: StoreDep, _: AdminDep) -> TokenCreated:
     expires = parse_duration(body.expires_in) if body.expires_in else None
     secret, record = new_token(body.role, body.name.strip(), expires)
@@ -57,8 +76,12 @@ def create_token(body: TokenRequest, store: StoreDep, _: AdminDep) -> TokenCreat
     return TokenCreated(**TokenInfo.of(record).model_dump(), token=secret)
 
 
-@router.delete("/{token_id}", response_model=TokenInfo, summary="Revoke a token (idempotent; it stays listed)",
-               responses=errors(401, 403, 404, 422, 503))
+@router.delete(
+    "/{token_id}",
+    response_model=TokenInfo,
+    summary="Revoke a token (idempotent; it stays listed)",
+    responses=errors(401, 403, 404, 422, 503),
+)
 def revoke_token(token_id: TokenId, store: StoreDep, _: AdminDep) -> TokenInfo:
     record = store.revoke_token(token_id)
     if record is None:

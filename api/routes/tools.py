@@ -36,22 +36,43 @@ class ToolDetail(ToolRecord):
     function: dict[str, Any]
 
 
-@router.get("", response_model=ToolPage, summary="List tools (paginated; filter by API, text, status)",
-            responses=errors(*READ_ERRORS))
+@router.get(
+    "",
+    response_model=ToolPage,
+    summary="List tools (paginated; filter by API, text, status)",
+    responses=errors(*READ_ERRORS),
+)
 def list_tools(
-    store: StoreDep, _: ReaderDep, offset: Offset = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50, api_id: Annotated[str | None, Query(max_length=200)] = None,
+    store: StoreDep,
+    _: ReaderDep,
+    offset: Offset = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    api_id: Annotated[str | None, Query(max_length=200)] = None,
     q: Annotated[str | None, Query(max_length=200, description="text in the name, summary or description")] = None,
     status: Literal["active", "retired", "all"] = "active",
 ) -> ToolPage:
     tools, total = store.list_tools(offset, limit, api_id, q, None if status == "all" else status)
-    items = [ToolSummary(name=t.name, api_id=t.api_id, method=t.method, url=t.url, summary=t.summary,
-                         status=t.status, envelope=t.envelope) for t in tools]
+    items = [
+        ToolSummary(
+            name=t.name,
+            api_id=t.api_id,
+            method=t.method,
+            url=t.url,
+            summary=t.summary,
+            status=t.status,
+            envelope=t.envelope,
+        )
+        for t in tools
+    ]
     return ToolPage(items=items, total=total, offset=offset, limit=limit)
 
 
-@router.get("/{name}", response_model=ToolDetail, summary="One tool, with parameters, output fields and JSON Schema",
-            responses=errors(*READ_ERRORS, 404))
+@router.get(
+    "/{name}",
+    response_model=ToolDetail,
+    summary="One tool, with parameters, output fields and JSON Schema",
+    responses=errors(*READ_ERRORS, 404),
+)
 def get_tool(name: str, store: StoreDep, _: ReaderDep) -> ToolDetail:
     tool = store.get_tool(name)
     if tool is None:

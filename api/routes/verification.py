@@ -32,12 +32,14 @@ log = logging.getLogger("kopa.api.verify")
 
 
 class RunRequest(BaseModel):
-    api_ids: list[str] = Field(default_factory=list, max_length=1000,
-                               description="limit the run to these APIs (default: all)")
+    api_ids: list[str] = Field(
+        default_factory=list, max_length=1000, description="limit the run to these APIs (default: all)"
+    )
     budget: Integral | None = Field(None, gt=0, le=10**9, description="stop cleanly after this many upstream calls")
     scope: Literal["pending", "stale", "all"] = "pending"
     mode: Literal["auto", "celery", "inprocess"] = Field(
-        "auto", description="celery when Redis is configured (workers must run), else in this process")
+        "auto", description="celery when Redis is configured (workers must run), else in this process"
+    )
 
 
 class RunStarted(BaseModel):
@@ -78,29 +80,50 @@ class LinkPage(BaseModel):
     limit: int
 
 
-@router.post("/v1/verification-runs", status_code=202, response_model=RunStarted, summary="Start a verification run",
-             description="202 with the run's id; follow it at `progress`. With Redis configured the run is queued for "
-                         "Celery workers: when the queue is unreachable the run is marked failed with the reason and "
-                         "the answer is 503.",
-             responses=errors(*WRITE_ERRORS, 404))
-async def start_run(body: RunRequest, request: Request, store: StoreDep, settings: SettingsDep, _: AdminDep) -> JSONResponse:
+@router.post(
+    "/v1/verification-runs",
+    status_code=202,
+    response_model=RunStarted,
+    summary="Start a verification run",
+    description="202 with the run's id; follow it at `progress`. With Redis configured the run is queued for "
+    "Celery workers: when the queue is unreachable the run is marked failed with the reason and "
+    "the answer is 503.",
+    responses=errors(*WRITE_ERRORS, 404),
+)
+async def start_run(
+    body: RunRequest, request: Request, store: StoreDep, settings: SettingsDep, _: AdminDep
+) -> JSONResponse:
     for api_id in body.api_ids:
         if store.get_api(api_id) is None:
             raise NotFound(f"no API {api_id!r}; GET /v1/apis lists the registered ones")
     mode = body.mode if body.mode != "auto" else ("celery" if settings.redis_url else "inprocess")
     if mode == "celery" and not settings.redis_url:  # a valid request this server cannot serve: 503, nothing saved
-        raise QueueUnavailable("mode 'celery' needs a task queue, and this server has none (KOPA_REDIS_URL is not "
-                               "set); use mode 'inprocess' or 'auto', or configure Redis and Celery workers")
+        raise QueueUnavailable(
+            "mode 'celery' needs a task queue, and this server has none (KOPA_REDIS_URL is not "
+            "set); use mode 'inprocess' or 'auto', or configure Redis and Celery workers"
+        )
     run = new_run(body.api_ids, body.budget, body.scope, mode)
     store.save_run(run)
-    await dispatch(request, mode == "celery", "kopa.start_round", [run.id], lambda: execute_run(store, settings, run),
-                   lambda reason: fail_run(store, run.id, reason))
-    return JSONResponse({"id": run.id, "status": run.status, "mode": mode,
-                         "progress": f"/v1/verification-runs/{run.id}"}, status_code=202)
+    await dispatch(
+        request,
+        mode == "celery",
+        "kopa.start_round",
+        [run.id],
+        lambda: execute_run(store, settings, run),
+        lambda reason: fail_run(store, run.id, reason),
+    )
+    return JSONResponse(
+        {"id": run.id, "status": run.status, "mode": mode, "progress": f"/v1/verification-runs/{run.id}"},
+        status_code=202,
+    )
 
 
-@router.get("/v1/verification-runs/{run_id}", response_model=RunProgress, summary="Progress of a run",
-            responses=errors(*READ_ERRORS, 404))
+@router.get(
+    "/v1/verification-runs/{run_id}",
+    response_model=RunProgress,
+    summary="Progress of a run",
+    responses=errors(*READ_ERRORS, 404),
+)
 def get_run(run_id: str, store: StoreDep, _: ReaderDep) -> dict[str, Any]:
     run = store.get_run(run_id)
     if run is None:
@@ -108,23 +131,32 @@ def get_run(run_id: str, store: StoreDep, _: ReaderDep) -> dict[str, Any]:
     return run_progress(store, run)
 
 
-@router.get("/v1/verification-runs", response_model=list[RunProgress], summary="Recent runs",
-            responses=errors(*READ_ERRORS))
+@router.get(
+    "/v1/verification-runs", response_model=list[RunProgress], summary="Recent runs", responses=errors(*READ_ERRORS)
+)
 def list_runs(store: StoreDep, _: ReaderDep, limit: Annotated[int, Query(ge=1, le=100)] = 20) -> list[dict[str, Any]]:
     return [run_progress(store, r) for r in store.list_runs(limit)]
 
 
 @router.get("/v1/links", response_model=LinkPage, summary="Links with their evidence", responses=errors(*READ_ERRORS))
-def list_links(store: StoreDep, _: ReaderDep,
-               status: Literal["candidate", "verified", "refuted", "inconclusive"] | None = None,
-               tool: Annotated[str | None, Query(max_length=200, description="links from or to this tool")] = None,
-               offset: Offset = 0, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> LinkPage:
+def list_links(
+    store: StoreDep,
+    _: ReaderDep,
+    status: Literal["candidate", "verified", "refuted", "inconclusive"] | None = None,
+    tool: Annotated[str | None, Query(max_length=200, description="links from or to this tool")] = None,
+    offset: Offset = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> LinkPage:
     items, total = store.list_links(status, tool, offset, limit)
     return LinkPage(items=items, total=total, offset=offset, limit=limit)
 
 
-@router.get("/v1/links/{link_id}", response_model=LinkRecord, summary="One link, its evidence and history",
-            responses=errors(*READ_ERRORS, 404))
+@router.get(
+    "/v1/links/{link_id}",
+    response_model=LinkRecord,
+    summary="One link, its evidence and history",
+    responses=errors(*READ_ERRORS, 404),
+)
 def get_link(link_id: str, store: StoreDep, _: ReaderDep) -> LinkRecord:
     link = store.get_link(link_id)
     if link is None:
@@ -132,13 +164,19 @@ def get_link(link_id: str, store: StoreDep, _: ReaderDep) -> LinkRecord:
     return link
 
 
-@router.get("/v1/reports/yield", summary="Calls per verified link and per candidate, quota use, by run",
-            responses=errors(401, 503))
+@router.get(
+    "/v1/reports/yield",
+    summary="Calls per verified link and per candidate, quota use, by run",
+    responses=errors(401, 503),
+)
 def report_yield(store: StoreDep, _: ReaderDep) -> dict[str, Any]:
     return yield_report(store)
 
 
-@router.get("/v1/reports/drift", summary="Verdicts that changed, links flagged by API changes, vanished fields",
-            responses=errors(401, 503))
+@router.get(
+    "/v1/reports/drift",
+    summary="Verdicts that changed, links flagged by API changes, vanished fields",
+    responses=errors(401, 503),
+)
 def report_drift(store: StoreDep, _: ReaderDep) -> dict[str, Any]:
     return drift_report(store)

@@ -7,5 +7,18 @@ from bench.bfcl.env import BFCL_EVAL_VERSION, BfclEnvError, ensure_venv
 from bench.bfcl.results import bfcl_summary, compare_columns, load_summary, render_table
 from bench.bfcl.run import BfclRequest, BfclRunError, run_bfcl
 
-__all__ = ["BFCL_EVAL_VERSION", "NOT_OFFLINE", "OFFLINE_DEFAULT", "BfclEnvError", "BfclRequest", "BfclRunError",
-           "bfcl_summary", "compare_columns", "ensure_venv", "load_summary", "render_table", "resolve", "run_bfcl"]
+__all__ = [
+    "BFCL_EVAL_VERSION",
+    "NOT_OFFLINE",
+    "OFFLINE_DEFAULT",
+    "BfclEnvError",
+    "BfclRequest",
+    "BfclRunError",
+    "bfcl_summary",
+    "compare_columns",
+    "ensure_venv",
+    "load_summary",
+    "render_table",
+    "resolve",
+    "run_bfcl",
+]

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from core.errors import InvalidInput
 
-NON_LIVE = ["simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple",
-            "irrelevance"]
-LIVE = ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance",
-        "live_relevance"]
+NON_LIVE = [
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+]
+LIVE = ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance", "live_relevance"]
 MULTI_TURN = ["multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"]
 MEMORY = ["memory_kv", "memory_vector", "memory_rec_sum"]
 WEB_SEARCH = ["web_search_base", "web_search_no_snippet"]
@@ -18,7 +24,7 @@ NOT_OFFLINE: dict[str, str] = {
     "web_search_base": "needs a live web search service (SerpAPI key and HTTP fetching)",
     "web_search_no_snippet": "needs a live web search service (SerpAPI key and HTTP fetching)",
     "memory_vector": "loads the sentence-transformers model all-MiniLM-L6-v2 from the hub at first use; "
-                     "run it explicitly (--categories memory_vector) once that model is in the local cache",
+    "run it explicitly (--categories memory_vector) once that model is in the local cache",
 }
 OFFLINE_DEFAULT = [c for c in ALL_SCORING if c not in NOT_OFFLINE]
 

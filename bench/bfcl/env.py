@@ -60,8 +60,7 @@ def is_ready(venv: Path) -> bool:
         return False
 
 
-def ensure_venv(venv: Path | None = None, *, python: str | None = None,
-                log: Callable[[str], None] = print) -> Path:
+def ensure_venv(venv: Path | None = None, *, python: str | None = None, log: Callable[[str], None] = print) -> Path:
     """Create (or reuse) the venv with bfcl-eval==BFCL_EVAL_VERSION; returns its folder. Idempotent."""
     venv = (venv or default_venv()).absolute()
     if is_ready(venv):
@@ -75,15 +74,17 @@ def ensure_venv(venv: Path | None = None, *, python: str | None = None,
     steps = [
         [base, "-m", "venv", str(venv)],
         [str(venv_python(venv)), "-m", "pip", "install", "--quiet", f"bfcl-eval=={BFCL_EVAL_VERSION}", *EXTRA_PACKAGES],
-        [str(venv_python(venv)), "-c",
-         "import importlib.util, sys; sys.exit(importlib.util.find_spec('bfcl_eval') is None)"],
+        [
+            str(venv_python(venv)),
+            "-c",
+            "import importlib.util, sys; sys.exit(importlib.util.find_spec('bfcl_eval') is None)",
+        ],
     ]
     for cmd in steps:
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise BfclEnvError(f"bfcl: `{' '.join(cmd[:4])} ...` failed (exit {done.returncode}): "
-                               + " | ".join(tail))
+            raise BfclEnvError(f"bfcl: `{' '.join(cmd[:4])} ...` failed (exit {done.returncode}): " + " | ".join(tail))
     (venv / MARKER).write_text(json.dumps({"bfcl_eval": BFCL_EVAL_VERSION}), encoding="utf-8")
     log(f"bfcl: environment ready at {venv}")
     return venv

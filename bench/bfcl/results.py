@@ -41,8 +41,10 @@ GROUP_CATEGORIES = {
     "relevance": ["live_relevance"],
     "irrelevance": ["irrelevance", "live_irrelevance"],
 }
-OVERALL_NOTE = ("BFCL's own Overall Acc: a weighted mean (non-live 10, live 10, irrelevance 10, multi-turn 30, "
-                "agentic 40) in which every category not run counts as 0; compare the per-category scores.")
+OVERALL_NOTE = (
+    "BFCL's own Overall Acc: a weighted mean (non-live 10, live 10, irrelevance 10, multi-turn 30, "
+    "agentic 40) in which every category not run counts as 0; compare the per-category scores."
+)
 
 
 def percent(text: str | None) -> float | None:
@@ -71,13 +73,16 @@ def _read_csv_row(path: Path, registry: str, display: str | None) -> dict[str, s
 def _category_scores(score_root: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(score_root.rglob("BFCL_v4_*_score.json")):
-        category = path.name[len("BFCL_v4_"):-len("_score.json")]
+        category = path.name[len("BFCL_v4_") : -len("_score.json")]
         if category not in ALL_SCORING:
             continue
         with path.open(encoding="utf-8") as handle:
             head = json.loads(handle.readline())
-        out[category] = {"accuracy": float(head["accuracy"]), "correct": int(head["correct_count"]),
-                         "total": int(head["total_count"])}
+        out[category] = {
+            "accuracy": float(head["accuracy"]),
+            "correct": int(head["correct_count"]),
+            "total": int(head["total_count"]),
+        }
     return {c: out[c] for c in ALL_SCORING if c in out}
 
 
@@ -100,9 +105,10 @@ def bfcl_summary(run_dir: Path | str) -> dict[str, Any]:
         if path.is_file():
             tables[name] = _read_csv_row(path, registry, None)
     # BFCL prints 0.00% for a group that did not run; the results JSON says None there instead.
-    groups = {g: percent(tables.get(table, {}).get(column))
-              if any(c in categories for c in GROUP_CATEGORIES[g]) else None
-              for g, (table, column) in GROUP_COLUMNS.items()}
+    groups = {
+        g: percent(tables.get(table, {}).get(column)) if any(c in categories for c in GROUP_CATEGORIES[g]) else None
+        for g, (table, column) in GROUP_COLUMNS.items()
+    }
     missing = not_run(list(categories))
     return {
         "benchmark": "bfcl",
@@ -117,8 +123,11 @@ def bfcl_summary(run_dir: Path | str) -> dict[str, Any]:
         "categories": categories,
         "not_run": {c: meta.get("not_run", {}).get(c, why) for c, why in missing.items()},
         "groups": groups,
-        "overall": {"bfcl_overall": percent(tables.get("data_overall", {}).get("Overall Acc")),
-                    "counted_as_zero": sorted(missing), "note": OVERALL_NOTE},
+        "overall": {
+            "bfcl_overall": percent(tables.get("data_overall", {}).get("Overall Acc")),
+            "counted_as_zero": sorted(missing),
+            "note": OVERALL_NOTE,
+        },
         "csv": tables,
     }
 
@@ -157,8 +166,10 @@ def compare_columns(summary: dict[str, Any]) -> dict[str, float | None]:
 
 def render_table(summary: dict[str, Any]) -> str:
     """A plain-text report: one line per category that ran, the groups, BFCL's overall, what did not run."""
-    lines = [f"BFCL ({summary.get('bfcl_eval_version')}) · {summary.get('model')} · mode {summary.get('mode')}"
-             + (f" · {summary['limit_per_category']} per category (partial)" if summary.get("partial") else "")]
+    lines = [
+        f"BFCL ({summary.get('bfcl_eval_version')}) · {summary.get('model')} · mode {summary.get('mode')}"
+        + (f" · {summary['limit_per_category']} per category (partial)" if summary.get("partial") else "")
+    ]
     for category, score in summary.get("categories", {}).items():
         lines.append(f"  {category:<26} {score['accuracy'] * 100:6.2f}%  ({score['correct']}/{score['total']})")
     shown = {g: v for g, v in summary.get("groups", {}).items() if v is not None}
@@ -167,8 +178,10 @@ def render_table(summary: dict[str, Any]) -> str:
     overall = summary.get("overall", {})
     value = overall.get("bfcl_overall")
     zero = overall.get("counted_as_zero", [])
-    lines.append(f"  BFCL overall: {'n/a' if value is None else f'{value * 100:.2f}%'}"
-                 + (f" (not run, counted as 0 by BFCL: {', '.join(zero)})" if zero else ""))
+    lines.append(
+        f"  BFCL overall: {'n/a' if value is None else f'{value * 100:.2f}%'}"
+        + (f" (not run, counted as 0 by BFCL: {', '.join(zero)})" if zero else "")
+    )
     for category, why in summary.get("not_run", {}).items():
         if why != "not selected for this run":
             lines.append(f"  not run: {category}: {why}")

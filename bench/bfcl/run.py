@@ -77,8 +77,9 @@ def check_endpoint(base_url: str, model: str, api_key: str | None) -> None:
     try:
         response = httpx.get(f"{base_url}/models", headers=headers, timeout=15)
     except httpx.HTTPError as exc:
-        raise InvalidInput(f"nothing answers at {base_url} ({type(exc).__name__}); start the model server first") \
-            from None
+        raise InvalidInput(
+            f"nothing answers at {base_url} ({type(exc).__name__}); start the model server first"
+        ) from None
     if response.status_code != 200:
         raise InvalidInput(f"{base_url}/models answered HTTP {response.status_code}")
     try:
@@ -113,41 +114,70 @@ def run_bfcl(request: BfclRequest, log: Callable[[str], None] = print) -> dict[s
     project_root.mkdir(parents=True, exist_ok=True)
     name = registry_name(request.model)
     meta: dict[str, Any] = {
-        "benchmark": "bfcl", "bfcl_eval_version": BFCL_EVAL_VERSION, "model": request.model,
-        "registry_name": name, "endpoint": base_url, "mode": request.mode, "categories": request.categories,
-        "not_run": not_run(request.categories), "limit_per_category": request.limit_per_category,
-        "temperature": request.temperature, "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "benchmark": "bfcl",
+        "bfcl_eval_version": BFCL_EVAL_VERSION,
+        "model": request.model,
+        "registry_name": name,
+        "endpoint": base_url,
+        "mode": request.mode,
+        "categories": request.categories,
+        "not_run": not_run(request.categories),
+        "limit_per_category": request.limit_per_category,
+        "temperature": request.temperature,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     (out / "run.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
-    config = {"registry_name": name, "served_model": request.model, "mode": request.mode,
-              "categories": request.categories, "limit_per_category": request.limit_per_category,
-              "temperature": request.temperature, "num_threads": request.num_threads}
+    config = {
+        "registry_name": name,
+        "served_model": request.model,
+        "mode": request.mode,
+        "categories": request.categories,
+        "limit_per_category": request.limit_per_category,
+        "temperature": request.temperature,
+        "num_threads": request.num_threads,
+    }
     config_path = out / "config.json"
     config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME"))}
-    env.update({
-        "BFCL_PROJECT_ROOT": str(project_root), "KOPA_BFCL_BASE_URL": base_url,
-        "KOPA_BFCL_TIMEOUT": str(request.request_timeout_s),
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-        "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8", **request.extra_env,
-    })
+    env.update(
+        {
+            "BFCL_PROJECT_ROOT": str(project_root),
+            "KOPA_BFCL_BASE_URL": base_url,
+            "KOPA_BFCL_TIMEOUT": str(request.request_timeout_s),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONIOENCODING": "utf-8",
+            **request.extra_env,
+        }
+    )
     env.pop("KOPA_BFCL_API_KEY", None)
     if api_key:
         env["KOPA_BFCL_API_KEY"] = api_key
     if request.max_tokens:
         env["KOPA_BFCL_MAX_TOKENS"] = str(request.max_tokens)
-    log(f"bfcl: {len(request.categories)} categories"
+    log(
+        f"bfcl: {len(request.categories)} categories"
         + (f", {request.limit_per_category} per category" if request.limit_per_category else "")
-        + f" -> {out} (log: {out / 'bfcl.log'})")
+        + f" -> {out} (log: {out / 'bfcl.log'})"
+    )
     started = time.monotonic()
     with (out / "bfcl.log").open("w", encoding="utf-8") as logfile:
-        done = subprocess.run([str(venv_python(venv)), str(RUNNER), str(config_path)], cwd=project_root,
-                              env=env, stdout=logfile, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(
+            [str(venv_python(venv)), str(RUNNER), str(config_path)],
+            cwd=project_root,
+            env=env,
+            stdout=logfile,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
     elapsed = time.monotonic() - started
     if done.returncode != 0:
         tail = (out / "bfcl.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
-        raise BfclRunError(f"bfcl-eval exited {done.returncode} after {elapsed:.0f}s; see {out / 'bfcl.log'}: "
-                           + " | ".join(tail))
+        raise BfclRunError(
+            f"bfcl-eval exited {done.returncode} after {elapsed:.0f}s; see {out / 'bfcl.log'}: " + " | ".join(tail)
+        )
     meta["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     meta["wall_s"] = round(elapsed, 1)
     (out / "run.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
@@ -156,5 +186,4 @@ def run_bfcl(request: BfclRequest, log: Callable[[str], None] = print) -> dict[s
     return summary
 
 
-__all__ = ["BfclRequest", "BfclRunError", "check_endpoint", "normalise_endpoint", "registry_name",
-           "run_bfcl"]
+__all__ = ["BfclRequest", "BfclRunError", "check_endpoint", "normalise_endpoint", "registry_name", "run_bfcl"]

@@ -100,17 +100,21 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
     no `store` field, optional max_tokens, reasoning blocks stripped, and tool calls decoded from the text when
     the server's tool parser did not extract them."""
 
-    def __init__(self, model_name: str, temperature: float, registry_name: str, is_fc_model: bool,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, model_name: str, temperature: float, registry_name: str, is_fc_model: bool, **kwargs: Any
+    ) -> None:
         super().__init__(model_name, temperature, registry_name, is_fc_model, **kwargs)
         self._local = threading.local()  # the tools of the request this thread is decoding
         max_tokens = os.environ.get("KOPA_BFCL_MAX_TOKENS")
         self.max_tokens = int(max_tokens) if max_tokens else None
 
     def _build_client_kwargs(self) -> dict[str, Any]:
-        return {"base_url": os.environ["KOPA_BFCL_BASE_URL"],
-                "api_key": os.environ.get("KOPA_BFCL_API_KEY") or "EMPTY",
-                "timeout": float(os.environ.get("KOPA_BFCL_TIMEOUT", "600")), "max_retries": 2}
+        return {
+            "base_url": os.environ["KOPA_BFCL_BASE_URL"],
+            "api_key": os.environ.get("KOPA_BFCL_API_KEY") or "EMPTY",
+            "timeout": float(os.environ.get("KOPA_BFCL_TIMEOUT", "600")),
+            "max_retries": 2,
+        }
 
     def _create(self, **kwargs: Any) -> tuple[Any, float]:
         if self.max_tokens:
@@ -131,8 +135,7 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
 
     def _query_prompting(self, inference_data: dict[str, Any]) -> tuple[Any, float]:
         inference_data["inference_input_log"] = {"message": repr(inference_data["message"])}
-        return self._create(messages=inference_data["message"], model=self.model_name,
-                            temperature=self.temperature)
+        return self._create(messages=inference_data["message"], model=self.model_name, temperature=self.temperature)
 
     def _parse_query_response_FC(self, api_response: Any) -> dict[str, Any]:
         message = api_response.choices[0].message
@@ -146,8 +149,10 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
         visible = THINK.sub("", content).strip()
         history: dict[str, Any] = {"role": "assistant", "content": visible}
         if calls:
-            history["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-                                     for i, (n, a) in zip(ids, calls, strict=True)]
+            history["tool_calls"] = [
+                {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                for i, (n, a) in zip(ids, calls, strict=True)
+            ]
         return {
             "model_responses": [{n: a} for n, a in calls] if calls else visible,
             "model_responses_message_for_chat_history": history,
@@ -172,8 +177,7 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
         if reasoning:
             response_data["reasoning_content"] = reasoning
 
-    def _add_reasoning_content_if_available_prompting(self, api_response: Any,
-                                                       response_data: dict[str, Any]) -> None:
+    def _add_reasoning_content_if_available_prompting(self, api_response: Any, response_data: dict[str, Any]) -> None:
         self._add_reasoning_content_if_available_FC(api_response, response_data)
 
     def decode_ast(self, result: Any, language: Any, has_tool_call_tag: Any) -> Any:
@@ -235,17 +239,32 @@ def main(config_path: str) -> int:
         (PROJECT_ROOT / "test_case_ids_to_generate.json").write_text(json.dumps(ids, indent=1), encoding="utf-8")
         print(f"kopa-bfcl: {sum(len(v) for v in ids.values())} entries selected ({limit} per category)", flush=True)
     args = SimpleNamespace(
-        model=[registry_name], test_category=categories, temperature=float(config.get("temperature", 0.001)),
-        include_input_log=False, exclude_state_log=True, num_gpus=1,
-        num_threads=int(config.get("num_threads", 8)), gpu_memory_utilization=0.9, backend="vllm",
-        skip_server_setup=True, local_model_path=None, result_dir=None, allow_overwrite=bool(limit),
-        run_ids=bool(limit), enable_lora=False, max_lora_rank=None, lora_modules=None)
+        model=[registry_name],
+        test_category=categories,
+        temperature=float(config.get("temperature", 0.001)),
+        include_input_log=False,
+        exclude_state_log=True,
+        num_gpus=1,
+        num_threads=int(config.get("num_threads", 8)),
+        gpu_memory_utilization=0.9,
+        backend="vllm",
+        skip_server_setup=True,
+        local_model_path=None,
+        result_dir=None,
+        allow_overwrite=bool(limit),
+        run_ids=bool(limit),
+        enable_lora=False,
+        max_lora_rank=None,
+        lora_modules=None,
+    )
     started = time.monotonic()
     generation_main(args)
     generated = time.monotonic()
     evaluation_main([registry_name], categories, None, None, bool(limit))
-    print(f"kopa-bfcl: done (generation {generated - started:.1f}s, evaluation {time.monotonic() - generated:.1f}s)",
-          flush=True)
+    print(
+        f"kopa-bfcl: done (generation {generated - started:.1f}s, evaluation {time.monotonic() - generated:.1f}s)",
+        flush=True,
+    )
     return 0
 
 

@@ -35,9 +35,9 @@ def parse_ymd(value: str) -> date:
         raise invalid() from exc
 
 
-def page_args(req: Request, page_name: str = "pageNo", rows_name: str = "numOfRows", default_rows: int = 10) -> tuple[
-    int, int
-]:
+def page_args(
+    req: Request, page_name: str = "pageNo", rows_name: str = "numOfRows", default_rows: int = 10
+) -> tuple[int, int]:
     """Page number and size as the framework parsed them (handlers that paginate themselves)."""
     page = int(req.params.get(page_name) or 1)
     rows = int(req.params.get(rows_name) or default_rows)

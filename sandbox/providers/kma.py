@@ -22,18 +22,39 @@ from sandbox.spec import (
 from sandbox.world import ASOS_STATIONS, MID_TA_REGIONS, kma_cell_weather, rng_for
 
 KMA = Provider(
-    key="1360000", title="기상청_단기예보 ((구)_동네예보) 조회서비스", org="기상청", host="apis.data.go.kr",
-    envelope="datagokr", format_param="dataType", formats=("xml", "json"), success_code="00",
-    success_msg="NORMAL_SERVICE", empty="header_only", kma_datatype_in_body=True,
+    key="1360000",
+    title="기상청_단기예보 ((구)_동네예보) 조회서비스",
+    org="기상청",
+    host="apis.data.go.kr",
+    envelope="datagokr",
+    format_param="dataType",
+    formats=("xml", "json"),
+    success_code="00",
+    success_msg="NORMAL_SERVICE",
+    empty="header_only",
+    kma_datatype_in_body=True,
 )
 NO_DATA = ("03", "NO_DATA")
 VILAGE_TIMES = ("0200", "0500", "0800", "1100", "1400", "1700", "2000", "2300")
 #: Minutes after the hour when 초단기실황 becomes available (guides say 40).
 NCST_OFFSET_MIN = 40
-ASOS_GRID = {"108": (60, 127), "112": (55, 124), "133": (67, 100), "119": (60, 121), "143": (89, 90),
-             "156": (58, 74), "159": (98, 76), "184": (53, 38)}
-MID_GRID = {"11B10101": (60, 127), "11B20201": (55, 124), "11C20401": (67, 100), "11B20601": (60, 121),
-            "11H20201": (98, 76)}
+ASOS_GRID = {
+    "108": (60, 127),
+    "112": (55, 124),
+    "133": (67, 100),
+    "119": (60, 121),
+    "143": (89, 90),
+    "156": (58, 74),
+    "159": (98, 76),
+    "184": (53, 38),
+}
+MID_GRID = {
+    "11B10101": (60, 127),
+    "11B20201": (55, 124),
+    "11C20401": (67, 100),
+    "11B20601": (60, 121),
+    "11H20201": (98, 76),
+}
 
 
 def _grid(req: Request) -> tuple[int, int]:
@@ -76,10 +97,19 @@ def _ncst(req: Request) -> Result:
         raise ProviderError(*NO_DATA)
     wx = kma_cell_weather(req.seed, nx, ny, base)
     bd, bt = base.strftime("%Y%m%d"), base.strftime("%H%M")
-    values = {"PTY": _fmt(wx["PTY"]), "REH": _fmt(wx["REH"]), "RN1": _fmt(wx["RN"]), "T1H": _fmt(wx["T"]),
-              "UUU": _fmt(wx["UUU"]), "VEC": _fmt(wx["VEC"]), "VVV": _fmt(wx["VVV"]), "WSD": _fmt(wx["WSD"])}
-    return Result([{"baseDate": bd, "baseTime": bt, "category": k, "nx": nx, "ny": ny, "obsrValue": v}
-                   for k, v in values.items()])
+    values = {
+        "PTY": _fmt(wx["PTY"]),
+        "REH": _fmt(wx["REH"]),
+        "RN1": _fmt(wx["RN"]),
+        "T1H": _fmt(wx["T"]),
+        "UUU": _fmt(wx["UUU"]),
+        "VEC": _fmt(wx["VEC"]),
+        "VVV": _fmt(wx["VVV"]),
+        "WSD": _fmt(wx["WSD"]),
+    }
+    return Result(
+        [{"baseDate": bd, "baseTime": bt, "category": k, "nx": nx, "ny": ny, "obsrValue": v} for k, v in values.items()]
+    )
 
 
 def _ultra_fcst(req: Request) -> Result:
@@ -96,12 +126,30 @@ def _ultra_fcst(req: Request) -> Result:
         for h in range(1, 7):
             t = (base + timedelta(hours=h)).replace(minute=0)
             wx = kma_cell_weather(req.seed, nx, ny, t)
-            v = {"LGT": "0", "PTY": _fmt(wx["PTY"]), "RN1": _pcp(wx["RN"]), "SKY": _fmt(wx["SKY"]),
-                 "T1H": _fmt(wx["T"]), "REH": _fmt(wx["REH"]), "UUU": _fmt(wx["UUU"]), "VVV": _fmt(wx["VVV"]),
-                 "VEC": _fmt(wx["VEC"]), "WSD": _fmt(wx["WSD"])}[cat]
-            rows.append({"baseDate": base.strftime("%Y%m%d"), "baseTime": base.strftime("%H%M"), "category": cat,
-                         "fcstDate": t.strftime("%Y%m%d"), "fcstTime": t.strftime("%H%M"), "fcstValue": v,
-                         "nx": nx, "ny": ny})
+            v = {
+                "LGT": "0",
+                "PTY": _fmt(wx["PTY"]),
+                "RN1": _pcp(wx["RN"]),
+                "SKY": _fmt(wx["SKY"]),
+                "T1H": _fmt(wx["T"]),
+                "REH": _fmt(wx["REH"]),
+                "UUU": _fmt(wx["UUU"]),
+                "VVV": _fmt(wx["VVV"]),
+                "VEC": _fmt(wx["VEC"]),
+                "WSD": _fmt(wx["WSD"]),
+            }[cat]
+            rows.append(
+                {
+                    "baseDate": base.strftime("%Y%m%d"),
+                    "baseTime": base.strftime("%H%M"),
+                    "category": cat,
+                    "fcstDate": t.strftime("%Y%m%d"),
+                    "fcstTime": t.strftime("%H%M"),
+                    "fcstValue": v,
+                    "nx": nx,
+                    "ny": ny,
+                }
+            )
     return Result(rows)
 
 
@@ -118,17 +166,37 @@ def _vilage_rows(seed: int, nx: int, ny: int, base: datetime) -> tuple[dict[str,
         if extended and t.hour % 3:
             t += timedelta(hours=1)
             continue
-        cats = {"TMP": _fmt(wx["T"]), "UUU": _fmt(wx["UUU"]), "VVV": _fmt(wx["VVV"]), "VEC": _fmt(wx["VEC"]),
-                "WSD": _fmt(wx["WSD"]), "SKY": _fmt(wx["SKY"]), "PTY": _fmt(wx["PTY"]), "POP": _fmt(wx["POP"]),
-                "WAV": "0", "PCP": _pcp(wx["RN"]) if not extended else ("0" if wx["RN"] <= 0 else "1"),
-                "REH": _fmt(wx["REH"]), "SNO": "적설없음" if not extended else "0"}
+        cats = {
+            "TMP": _fmt(wx["T"]),
+            "UUU": _fmt(wx["UUU"]),
+            "VVV": _fmt(wx["VVV"]),
+            "VEC": _fmt(wx["VEC"]),
+            "WSD": _fmt(wx["WSD"]),
+            "SKY": _fmt(wx["SKY"]),
+            "PTY": _fmt(wx["PTY"]),
+            "POP": _fmt(wx["POP"]),
+            "WAV": "0",
+            "PCP": _pcp(wx["RN"]) if not extended else ("0" if wx["RN"] <= 0 else "1"),
+            "REH": _fmt(wx["REH"]),
+            "SNO": "적설없음" if not extended else "0",
+        }
         if t.hour == 6:
             cats["TMN"] = f"{wx['T'] - 3:.1f}"
         if t.hour == 15:
             cats["TMX"] = f"{wx['T'] + 2:.1f}"
         for k, v in cats.items():
-            rows.append({"baseDate": bd, "baseTime": bt, "category": k, "fcstDate": fd, "fcstTime": ft,
-                         "fcstValue": v, "nx": nx, "ny": ny})
+            rows.append(
+                {
+                    "baseDate": bd,
+                    "baseTime": bt,
+                    "category": k,
+                    "fcstDate": fd,
+                    "fcstTime": ft,
+                    "fcstValue": v,
+                    "nx": nx,
+                    "ny": ny,
+                }
+            )
         t += timedelta(hours=1)
     return tuple(rows)
 
@@ -166,8 +234,16 @@ def _mid_ta(req: Request) -> Result:
         tmax = round(kma_cell_weather(req.seed, nx, ny, noon)["T"])
         tmin = round(kma_cell_weather(req.seed, nx, ny, dawn)["T"])
         tmin, tmax = min(tmin, tmax - 2), max(tmax, tmin + 2)
-        row.update({f"taMin{day}": tmin, f"taMin{day}Low": 1, f"taMin{day}High": 1,
-                    f"taMax{day}": tmax, f"taMax{day}Low": 1, f"taMax{day}High": 1})
+        row.update(
+            {
+                f"taMin{day}": tmin,
+                f"taMin{day}Low": 1,
+                f"taMin{day}High": 1,
+                f"taMax{day}": tmax,
+                f"taMax{day}Low": 1,
+                f"taMax{day}High": 1,
+            }
+        )
     return Result([row])
 
 
@@ -191,68 +267,181 @@ def _asos_daily(req: Request) -> Result:
         temps = [kma_cell_weather(req.seed, nx, ny, base + timedelta(hours=h))["T"] for h in (0, 6, 14, 20)]
         rnd = rng_for(req.seed, "asos", stn, day.isoformat())
         rain = sum(kma_cell_weather(req.seed, nx, ny, base + timedelta(hours=h))["RN"] for h in range(0, 24, 3))
-        rows.append({"stnId": stn, "stnNm": ASOS_STATIONS[stn][0], "tm": day.isoformat(),
-                     "avgTa": f"{sum(temps) / 4:.1f}", "minTa": f"{min(temps):.1f}", "minTaHrmt": "0612",
-                     "maxTa": f"{max(temps):.1f}", "maxTaHrmt": "1448", "sumRn": f"{rain:.1f}" if rain else "",
-                     "avgWs": f"{rnd.uniform(0.8, 4.5):.1f}", "avgRhm": f"{rnd.uniform(40, 90):.1f}",
-                     "sumSsHr": f"{rnd.uniform(0, 10):.1f}", "avgPs": f"{rnd.uniform(1005, 1030):.1f}"})
+        rows.append(
+            {
+                "stnId": stn,
+                "stnNm": ASOS_STATIONS[stn][0],
+                "tm": day.isoformat(),
+                "avgTa": f"{sum(temps) / 4:.1f}",
+                "minTa": f"{min(temps):.1f}",
+                "minTaHrmt": "0612",
+                "maxTa": f"{max(temps):.1f}",
+                "maxTaHrmt": "1448",
+                "sumRn": f"{rain:.1f}" if rain else "",
+                "avgWs": f"{rnd.uniform(0.8, 4.5):.1f}",
+                "avgRhm": f"{rnd.uniform(40, 90):.1f}",
+                "sumSsHr": f"{rnd.uniform(0, 10):.1f}",
+                "avgPs": f"{rnd.uniform(1005, 1030):.1f}",
+            }
+        )
         day += timedelta(days=1)
     return Result(rows)
 
 
 _KEY = Param("serviceKey", "공공데이터포털에서 발급받은 인증키", required=True)
 _GRID_PARAMS = [
-    Param("base_date", "발표일자 (YYYYMMDD)", required=True, example="20261015", pattern="^[0-9]{8}$",
-          format="yyyymmdd"),
+    Param(
+        "base_date", "발표일자 (YYYYMMDD)", required=True, example="20261015", pattern="^[0-9]{8}$", format="yyyymmdd"
+    ),
     Param("base_time", "발표시각 (HHMM)", required=True, example="0500", pattern="^[0-9]{4}$", format="hhmm"),
     Param("nx", "예보지점 X 좌표 (기상청 격자, 위경도를 LCC 격자로 변환한 값)", "integer", required=True, example="60"),
     Param("ny", "예보지점 Y 좌표 (기상청 격자)", "integer", required=True, example="127"),
 ]
-_FCST_FIELDS = [Field("baseDate", "발표일자"), Field("baseTime", "발표시각"), Field("category", "자료구분코드"),
-                Field("fcstDate", "예보일자"), Field("fcstTime", "예보시각"), Field("fcstValue", "예보 값"),
-                Field("nx", "예보지점 X 좌표", "integer"), Field("ny", "예보지점 Y 좌표", "integer")]
+_FCST_FIELDS = [
+    Field("baseDate", "발표일자"),
+    Field("baseTime", "발표시각"),
+    Field("category", "자료구분코드"),
+    Field("fcstDate", "예보일자"),
+    Field("fcstTime", "예보시각"),
+    Field("fcstValue", "예보 값"),
+    Field("nx", "예보지점 X 좌표", "integer"),
+    Field("ny", "예보지점 Y 좌표", "integer"),
+]
 
 OPERATIONS = [
-    Operation(KMA, "VilageFcstInfoService_2.0", "getUltraSrtNcst", "초단기실황조회",
-              "실황정보를 조회하기 위해 발표일자, 발표시각, 예보지점 X, Y 격자좌표로 기온, 강수량, 습도, 풍속 등 실황값을 조회합니다.",
-              [_KEY, *paging_params(KMA, 1000), *format_param(KMA), *_GRID_PARAMS],
-              [Field("baseDate", "발표일자"), Field("baseTime", "발표시각"), Field("category", "자료구분코드"),
-               Field("nx", "예보지점 X 좌표", "integer"), Field("ny", "예보지점 Y 좌표", "integer"),
-               Field("obsrValue", "실황 값")],
-              _ncst, intent="현재 날씨(기온, 강수, 습도) 확인", retired=("VilageFcstInfoService",)),
-    Operation(KMA, "VilageFcstInfoService_2.0", "getUltraSrtFcst", "초단기예보조회",
-              "초단기예보정보를 조회하기 위해 발표일자, 발표시각, 예보지점 X, Y 격자좌표로 향후 6시간 예보를 조회합니다.",
-              [_KEY, *paging_params(KMA, 1000), *format_param(KMA), *_GRID_PARAMS], _FCST_FIELDS, _ultra_fcst,
-              intent="앞으로 6시간 날씨 예보 확인"),
-    Operation(KMA, "VilageFcstInfoService_2.0", "getVilageFcst", "단기예보조회",
-              "단기예보 정보를 조회하기 위해 발표일자, 발표시각(0200, 0500, … 2300), 예보지점 X, Y 격자좌표로 기온, 강수확률, 하늘상태 등 예보를 조회합니다.",
-              [_KEY, *paging_params(KMA, 1000), *format_param(KMA), *_GRID_PARAMS], _FCST_FIELDS, _vilage,
-              intent="며칠간의 날씨 예보 확인"),
-    Operation(KMA, "MidFcstInfoService", "getMidTa", "중기기온조회",
-              "예보구역코드와 발표시각(YYYYMMDD0600 또는 1800)으로 4일~10일 후 최저·최고기온 예보를 조회합니다.",
-              [_KEY, *paging_params(KMA), *format_param(KMA),
-               Param("regId", "예보구역코드 (예: 11B10101 서울)", required=True, example="11B10101"),
-               Param("tmFc", "발표시각 (YYYYMMDD0600 또는 YYYYMMDD1800, 최근 24시간)", required=True,
-                     example="202610150600", pattern="^[0-9]{8}(0600|1800)$")],
-              [Field("regId", "예보구역코드"),
-               *[Field(f"ta{k}{d}{s}", f"{d}일 후 {'최저' if k == 'Min' else '최고'}기온{' 하한' if s == 'Low' else ' 상한' if s == 'High' else ''}",
-                       "integer") for d in range(4, 11) for k in ("Min", "Max") for s in ("", "Low", "High")]],
-              _mid_ta, paged=False, intent="다음 주 최저·최고기온 확인"),
-    Operation(KMA, "AsosDalyInfoService", "getWthrDataList", "종관기상관측 일자료 조회",
-              "종관기상관측(ASOS) 지점번호와 기간으로 일평균기온, 최저·최고기온, 강수량 등 일자료를 조회합니다. 종료일은 전날까지입니다.",
-              [_KEY, *paging_params(KMA), *format_param(KMA),
-               Param("dataCd", "자료 분류 코드", required=True, enum=("ASOS",), example="ASOS"),
-               Param("dateCd", "날짜 분류 코드", required=True, enum=("DAY",), example="DAY"),
-               Param("startDt", "조회 기간 시작일 (YYYYMMDD)", required=True, example="20261001", pattern="^[0-9]{8}$",
-                     format="yyyymmdd"),
-               Param("endDt", "조회 기간 종료일 (YYYYMMDD, 전날까지)", required=True, example="20261010",
-                     pattern="^[0-9]{8}$", format="yyyymmdd"),
-               Param("stnIds", "종관기상관측 지점 번호 (108 서울, 112 인천, 133 대전 …)", required=True, example="108",
-                     pattern="^[0-9]{2,3}$")],
-              [Field("stnId", "지점 번호"), Field("stnNm", "지점명"), Field("tm", "일시 (YYYY-MM-DD)"),
-               Field("avgTa", "평균 기온 (°C)"), Field("minTa", "최저 기온"), Field("minTaHrmt", "최저 기온 시각"),
-               Field("maxTa", "최고 기온"), Field("maxTaHrmt", "최고 기온 시각"), Field("sumRn", "일강수량 (mm)"),
-               Field("avgWs", "평균 풍속"), Field("avgRhm", "평균 상대습도"), Field("sumSsHr", "합계 일조시간"),
-               Field("avgPs", "평균 해면기압")],
-              _asos_daily, intent="지난 기간의 관측 날씨 확인"),
+    Operation(
+        KMA,
+        "VilageFcstInfoService_2.0",
+        "getUltraSrtNcst",
+        "초단기실황조회",
+        "실황정보를 조회하기 위해 발표일자, 발표시각, 예보지점 X, Y "
+        "격자좌표로 기온, 강수량, 습도, 풍속 등 실황값을 조회합니다.",
+        [_KEY, *paging_params(KMA, 1000), *format_param(KMA), *_GRID_PARAMS],
+        [
+            Field("baseDate", "발표일자"),
+            Field("baseTime", "발표시각"),
+            Field("category", "자료구분코드"),
+            Field("nx", "예보지점 X 좌표", "integer"),
+            Field("ny", "예보지점 Y 좌표", "integer"),
+            Field("obsrValue", "실황 값"),
+        ],
+        _ncst,
+        intent="현재 날씨(기온, 강수, 습도) 확인",
+        retired=("VilageFcstInfoService",),
+    ),
+    Operation(
+        KMA,
+        "VilageFcstInfoService_2.0",
+        "getUltraSrtFcst",
+        "초단기예보조회",
+        "초단기예보정보를 조회하기 위해 발표일자, 발표시각, 예보지점 X, Y 격자좌표로 향후 6시간 예보를 조회합니다.",
+        [_KEY, *paging_params(KMA, 1000), *format_param(KMA), *_GRID_PARAMS],
+        _FCST_FIELDS,
+        _ultra_fcst,
+        intent="앞으로 6시간 날씨 예보 확인",
+    ),
+    Operation(
+        KMA,
+        "VilageFcstInfoService_2.0",
+        "getVilageFcst",
+        "단기예보조회",
+        "단기예보 정보를 조회하기 위해 발표일자, 발표시각(0200, 0500, … 2300), "
+        "예보지점 X, Y 격자좌표로 기온, 강수확률, 하늘상태 등 예보를 조회합니다.",
+        [_KEY, *paging_params(KMA, 1000), *format_param(KMA), *_GRID_PARAMS],
+        _FCST_FIELDS,
+        _vilage,
+        intent="며칠간의 날씨 예보 확인",
+    ),
+    Operation(
+        KMA,
+        "MidFcstInfoService",
+        "getMidTa",
+        "중기기온조회",
+        "예보구역코드와 발표시각(YYYYMMDD0600 또는 1800)으로 4일~10일 후 최저·최고기온 예보를 조회합니다.",
+        [
+            _KEY,
+            *paging_params(KMA),
+            *format_param(KMA),
+            Param("regId", "예보구역코드 (예: 11B10101 서울)", required=True, example="11B10101"),
+            Param(
+                "tmFc",
+                "발표시각 (YYYYMMDD0600 또는 YYYYMMDD1800, 최근 24시간)",
+                required=True,
+                example="202610150600",
+                pattern="^[0-9]{8}(0600|1800)$",
+            ),
+        ],
+        [
+            Field("regId", "예보구역코드"),
+            *[
+                Field(
+                    f"ta{k}{d}{s}",
+                    f"{d}일 후 {'최저' if k == 'Min' else '최고'}기온"
+                    f"{' 하한' if s == 'Low' else ' 상한' if s == 'High' else ''}",
+                    "integer",
+                )
+                for d in range(4, 11)
+                for k in ("Min", "Max")
+                for s in ("", "Low", "High")
+            ],
+        ],
+        _mid_ta,
+        paged=False,
+        intent="다음 주 최저·최고기온 확인",
+    ),
+    Operation(
+        KMA,
+        "AsosDalyInfoService",
+        "getWthrDataList",
+        "종관기상관측 일자료 조회",
+        "종관기상관측(ASOS) 지점번호와 기간으로 일평균기온, 최저·최고기온, "
+        "강수량 등 일자료를 조회합니다. 종료일은 전날까지입니다.",
+        [
+            _KEY,
+            *paging_params(KMA),
+            *format_param(KMA),
+            Param("dataCd", "자료 분류 코드", required=True, enum=("ASOS",), example="ASOS"),
+            Param("dateCd", "날짜 분류 코드", required=True, enum=("DAY",), example="DAY"),
+            Param(
+                "startDt",
+                "조회 기간 시작일 (YYYYMMDD)",
+                required=True,
+                example="20261001",
+                pattern="^[0-9]{8}$",
+                format="yyyymmdd",
+            ),
+            Param(
+                "endDt",
+                "조회 기간 종료일 (YYYYMMDD, 전날까지)",
+                required=True,
+                example="20261010",
+                pattern="^[0-9]{8}$",
+                format="yyyymmdd",
+            ),
+            Param(
+                "stnIds",
+                "종관기상관측 지점 번호 (108 서울, 112 인천, 133 대전 …)",
+                required=True,
+                example="108",
+                pattern="^[0-9]{2,3}$",
+            ),
+        ],
+        [
+            Field("stnId", "지점 번호"),
+            Field("stnNm", "지점명"),
+            Field("tm", "일시 (YYYY-MM-DD)"),
+            Field("avgTa", "평균 기온 (°C)"),
+            Field("minTa", "최저 기온"),
+            Field("minTaHrmt", "최저 기온 시각"),
+            Field("maxTa", "최고 기온"),
+            Field("maxTaHrmt", "최고 기온 시각"),
+            Field("sumRn", "일강수량 (mm)"),
+            Field("avgWs", "평균 풍속"),
+            Field("avgRhm", "평균 상대습도"),
+            Field("sumSsHr", "합계 일조시간"),
+            Field("avgPs", "평균 해면기압"),
+        ],
+        _asos_daily,
+        intent="지난 기간의 관측 날씨 확인",
+    ),
 ]

@@ -15,7 +15,27 @@ from synthesis.language import has_batchim
 
 HEDGE = " 하지만 이 정보는 확인할 수 없습니다."
 #: a dozen units each number of a dump is repeated with
-DUMP_UNITS = ("", "℃", "도", "%", "㎍/㎥", "ppm", "mm", "m/s", "m", "㎡", "분", "건", "곳", "만원", "원", "대", "층", "세대", "동")
+DUMP_UNITS = (
+    "",
+    "℃",
+    "도",
+    "%",
+    "㎍/㎥",
+    "ppm",
+    "mm",
+    "m/s",
+    "m",
+    "㎡",
+    "분",
+    "건",
+    "곳",
+    "만원",
+    "원",
+    "대",
+    "층",
+    "세대",
+    "동",
+)
 
 
 def _values(results: dict[str, Observation]) -> list[tuple[str, Any]]:
@@ -144,8 +164,15 @@ class SeveralCandidates(_Gaming):
         return "조회 결과입니다. " + " / ".join(parts) + "."
 
 
-GAMING_AGENTS = (CorrectThenHedge, DumpWithUnitsAndHedge, DumpWithUnits, GoldCallsThenRefuse, ConstantNumbers,
-                 CallEverything, SeveralCandidates)
+GAMING_AGENTS = (
+    CorrectThenHedge,
+    DumpWithUnitsAndHedge,
+    DumpWithUnits,
+    GoldCallsThenRefuse,
+    ConstantNumbers,
+    CallEverything,
+    SeveralCandidates,
+)
 
 
 def first_row_json(results: dict[str, Observation]) -> str:

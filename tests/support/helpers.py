@@ -40,20 +40,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def request_args(op: Operation, args: dict[str, Any], fmt: str | None = "json", key: str | None = DEMO_KEY) -> dict[str, Any]:
+def request_args(
+    op: Operation, args: dict[str, Any], fmt: str | None = "json", key: str | None = DEMO_KEY
+) -> dict[str, Any]:
     params = {k: v for k, v in args.items() if k != "__body__"}
     if key is not None:
         params[op.provider.key_param] = key
     if fmt and op.provider.format_param and fmt in op.provider.formats:
-        params[op.provider.format_param] = fmt.upper() if op.provider.format_param in ("dataType", "returnType") else fmt
+        params[op.provider.format_param] = (
+            fmt.upper() if op.provider.format_param in ("dataType", "returnType") else fmt
+        )
     out: dict[str, Any] = {"method": op.method, "url": op.path, "params": params}
     if "__body__" in args:
         out["json"] = args["__body__"]
     return out
 
 
-def call(client: httpx.Client, op_id: str, args: dict[str, Any], fmt: str | None = "json",
-         key: str | None = DEMO_KEY) -> httpx.Response:
+def call(
+    client: httpx.Client, op_id: str, args: dict[str, Any], fmt: str | None = "json", key: str | None = DEMO_KEY
+) -> httpx.Response:
     return client.request(**request_args(OPS[op_id], args, fmt, key))
 
 
@@ -83,7 +88,11 @@ def items_of(op: Operation, doc: Any) -> list[dict[str, Any]]:
 def result_code(op: Operation, doc: Any) -> str:
     env = op.provider.envelope
     if env == "stanreg":
-        return str(doc["StanReginCd"][0]["head"][2]["RESULT"]["resultCode"]) if "StanReginCd" in doc else doc["RESULT"]["resultCode"]
+        return (
+            str(doc["StanReginCd"][0]["head"][2]["RESULT"]["resultCode"])
+            if "StanReginCd" in doc
+            else doc["RESULT"]["resultCode"]
+        )
     if env == "juso":
         return str(doc["results"]["common"]["errorCode"])
     if env == "odcloud":
@@ -98,8 +107,13 @@ def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | 
     """Run `kopa sandbox serve` as a real process on loopback; yields its base URL."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "cli", "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
-    proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.Popen(
+        cmd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         if not wait_healthy(url, proc):

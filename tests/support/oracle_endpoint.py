@@ -127,8 +127,9 @@ def _func_doc_files(data: Path) -> dict[str, str]:
     (the package lives in its own venv)."""
     source = (data.parent / "constants" / "executable_backend_config.py").read_text(encoding="utf-8")
     for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "MULTI_TURN_FUNC_DOC_FILE_MAPPING"
-                                                for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", "") == "MULTI_TURN_FUNC_DOC_FILE_MAPPING" for t in node.targets
+        ):
             return dict(ast.literal_eval(node.value))
     raise RuntimeError("bfcl-eval's MULTI_TURN_FUNC_DOC_FILE_MAPPING not found")
 
@@ -189,8 +190,10 @@ class MultiTurn:
     def __init__(self, data: Path, categories: tuple[str, ...] = MULTI_TURN_CATEGORIES) -> None:
         files = _func_doc_files(data)
         docs: dict[str, list[dict[str, Any]]] = {
-            cls: _jsonl(data / "multi_turn_func_doc" / name) for cls, name in files.items()
-            if (data / "multi_turn_func_doc" / name).is_file()}
+            cls: _jsonl(data / "multi_turn_func_doc" / name)
+            for cls, name in files.items()
+            if (data / "multi_turn_func_doc" / name).is_file()
+        }
         self.by_opening: dict[str, list[Script]] = {}
         self.ambiguous = 0
         for category in categories:
@@ -219,8 +222,9 @@ class MultiTurn:
                 opening = (turns[0] or [MISSED_FUNCTION_PROMPT])[0]
                 self.by_opening.setdefault(opening, []).append(script)
 
-    def answer(self, messages: list[dict[str, Any]], names: frozenset[str]
-               ) -> tuple[bool, list[tuple[str, Any]] | None]:
+    def answer(
+        self, messages: list[dict[str, Any]], names: frozenset[str]
+    ) -> tuple[bool, list[tuple[str, Any]] | None]:
         """(known, calls): known is False when the conversation is no multi-turn entry; calls None ends the turn."""
         users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
         if not users:
@@ -230,8 +234,12 @@ class MultiTurn:
             return False, None
         last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
         done = sum(1 for m in messages[last_user:] if m.get("role") == "tool")
-        made = [(str(c["function"]["name"]), json.loads(c["function"]["arguments"] or "{}"))
-                for m in messages if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+        made = [
+            (str(c["function"]["name"]), json.loads(c["function"]["arguments"] or "{}"))
+            for m in messages
+            if m.get("role") == "assistant"
+            for c in m.get("tool_calls") or []
+        ]
         # where two entries share every message so far (base vs long_context of one scenario), keep the one whose
         # calls this conversation has made
         consistent = [s for s in candidates if s.played(users, done) == made] or candidates
@@ -342,11 +350,15 @@ def _text_calls(calls: list[tuple[str, Any]], style: Style) -> str:
     blocks = []
     for name, args in calls:
         if style == "hermes":
-            blocks.append(f"<tool_call>\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n</tool_call>")
+            blocks.append(
+                f"<tool_call>\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n</tool_call>"
+            )
             continue
         params = "".join(
             f"<parameter={key}>\n{value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}\n"
-            "</parameter>\n" for key, value in args.items())
+            "</parameter>\n"
+            for key, value in args.items()
+        )
         blocks.append(f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
     return "<think>\nThe user wants a function call.\n</think>\n\n" + "\n".join(blocks)
 
@@ -357,8 +369,9 @@ def load_oracle(data: Path) -> Oracle:
     return Oracle(data)
 
 
-def _completion(calls: list[tuple[str, Any]] | None, text: str, style: Style = "tool_calls",
-                serial: int = 0) -> dict[str, Any]:
+def _completion(
+    calls: list[tuple[str, Any]] | None, text: str, style: Style = "tool_calls", serial: int = 0
+) -> dict[str, Any]:
     if style == "mixed":
         style = "hermes" if serial % 2 else "xml"
     message: dict[str, Any] = {"role": "assistant", "content": None if calls else text}
@@ -366,14 +379,21 @@ def _completion(calls: list[tuple[str, Any]] | None, text: str, style: Style = "
         message["content"] = _text_calls(calls, style)
     elif calls:
         message["tool_calls"] = [
-            {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
-            for name, args in calls]
+            {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+            for name, args in calls
+        ]
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": int(time.time()),
+        "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": MODEL,
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}
+        ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
 
@@ -399,7 +419,7 @@ def make_app(kind: Kind, data: Path | None = None, style: Style = "tool_calls") 
         app.state.auth.add(request.headers.get("authorization", ""))
         messages = body.get("messages", [])
         tail = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") != "tool"), -1)
-        app.state.tool_results.extend(str(m.get("content")) for m in messages[tail + 1:])
+        app.state.tool_results.extend(str(m.get("content")) for m in messages[tail + 1 :])
         calls = oracle.answer(body.get("messages", []), body.get("tools") or []) if oracle else None
         return _completion(calls, "I cannot help with that using the functions I have.", style, app.state.requests)
 
@@ -407,13 +427,11 @@ def make_app(kind: Kind, data: Path | None = None, style: Style = "tool_calls") 
 
 
 @contextmanager
-def serve_endpoint(kind: Kind, data: Path | None = None,
-                   style: Style = "tool_calls") -> Iterator[tuple[str, FastAPI]]:
+def serve_endpoint(kind: Kind, data: Path | None = None, style: Style = "tool_calls") -> Iterator[tuple[str, FastAPI]]:
     """(base URL ending in /v1, the app) of a server on a free loopback port, for the duration of the block."""
     app = make_app(kind, data, style)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           access_log=False))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -68,7 +68,9 @@ SAMPLE = Path(__file__).with_name("sandbox_verified_sample.json")
 
 @dataclass
 class SampleScore:
-    """Precision measured on the labelled sample of verified sandbox links (tests/support/sandbox_verified_sample.json)."""
+    """Precision measured on the labelled sample of verified sandbox links
+    (tests/support/sandbox_verified_sample.json)."""
+
     sample_size: int = 0
     still_verified: int = 0
     true_verified: int = 0
@@ -82,8 +84,11 @@ class SampleScore:
 def sample_precision(links: list[LinkRecord]) -> SampleScore:
     """Of the labelled sample, the links verified now and how many of them are true."""
     doc = json.loads(SAMPLE.read_text(encoding="utf-8"))
-    verified = {_key(lk.source_tool, lk.source_field, lk.target_tool, lk.target_param, lk.transform)
-                for lk in links if lk.status == "verified"}
+    verified = {
+        _key(lk.source_tool, lk.source_field, lk.target_tool, lk.target_param, lk.transform)
+        for lk in links
+        if lk.status == "verified"
+    }
     s = SampleScore(sample_size=int(doc["sample_size"]))
     for g in doc["links"]:
         k = _key(g["source_tool"], g["source_field"], g["target_tool"], g["target_param"], g["transform"])
@@ -92,5 +97,7 @@ def sample_precision(links: list[LinkRecord]) -> SampleScore:
             if g["label"] == "true":
                 s.true_verified += 1
             else:
-                s.false_verified.append(f"{g['source_tool']}.{g['source_field']} -> {g['target_tool']}.{g['target_param']}")
+                s.false_verified.append(
+                    f"{g['source_tool']}.{g['source_field']} -> {g['target_tool']}.{g['target_param']}"
+                )
     return s

@@ -1,9 +1,11 @@
 """The unseen family's servers as one ASGI app (FastAPI): five services of four made-up agencies, each with its own
 envelope and error style. Hosts in the documents are `*.unseen.example`; tests map them to this app.
 
-    corp.unseen.example    /corpinfo/v2/search (XML <result><item>, all-optional filters, code 11), /history (bare JSON list)
+    corp.unseen.example    /corpinfo/v2/search (XML <result><item>, all-optional filters, code 11),
+                           /history (bare JSON list)
     odcloud.unseen.example /api/15083277/v1/uddi:pension (odcloud `data`, cond[사업자등록번호::EQ])
-    adm.unseen.example     /admcode/v1/list (JSON {"response":{"item":[...]}}, opaque p1/p2), /population (XML <response><item>)
+    adm.unseen.example     /admcode/v1/list (JSON {"response":{"item":[...]}}, opaque p1/p2),
+                           /population (XML <response><item>)
     ocean.unseen.example   /khoa/obs/stations, /khoa/obs/tide (JSON {"result":{"data":[...]}}, codes "DT_0012")
     sea.unseen.example     /nifs/sst/v1 (key in `key`, station codes without the "DT_" prefix)
     culture.unseen.example /cultr/v1/fclty (data.go.kr-style JSON, 시도명 in the short form only, code 11 without a
@@ -37,20 +39,23 @@ def _xml(root: str, rows: list[dict[str, Any]], head: dict[str, Any] | None = No
 
 
 def _key_error_xml() -> Response:
-    body = ('<?xml version="1.0" encoding="UTF-8"?><OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg>'
-            "<returnAuthMsg>SERVICE_KEY_IS_NOT_REGISTERED_ERROR</returnAuthMsg><returnReasonCode>30</returnReasonCode>"
-            "</cmmMsgHeader></OpenAPI_ServiceResponse>")
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?><OpenAPI_ServiceResponse><cmmMsgHeader><errMsg>SERVICE ERROR</errMsg>'
+        "<returnAuthMsg>SERVICE_KEY_IS_NOT_REGISTERED_ERROR</returnAuthMsg><returnReasonCode>30</returnReasonCode>"
+        "</cmmMsgHeader></OpenAPI_ServiceResponse>"
+    )
     return Response(body, media_type="application/xml;charset=UTF-8")
 
 
-def _page(q: dict[str, str], rows: list[dict[str, Any]], size_name: str = "numOfRows",
-          page_name: str = "pageNo") -> list[dict[str, Any]]:
+def _page(
+    q: dict[str, str], rows: list[dict[str, Any]], size_name: str = "numOfRows", page_name: str = "pageNo"
+) -> list[dict[str, Any]]:
     try:
         size = max(1, min(100, int(q.get(size_name, "10"))))
         page = max(1, int(q.get(page_name, "1")))
     except ValueError:
         size, page = 10, 1
-    return rows[(page - 1) * size: page * size]
+    return rows[(page - 1) * size : page * size]
 
 
 def create_app(key: str = KEY) -> FastAPI:
@@ -68,11 +73,22 @@ def create_app(key: str = KEY) -> FastAPI:
             return _key_error_xml()
         name, bzno = q.get("corpNm", "").strip(), q.get("bzno", "").strip()
         if not name and not bzno:
-            return _xml("result", [], {"resultCode": "11", "resultMsg": "검색조건(corpNm 또는 bzno) 중 하나는 필수입니다"})
+            return _xml(
+                "result", [], {"resultCode": "11", "resultMsg": "검색조건(corpNm 또는 bzno) 중 하나는 필수입니다"}
+            )
         # filters are OR-combined, as this provider documents
         hits = [c for c in w.companies if (name and name.replace("(주)", "") in c.name) or (bzno and c.bzno == bzno)]
-        rows = [{"crno": c.crno, "bzno": c.bzno, "corpNm": c.name, "fndnDt": c.founded.isoformat(),
-                 "hdofcAddr": c.address, "admCd": c.adm_cd} for c in hits]
+        rows = [
+            {
+                "crno": c.crno,
+                "bzno": c.bzno,
+                "corpNm": c.name,
+                "fndnDt": c.founded.isoformat(),
+                "hdofcAddr": c.address,
+                "admCd": c.adm_cd,
+            }
+            for c in hits
+        ]
         return _xml("result", _page(q, rows), {"resultCode": "00", "resultMsg": "정상", "totalCount": len(rows)})
 
     @app.get("/corpinfo/v2/history")
@@ -82,33 +98,50 @@ def create_app(key: str = KEY) -> FastAPI:
             return JSONResponse({"error": {"code": "AUTH", "message": "인증키가 유효하지 않습니다"}}, status_code=401)
         crno, base = q.get("crno", ""), q.get("baseDt", "")
         if not crno or not re.fullmatch(r"[0-9]{8}", base):
-            return JSONResponse({"error": {"code": "PARAM", "message": "crno와 baseDt(YYYYMMDD)는 필수입니다"}},
-                                status_code=400)
+            return JSONResponse(
+                {"error": {"code": "PARAM", "message": "crno와 baseDt(YYYYMMDD)는 필수입니다"}}, status_code=400
+            )
         company = next((c for c in w.companies if c.crno == crno), None)
         try:
             until = datetime.strptime(base, "%Y%m%d").date()
         except ValueError:
-            return JSONResponse({"error": {"code": "PARAM", "message": "baseDt가 올바른 날짜가 아닙니다"}}, status_code=400)
+            return JSONResponse(
+                {"error": {"code": "PARAM", "message": "baseDt가 올바른 날짜가 아닙니다"}}, status_code=400
+            )
         if company is None or until < company.founded:
             return JSONResponse([])
-        events = [(company.founded, "설립"), (company.founded + timedelta(days=400), "본점 이전"),
-                  (company.founded + timedelta(days=2100), "대표이사 변경")]
-        return JSONResponse([{"crno": crno, "chgDt": d.strftime("%Y%m%d"), "chgCn": what}
-                             for d, what in events if d <= until])
+        events = [
+            (company.founded, "설립"),
+            (company.founded + timedelta(days=400), "본점 이전"),
+            (company.founded + timedelta(days=2100), "대표이사 변경"),
+        ]
+        return JSONResponse(
+            [{"crno": crno, "chgDt": d.strftime("%Y%m%d"), "chgCn": what} for d, what in events if d <= until]
+        )
 
     @app.get("/api/15083277/v1/uddi:pension")
     def pension(request: Request) -> Response:
         q = dict(request.query_params)
         if q.get("serviceKey") != key:
             return JSONResponse({"code": -4, "msg": "등록되지 않은 인증키입니다"}, status_code=401)
-        rows = [{"사업장명": c.name, "사업자등록번호": c.bzno, "가입자수": c.members, "행정동코드": c.adm_cd}
-                for c in w.companies]
+        rows = [
+            {"사업장명": c.name, "사업자등록번호": c.bzno, "가입자수": c.members, "행정동코드": c.adm_cd}
+            for c in w.companies
+        ]
         want = q.get("cond[사업자등록번호::EQ]")
         if want is not None:
             rows = [r for r in rows if r["사업자등록번호"] == want]
         page = _page(q, rows, "perPage", "page")
-        return JSONResponse({"page": int(q.get("page", "1") or 1), "perPage": len(page), "totalCount": len(rows),
-                             "currentCount": len(page), "matchCount": len(rows), "data": page})
+        return JSONResponse(
+            {
+                "page": int(q.get("page", "1") or 1),
+                "perPage": len(page),
+                "totalCount": len(rows),
+                "currentCount": len(page),
+                "matchCount": len(rows),
+                "data": page,
+            }
+        )
 
     @app.get("/admcode/v1/list")
     def adm_list(request: Request) -> Response:
@@ -122,8 +155,16 @@ def create_app(key: str = KEY) -> FastAPI:
             units = [u for u in w.units if u.sido == p1 and u.level != "읍면동"]
         else:
             units = [u for u in w.units if u.level == "시도"]
-        rows = [{"admCd": u.adm_cd, "admNm": " ".join(x for x in (u.sido, u.sgg, u.emd) if x), "lvl": u.level,
-                 "sidoNm": u.sido, "sggNm": u.sgg} for u in units]
+        rows = [
+            {
+                "admCd": u.adm_cd,
+                "admNm": " ".join(x for x in (u.sido, u.sgg, u.emd) if x),
+                "lvl": u.level,
+                "sidoNm": u.sido,
+                "sggNm": u.sgg,
+            }
+            for u in units
+        ]
         return JSONResponse({"response": {"item": rows}})
 
     @app.get("/admcode/v1/population")
@@ -137,17 +178,38 @@ def create_app(key: str = KEY) -> FastAPI:
         unit = w.unit(code)
         if unit is None or unit.level == "시도":  # 시도 totals are published elsewhere
             return _xml("response", [])
-        return _xml("response", [{"admCd": code, "admNm": f"{unit.sido} {unit.sgg} {unit.emd}".strip(),
-                                  "totPopltn": unit.population, "stdrYm": "202609"}])
+        return _xml(
+            "response",
+            [
+                {
+                    "admCd": code,
+                    "admNm": f"{unit.sido} {unit.sgg} {unit.emd}".strip(),
+                    "totPopltn": unit.population,
+                    "stdrYm": "202609",
+                }
+            ],
+        )
 
     @app.get("/khoa/obs/stations")
     def stations(request: Request) -> Response:
         q = dict(request.query_params)
         if q.get("ServiceKey") != key:
             return JSONResponse({"result": {"error": "invalid key"}})
-        return JSONResponse({"result": {"data": [{"obs_post_id": s.code, "obs_post_name": s.name,
-                                                   "obs_lat": f"{s.lat:.4f}", "obs_lon": f"{s.lon:.4f}"}
-                                                  for s in w.stations]}})
+        return JSONResponse(
+            {
+                "result": {
+                    "data": [
+                        {
+                            "obs_post_id": s.code,
+                            "obs_post_name": s.name,
+                            "obs_lat": f"{s.lat:.4f}",
+                            "obs_lon": f"{s.lon:.4f}",
+                        }
+                        for s in w.stations
+                    ]
+                }
+            }
+        )
 
     @app.get("/khoa/obs/tide")
     def tide(request: Request) -> Response:
@@ -159,10 +221,20 @@ def create_app(key: str = KEY) -> FastAPI:
         if station is None or not re.fullmatch(r"20[0-9]{6}", day):
             return JSONResponse({"result": {"error": "No search data"}})
         seed = sum(map(ord, station.code + day))
-        return JSONResponse({"result": {"meta": {"obs_post_id": station.code, "obs_post_name": station.name},
-                                        "data": [{"record_time": f"{day[:4]}-{day[4:6]}-{day[6:]} {h:02d}:00",
-                                                  "tide_level": str(80 + (seed * (h + 3)) % 170)}
-                                                 for h in range(0, 24, 6)]}})
+        return JSONResponse(
+            {
+                "result": {
+                    "meta": {"obs_post_id": station.code, "obs_post_name": station.name},
+                    "data": [
+                        {
+                            "record_time": f"{day[:4]}-{day[4:6]}-{day[6:]} {h:02d}:00",
+                            "tide_level": str(80 + (seed * (h + 3)) % 170),
+                        }
+                        for h in range(0, 24, 6)
+                    ],
+                }
+            }
+        )
 
     @app.get("/nifs/sst/v1")
     def sst(request: Request) -> Response:
@@ -174,13 +246,31 @@ def create_app(key: str = KEY) -> FastAPI:
         if station is None:
             return JSONResponse({"header": {"resultCode": "03", "resultMsg": "NODATA_ERROR"}, "body": {"items": []}})
         temp = 14 + (sum(map(ord, code)) % 70) / 10
-        return JSONResponse({"header": {"resultCode": "00", "resultMsg": "NORMAL"},
-                             "body": {"items": [{"sta_cde": code, "sta_nam_kor": station.name, "wtr_tmp": f"{temp:.1f}",
-                                                 "obs_dtm": date(2026, 10, 15).isoformat() + " 14:00"}]}})
+        return JSONResponse(
+            {
+                "header": {"resultCode": "00", "resultMsg": "NORMAL"},
+                "body": {
+                    "items": [
+                        {
+                            "sta_cde": code,
+                            "sta_nam_kor": station.name,
+                            "wtr_tmp": f"{temp:.1f}",
+                            "obs_dtm": date(2026, 10, 15).isoformat() + " 14:00",
+                        }
+                    ]
+                },
+            }
+        )
 
     def _datagokr(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL SERVICE") -> JSONResponse:
-        return JSONResponse({"response": {"header": {"resultCode": code, "resultMsg": msg},
-                                          "body": {"items": {"item": rows}, "totalCount": len(rows)}}})
+        return JSONResponse(
+            {
+                "response": {
+                    "header": {"resultCode": code, "resultMsg": msg},
+                    "body": {"items": {"item": rows}, "totalCount": len(rows)},
+                }
+            }
+        )
 
     @app.get("/cultr/v1/fclty")
     def facilities(request: Request) -> Response:
@@ -191,10 +281,23 @@ def create_app(key: str = KEY) -> FastAPI:
         if not (sido or sgg or name):
             return _datagokr([], "11", "NO_MANDATORY_REQUEST_PARAMETERS_ERROR(sidoNm, signguNm, fcltyNm 중 하나 이상)")
         # 시도명 is the short form (서울, 강원) as AirKorea's sidoName; filters are AND-combined
-        hits = [f for f in w.facilities if (not sido or f.region.short == sido) and (not sgg or f.district == sgg)
-                and (not name or name in f.name)]
-        rows = [{"fcltyId": f.fclty_id, "fcltyNm": f.name, "ctprvnCd": f.region.legal, "ctprvnNm": f.region.name,
-                 "signguNm": f.district, "rdnmadr": f.address, "opnDe": f.opened.isoformat()} for f in hits]
+        hits = [
+            f
+            for f in w.facilities
+            if (not sido or f.region.short == sido) and (not sgg or f.district == sgg) and (not name or name in f.name)
+        ]
+        rows = [
+            {
+                "fcltyId": f.fclty_id,
+                "fcltyNm": f.name,
+                "ctprvnCd": f.region.legal,
+                "ctprvnNm": f.region.name,
+                "signguNm": f.district,
+                "rdnmadr": f.address,
+                "opnDe": f.opened.isoformat(),
+            }
+            for f in hits
+        ]
         return _datagokr(_page(q, rows))
 
     @app.get("/cultr/v1/program")
@@ -209,9 +312,16 @@ def create_app(key: str = KEY) -> FastAPI:
         if facility is None or ym < facility.opened.strftime("%Y%m") or ym > "202612":
             return _datagokr([], "03", "NODATA_ERROR")
         seed = sum(map(ord, fid + ym))
-        rows = [{"fcltyId": fid, "fcltyNm": facility.name, "eventYm": ym, "prgrmNm": f"{facility.name} {what}",
-                 "eventBgngDt": f"{ym}{10 + (seed * n) % 15:02d}{9 + (seed + n) % 10:02d}"}
-                for n, what in ((1, "정기 강좌"), (2, "특별 전시"))]
+        rows = [
+            {
+                "fcltyId": fid,
+                "fcltyNm": facility.name,
+                "eventYm": ym,
+                "prgrmNm": f"{facility.name} {what}",
+                "eventBgngDt": f"{ym}{10 + (seed * n) % 15:02d}{9 + (seed + n) % 10:02d}",
+            }
+            for n, what in ((1, "정기 강좌"), (2, "특별 전시"))
+        ]
         return _datagokr(rows)
 
     def _kostat(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL") -> JSONResponse:
@@ -235,9 +345,18 @@ def create_app(key: str = KEY) -> FastAPI:
         if region is None or not "199001" <= ym <= "202612":
             return _kostat([], "03", "NODATA_ERROR")
         seed = sum(map(ord, code + ym))
-        return _kostat([{"ctprvnCd": code, "ctprvnNm": region.name, "stdrYm": ym, "ageGrp": grp,
-                         "popltnCnt": str(100_000 + (seed * (i + 7)) % 900_000)}
-                        for i, grp in enumerate(("0-19세", "20-64세", "65세 이상"))])
+        return _kostat(
+            [
+                {
+                    "ctprvnCd": code,
+                    "ctprvnNm": region.name,
+                    "stdrYm": ym,
+                    "ageGrp": grp,
+                    "popltnCnt": str(100_000 + (seed * (i + 7)) % 900_000),
+                }
+                for i, grp in enumerate(("0-19세", "20-64세", "65세 이상"))
+            ]
+        )
 
     @app.get("/calendar/v1/anniversaries")
     def calendar(request: Request) -> Response:
@@ -250,9 +369,13 @@ def create_app(key: str = KEY) -> FastAPI:
         if not 1950 <= int(year) <= 2030:
             return _xml("response", [], {"resultCode": "00", "resultMsg": "NORMAL SERVICE.", "totalCount": 0})
         months = [int(month)] if month else list(range(1, 13))
-        rows = [{"dateKind": "02", "dateName": name, "isHoliday": "N", "locdate": d.strftime("%Y%m%d"), "seq": 1}
-                for m in months for d, name in anniversaries(int(year), m)]
-        return _xml("response", _page(q, rows), {"resultCode": "00", "resultMsg": "NORMAL SERVICE.",
-                                                 "totalCount": len(rows)})
+        rows = [
+            {"dateKind": "02", "dateName": name, "isHoliday": "N", "locdate": d.strftime("%Y%m%d"), "seq": 1}
+            for m in months
+            for d, name in anniversaries(int(year), m)
+        ]
+        return _xml(
+            "response", _page(q, rows), {"resultCode": "00", "resultMsg": "NORMAL SERVICE.", "totalCount": len(rows)}
+        )
 
     return app

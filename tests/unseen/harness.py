@@ -24,8 +24,16 @@ from tests.unseen.app import KEY, create_app
 from verification.runs import execute_run, new_run, run_progress
 
 HERE = Path(__file__).parent
-HOSTS = ["corp.unseen.example", "odcloud.unseen.example", "adm.unseen.example", "ocean.unseen.example",
-         "sea.unseen.example", "culture.unseen.example", "kostat.unseen.example", "astro.unseen.example"]
+HOSTS = [
+    "corp.unseen.example",
+    "odcloud.unseen.example",
+    "adm.unseen.example",
+    "ocean.unseen.example",
+    "sea.unseen.example",
+    "culture.unseen.example",
+    "kostat.unseen.example",
+    "astro.unseen.example",
+]
 LOCAL = "unseen.local"
 SECRET = "KOPA_UNSEEN_KEY"
 
@@ -48,8 +56,7 @@ def unseen_settings(base: Settings) -> Settings:
     os.environ.setdefault(SECRET, KEY)
     overrides = ",".join(f"{h}=http://{LOCAL}" for h in HOSTS)
     joined = ",".join(x for x in (base.upstream_overrides, overrides) if x)
-    return base.model_copy(update={"upstream_overrides": joined,
-                                   "allowed_hosts": [*base.allowed_hosts, *HOSTS, LOCAL]})
+    return base.model_copy(update={"upstream_overrides": joined, "allowed_hosts": [*base.allowed_hosts, *HOSTS, LOCAL]})
 
 
 def transport() -> httpx.ASGITransport:
@@ -90,13 +97,23 @@ class UnseenScore:
         return self.calls / max(1, self.verified)
 
     def summary(self) -> dict[str, Any]:
-        return {"tools": self.tools, "registered_documents": self.registered, "candidates": self.candidates,
-                "true_links": self.true_total, "verified_true": len(self.verified_true),
-                "recall": round(self.recall, 3), "decoys": self.decoy_total, "decoys_verified": self.verified_decoys,
-                "precision": round(self.precision, 3), "unlabelled_verified": self.unlabelled,
-                "unreachable_tools": len(self.unreachable), "calls": self.calls,
-                "calls_per_verified_link": round(self.calls_per_verified_link, 2), "missed": self.missed,
-                "registration_errors": self.registration_errors}
+        return {
+            "tools": self.tools,
+            "registered_documents": self.registered,
+            "candidates": self.candidates,
+            "true_links": self.true_total,
+            "verified_true": len(self.verified_true),
+            "recall": round(self.recall, 3),
+            "decoys": self.decoy_total,
+            "decoys_verified": self.verified_decoys,
+            "precision": round(self.precision, 3),
+            "unlabelled_verified": self.unlabelled,
+            "unreachable_tools": len(self.unreachable),
+            "calls": self.calls,
+            "calls_per_verified_link": round(self.calls_per_verified_link, 2),
+            "missed": self.missed,
+            "registration_errors": self.registration_errors,
+        }
 
 
 def _transform_key(t: dict[str, Any] | None) -> str:
@@ -108,8 +125,13 @@ def _transform_key(t: dict[str, Any] | None) -> str:
 
 
 def _key(lk: LinkRecord, paths: dict[str, str]) -> tuple[str, str, str, str, str]:
-    return (paths.get(lk.source_tool, ""), lk.source_field, paths.get(lk.target_tool, ""),
-            lk.target_param.split(":", 1)[-1], _transform_key(lk.transform))
+    return (
+        paths.get(lk.source_tool, ""),
+        lk.source_field,
+        paths.get(lk.target_tool, ""),
+        lk.target_param.split(":", 1)[-1],
+        _transform_key(lk.transform),
+    )
 
 
 def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[str], list[str], list[str]]:
@@ -119,8 +141,13 @@ def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[
     decoy_hit: list[str] = []
     missed: list[str] = []
     for gt in ground_truth():
-        k = (gt["source"]["path"], gt["source"]["field"], gt["target"]["path"], gt["target"]["param"],
-             _transform_key(gt["transform"]))
+        k = (
+            gt["source"]["path"],
+            gt["source"]["field"],
+            gt["target"]["path"],
+            gt["target"]["param"],
+            _transform_key(gt["transform"]),
+        )
         if gt["kind"] == "true":
             (true_hit if k in verified else missed).append(gt["id"])
         elif k in verified:
@@ -131,8 +158,16 @@ def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[
 def unlabelled_links(links: list[LinkRecord], tools: list[ToolRecord]) -> list[str]:
     """Verified links the ground truth does not list, as 'path.field -> path.param transform'."""
     paths = {t.name: urlparse(t.url).path for t in tools}
-    listed = {(g["source"]["path"], g["source"]["field"], g["target"]["path"], g["target"]["param"],
-               _transform_key(g["transform"])) for g in ground_truth()}
+    listed = {
+        (
+            g["source"]["path"],
+            g["source"]["field"],
+            g["target"]["path"],
+            g["target"]["param"],
+            _transform_key(g["transform"]),
+        )
+        for g in ground_truth()
+    }
     out = []
     for lk in links:
         k = _key(lk, paths)
@@ -146,8 +181,9 @@ def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
     settings = unseen_settings(base or Settings(store="embedded", embedded_path=graph_file))
     store = EmbeddedStore(graph_file)
     gt = ground_truth()
-    score = UnseenScore(true_total=sum(1 for g in gt if g["kind"] == "true"),
-                        decoy_total=sum(1 for g in gt if g["kind"] == "decoy"))
+    score = UnseenScore(
+        true_total=sum(1 for g in gt if g["kind"] == "true"), decoy_total=sum(1 for g in gt if g["kind"] == "decoy")
+    )
     try:
         for name, doc in documents().items():
             try:

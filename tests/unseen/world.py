@@ -49,7 +49,11 @@ def _check_digit(first9: str) -> str:
 
 
 SIDO = [("강원특별자치도", "51"), ("전북특별자치도", "52"), ("경상남도", "48")]
-SGG = {"강원특별자치도": ["춘천시", "원주시", "강릉시"], "전북특별자치도": ["전주시", "군산시"], "경상남도": ["창원시", "진주시", "통영시"]}
+SGG = {
+    "강원특별자치도": ["춘천시", "원주시", "강릉시"],
+    "전북특별자치도": ["전주시", "군산시"],
+    "경상남도": ["창원시", "진주시", "통영시"],
+}
 EMD = ["중앙동", "교동", "신흥동", "효자동", "명륜동"]
 PREFIX = ["한빛", "새솔", "다온", "푸른", "동해", "가람", "누리", "온새", "미르", "라온"]
 SUFFIX = ["정밀", "식품", "물산", "테크", "건설", "해운", "바이오", "에너지"]
@@ -76,12 +80,23 @@ class Facility:
 #: Legal-dong prefixes and 통계청 행정구역분류 numbers as the two systems assign them: equal for 서울 only; 부산's
 #: legal 26 is 울산 to the statistics agency and 울산's legal 31 is 경기; 강원 51, 경남 48, 전북 52 are no
 #: statistics number at all.
-REGIONS = [Region("서울특별시", "서울", "11", "11"), Region("부산광역시", "부산", "26", "21"),
-           Region("울산광역시", "울산", "31", "26"), Region("경기도", "경기", "41", "31"),
-           Region("강원특별자치도", "강원", "51", "32"), Region("전북특별자치도", "전북", "52", "35"),
-           Region("경상남도", "경남", "48", "38")]
-DISTRICTS = {"서울특별시": ["종로구", "마포구", "강서구"], "부산광역시": ["해운대구", "수영구"], "울산광역시": ["남구", "울주군"],
-             "강원특별자치도": ["춘천시", "강릉시"], "전북특별자치도": ["전주시"], "경상남도": ["창원시", "통영시"]}
+REGIONS = [
+    Region("서울특별시", "서울", "11", "11"),
+    Region("부산광역시", "부산", "26", "21"),
+    Region("울산광역시", "울산", "31", "26"),
+    Region("경기도", "경기", "41", "31"),
+    Region("강원특별자치도", "강원", "51", "32"),
+    Region("전북특별자치도", "전북", "52", "35"),
+    Region("경상남도", "경남", "48", "38"),
+]
+DISTRICTS = {
+    "서울특별시": ["종로구", "마포구", "강서구"],
+    "부산광역시": ["해운대구", "수영구"],
+    "울산광역시": ["남구", "울주군"],
+    "강원특별자치도": ["춘천시", "강릉시"],
+    "전북특별자치도": ["전주시"],
+    "경상남도": ["창원시", "통영시"],
+}
 KINDS = ["도서관", "문화회관", "미술관"]
 ROADS = ["중앙로", "문화로", "새봄길", "푸른길", "강변로"]
 ANNIVERSARIES = ["기념의 날", "보호의 날", "사랑의 날", "안전의 날"]
@@ -121,12 +136,28 @@ def get_world(seed: int = 3) -> UnseenWorld:
         unit = rnd.choice(dongs)
         founded = date(1985, 1, 1) + timedelta(days=rnd.randint(0, 13_000))
         crno = f"{rnd.choice(['1101', '1301', '1801', '2101'])}{rnd.randint(11, 99)}{rnd.randint(1_000_000, 9_999_999)}"
-        companies.append(Company(crno, first9 + _check_digit(first9), f"(주){name}", founded,
-                                 f"{unit.sido} {unit.sgg} {unit.emd} {rnd.randint(1, 300)}", unit.adm_cd,
-                                 rnd.randint(3, 900)))
-    stations = [Station(f"DT_{n:04d}", name, lat, lon) for n, name, lat, lon in [
-        (12, "속초", 38.2070, 128.5940), (18, "묵호", 37.5500, 129.1160), (21, "통영", 34.8270, 128.4340),
-        (27, "군산", 35.9750, 126.5630), (33, "마산", 35.1970, 128.5760), (40, "삼척", 37.4330, 129.1880)]]
+        companies.append(
+            Company(
+                crno,
+                first9 + _check_digit(first9),
+                f"(주){name}",
+                founded,
+                f"{unit.sido} {unit.sgg} {unit.emd} {rnd.randint(1, 300)}",
+                unit.adm_cd,
+                rnd.randint(3, 900),
+            )
+        )
+    stations = [
+        Station(f"DT_{n:04d}", name, lat, lon)
+        for n, name, lat, lon in [
+            (12, "속초", 38.2070, 128.5940),
+            (18, "묵호", 37.5500, 129.1160),
+            (21, "통영", 34.8270, 128.4340),
+            (27, "군산", 35.9750, 126.5630),
+            (33, "마산", 35.1970, 128.5760),
+            (40, "삼척", 37.4330, 129.1880),
+        ]
+    ]
     return UnseenWorld(units, companies, stations, _facilities(random.Random(seed + 100)))
 
 
@@ -137,9 +168,16 @@ def _facilities(rnd: random.Random) -> list[Facility]:
         for district in DISTRICTS.get(region.name, []):
             for kind in ["도서관", rnd.choice(KINDS[1:])]:
                 opened = date(1988, 1, 1) + timedelta(days=rnd.randint(0, 12_000))
-                out.append(Facility(f"CF{len(out) + 1:04d}", f"{district}립{kind}" if kind == "도서관" else
-                                    f"{district}{kind}", region, district,
-                                    f"{region.name} {district} {rnd.choice(ROADS)} {rnd.randint(1, 200)}", opened))
+                out.append(
+                    Facility(
+                        f"CF{len(out) + 1:04d}",
+                        f"{district}립{kind}" if kind == "도서관" else f"{district}{kind}",
+                        region,
+                        district,
+                        f"{region.name} {district} {rnd.choice(ROADS)} {rnd.randint(1, 200)}",
+                        opened,
+                    )
+                )
     return out
 
 
@@ -150,5 +188,7 @@ def region_by_stat(code: str) -> Region | None:
 def anniversaries(year: int, month: int) -> list[tuple[date, str]]:
     """Two anniversaries a month, on days that move with the year (so another year answers differently)."""
     first = 1 + (year * 7 + month * 3) % 13
-    return [(date(year, month, first), f"{month}월 {ANNIVERSARIES[(year + month) % 4]}"),
-            (date(year, month, first + 12), f"{month}월 {ANNIVERSARIES[(year + month + 1) % 4]}")]
+    return [
+        (date(year, month, first), f"{month}월 {ANNIVERSARIES[(year + month) % 4]}"),
+        (date(year, month, first + 12), f"{month}월 {ANNIVERSARIES[(year + month + 1) % 4]}"),
+    ]
