@@ -75,6 +75,46 @@ def test_transient_faults_never_refute(env: tuple[EmbeddedStore, Settings, Any],
     store2.close()
 
 
+class _JointOutage(httpx.AsyncBaseTransport):
+    """Every attempt at a call that sends a pair of filters together (xPos with yPos, sidoCd with sgguCd) fails
+    with a 503 until `fail_for` such requests have failed: the joint trials of a paired filter are lost to the
+    outage in the first round, and only in that round."""
+
+    PAIRS = (("xPos", "yPos"), ("sidoCd", "sgguCd"))
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, fail_for: int) -> None:
+        self.inner, self.left, self.failed = inner, fail_for, 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        q = request.url.params
+        if self.left > 0 and any(a in q and b in q for a, b in self.PAIRS):
+            self.left -= 1
+            self.failed += 1
+            return httpx.Response(503, text="<html><body><h1>503 Service Temporarily Unavailable</h1></body></html>")
+        return await self.inner.handle_async_request(request)
+
+
+def test_a_paired_filter_whose_joint_trials_fail_transiently_is_not_refuted(
+    env: tuple[EmbeddedStore, Settings, Any], tmp_path: Path
+) -> None:
+    """A filter that the provider honours only with its partner (the pair is tried when the call answers the same
+    without it) must not be called vacuous because the joint trial was lost to an outage: the doubt makes the link
+    inconclusive and the next round decides it as a clean run does."""
+    store, settings, transport = env
+    run(store, settings, transport)
+    baseline = {lk.id: lk.status for lk in store.list_links(limit=100_000)[0]}
+    store2 = register_catalog(EmbeddedStore(tmp_path / "joint.sqlite3"), settings)
+    _, fresh = sandbox_mode(Settings(store="embedded", embedded_path=tmp_path / "joint.sqlite3"))
+    outage = _JointOutage(fresh, fail_for=60)
+    fast = settings.model_copy(update={"verify": settings.verify.model_copy(update={"backoff_s": 0.0})})
+    p = run(store2, fast, outage)
+    assert outage.failed == 60 and p["status"] == "completed" and p["inconclusive"] == 0
+    got = {lk.id: lk.status for lk in store2.list_links(limit=100_000)[0]}
+    wrongly_refuted = sorted(i for i, s in got.items() if s == "refuted" and baseline.get(i) == "verified")
+    assert wrongly_refuted == []
+    store2.close()
+
+
 def test_budget_pauses_cleanly_and_resume_finishes(env: tuple[EmbeddedStore, Settings, Any]) -> None:
     store, settings, transport = env
     first = run(store, settings, transport, budget=150)

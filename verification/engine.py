@@ -623,12 +623,15 @@ class Engine:
         if param is None or param.required:
             return await self._control_required(verdict, before, trials, first, param, evidence)
         outcome, control, args = await self._without(target, first, pname)
+        doubt = ""  # a control lost to a transient fault might have told the filter works: never refute on it
         if outcome == "same":
             # the same answer without the filter: the provider ignores it, or our value is consistent with the
             # rest of the call (a 시도 code of the very point searched around). A value of the same shape tells.
             other = next(iter(_other_values(param, first.inputs.get(pname))), None)
             if other is not None:
                 alt = await self.call(target, {**first.inputs, pname: other})
+                if not alt.definitive:
+                    doubt = f"control call with {pname}={other} failed transiently: {alt.reason}"
                 if alt.definitive and not (alt.ok and _same(alt, first.result)):
                     evidence["control"] = {
                         "kind": "other_value",
@@ -651,10 +654,16 @@ class Engine:
         if outcome == "same":
             for joint in self._pairs(verdict, target, siblings):
                 joint_trials = await self._trials(before, target, rows[:2], joint)
+                lost = next((t for t in joint_trials if not t.result.definitive), None)
+                if lost is not None:
+                    doubt = doubt or f"a joint trial with {', '.join(joint)} failed transiently: {lost.result.reason}"
                 ok = next((t for t in joint_trials if t.result.ok), None)
                 if ok is None or not self._convincing(joint_trials):
                     continue
                 outcome, control, args = await self._without(target, ok, pname)
+                if outcome == "transient":
+                    doubt = doubt or f"control call without {pname} failed transiently: {control.reason}"
+                    outcome = "same"
                 if outcome == "differs":
                     trials = joint_trials
                     verdict = self._judge(before, joint_trials, "joint")
@@ -667,14 +676,14 @@ class Engine:
             "rows": len(control.items),
             "same_answer": outcome == "same",
         }
-        if outcome == "transient":
+        if outcome == "transient" or (outcome == "same" and doubt):
             return verdict.model_copy(
                 update={
                     "evidence": evidence,
                     "status": "inconclusive",
                     "needs_reverify": True,
                     "verified_at": before.verified_at,
-                    "reason": f"control call without {pname} failed transiently: {control.reason}",
+                    "reason": doubt or f"control call without {pname} failed transiently: {control.reason}",
                 }
             )
         if outcome == "same":
