@@ -11,7 +11,7 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from graph.models import LinkRecord, RunRecord
-from graph.store import GraphStore
+from graph.store import GraphStore, all_apis
 from synthesis.batches import synthesize_guarded
 from verification.runs import execute_run
 
@@ -55,7 +55,7 @@ def synth_inprocess(
 ) -> dict[str, Any]:
     """Synthesise trajectories in this process with a progress bar, through the guarded path REST and Celery
     batches take too (never a trajectory that reproduces a KOPA-Bench task)."""
-    apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
+    apis = {a.id: a for a in all_apis(store)}
 
     async def go() -> dict[str, Any]:
         executor = Executor(settings, MemoryEconomy(), apis, transport=transport)

@@ -89,7 +89,7 @@ def required_args(
 ) -> tuple[dict[str, Any], list[str]]:
     """(arguments for the required parameters, required parameters nothing could fill). Optional filters are left
     out: a verification call must not succeed because of another filter."""
-    fmt = tool.format_param.split("=")[0] if tool.format_param else None
+    fmt = tool.format_name
     args: dict[str, Any] = {}
     missing: list[str] = []
     for p in tool.params:
@@ -104,7 +104,7 @@ def required_args(
 
 
 def filters(tool: ToolRecord) -> list[ParamRecord]:
-    fmt = tool.format_param.split("=")[0] if tool.format_param else None
+    fmt = tool.format_name
     return [
         p for p in tool.params if not p.required and p.name != fmt and p.name not in PAGING and p.location != "path"
     ]

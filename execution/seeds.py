@@ -84,7 +84,7 @@ def seed_args(
     """(arguments, required parameters nothing could fill)."""
     args: dict[str, Any] = {}
     missing: list[str] = []
-    fmt = tool.format_param.split("=")[0] if tool.format_param else None
+    fmt = tool.format_name
     for p in tool.params:
         if p.name == fmt:
             continue

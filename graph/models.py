@@ -75,7 +75,7 @@ class ToolRecord(BaseModel):
     params: list[ParamRecord] = Field(default_factory=list)
     fields: list[FieldRecord] = Field(default_factory=list)
     json_schema: dict[str, Any] = Field(default_factory=dict)
-    format_param: str | None = None
+    format_param: str | None = None  # "name=value" the tool always sends (e.g. "dataType=JSON")
     auth_param: str | None = None
     #: How the body params travel: "application/json", "application/x-www-form-urlencoded" or
     #: "multipart/form-data" (the document's request body or Swagger 2 `consumes`); None when there is no body.
@@ -83,6 +83,11 @@ class ToolRecord(BaseModel):
     spec_hash: str = ""
     status: Literal["active", "retired"] = "active"
     updated_at: str = Field(default_factory=utcnow)
+
+    @property
+    def format_name(self) -> str | None:
+        """The name of the response-format parameter (`dataType` of "dataType=JSON"), None when there is none."""
+        return self.format_param.split("=", 1)[0] if self.format_param else None
 
 
 class ApiRecord(BaseModel):

@@ -132,6 +132,16 @@ def open_store(settings: Settings) -> GraphStore:
     return EmbeddedStore(settings.graph_file())
 
 
+def all_apis(store: ApiStore) -> list[ApiRecord]:
+    """Every registered API, page by page."""
+    out: list[ApiRecord] = []
+    while True:
+        page, total = store.list_apis(offset=len(out), limit=500)
+        out.extend(page)
+        if not page or len(out) >= total:
+            return out
+
+
 def all_links(store: LinkStore, status: str | None = None, tool: str | None = None) -> list[LinkRecord]:
     """Every link (optionally by status or tool), page by page."""
     out: list[LinkRecord] = []

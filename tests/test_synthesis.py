@@ -61,9 +61,7 @@ def test_plans_are_seeded_and_satisfiable(verified: tuple[EmbeddedStore, Setting
     assert all(p.route for p in plans)  # every plan says why it was chosen
     for plan in plans:
         for i, step in enumerate(plan.steps):
-            required = {p.name for p in step.tool.params if p.required} - {
-                (step.tool.format_param or "=").split("=")[0]
-            }
+            required = {p.name for p in step.tool.params if p.required} - {step.tool.format_name}
             assert required <= set(step.sources), (plan.key, required - set(step.sources))
             for src in step.sources.values():
                 if src.kind == "link":

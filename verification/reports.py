@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.store import GraphStore, all_links
+from graph.store import GraphStore, all_apis, all_links
 from verification.runs import run_progress
 
 
 def yield_report(store: GraphStore, limit: int = 10) -> dict[str, Any]:
     runs = []
-    quotas = {a.id: a.daily_quota for a in store.list_apis(limit=100_000)[0] if a.daily_quota}
+    quotas = {a.id: a.daily_quota for a in all_apis(store) if a.daily_quota}
     for run in store.list_runs(limit):
         p = run_progress(store, run)
         decided = p["verified"] + p["refuted"] + p["inconclusive"]
