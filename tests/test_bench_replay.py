@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from bench.agents import OracleAgent
-from bench.backends import LiveBackend, Observation, ReplayBackend, Snapshot, canonical_call
+from bench.backends import LiveBackend, ReplayBackend, Snapshot, canonical_call
 from bench.gold import execute_gold
 from bench.run import BenchEnv, run_bench
 from bench.tasks import SHIPPED_TASKS, GoldStep, Task, load_tasks
 from cli.bench import bench_env
+from execution.result import CallResult
 from graph.models import ToolRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
@@ -37,7 +38,7 @@ class RespellingOracle(OracleAgent):
         self.respelled = 0
 
     def adjust(
-        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
     ) -> dict[str, Any]:
         rec = self.registry[step.tool]
         visible = set(rec.json_schema.get("properties", {}))
