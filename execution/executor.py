@@ -352,31 +352,10 @@ class Executor:
         async with self._admitted(tool.api_id, rate * PACING if rate else None):
             self.economy.count_call(self.run_id, tool.api_id)
             started = time.perf_counter()
-            try:
-                async with self._client.stream(**req) as resp:
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in resp.aiter_bytes():
-                        size += len(chunk)
-                        if size > MAX_BODY:
-                            return CallResult(
-                                Outcome.HOSTILE,
-                                reason=f"response body over {MAX_BODY} bytes",
-                                status=resp.status_code,
-                                url=_redacted(req),
-                            )
-                        chunks.append(chunk)
-                    content = b"".join(chunks)
-                    status, ctype = resp.status_code, resp.headers.get("content-type", "")
-            except DisallowedHost as exc:
-                return CallResult(Outcome.INVALID, reason=str(exc), url=_redacted(req))
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                return CallResult(
-                    Outcome.TRANSIENT,
-                    reason=f"{type(exc).__name__}: upstream did not answer",
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                    url=_redacted(req),
-                )
+            fetched = await self._fetch(req, started)
+        if isinstance(fetched, CallResult):
+            return fetched
+        status, content, ctype = fetched
         latency = (time.perf_counter() - started) * 1000
         inputs = {str(v) for v in args.values() if not isinstance(v, list)} | {
             str(x) for v in args.values() if isinstance(v, list) for x in v
@@ -406,6 +385,34 @@ class Executor:
                 ckey, {k: v for k, v in result.to_json().items() if k != "cached"}, self.settings.verify.cache_ttl_s
             )
         return result
+
+    async def _fetch(self, req: dict[str, Any], started: float) -> tuple[int, bytes, str] | CallResult:
+        """Send one request and read its body, bounded by MAX_BODY: (status, body, content type), or the result of a
+        call that failed on the way (refused host, no answer, a body too large)."""
+        try:
+            async with self._client.stream(**req) as resp:
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        return CallResult(
+                            Outcome.HOSTILE,
+                            reason=f"response body over {MAX_BODY} bytes",
+                            status=resp.status_code,
+                            url=_redacted(req),
+                        )
+                    chunks.append(chunk)
+                return resp.status_code, b"".join(chunks), resp.headers.get("content-type", "")
+        except DisallowedHost as exc:
+            return CallResult(Outcome.INVALID, reason=str(exc), url=_redacted(req))
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            return CallResult(
+                Outcome.TRANSIENT,
+                reason=f"{type(exc).__name__}: upstream did not answer",
+                latency_ms=(time.perf_counter() - started) * 1000,
+                url=_redacted(req),
+            )
 
 
 def _redacted(req: dict[str, Any]) -> str:
