@@ -32,9 +32,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from bench.backends import Observation
 from bench.gold import GoldError, compute_facts, depends, from_value, resolve_args, when_holds
 from bench.tasks import FromArg, GoldStep, Task, UserArg
+from execution.result import CallResult
 from synthesis.facts import render_fact
 
 REFUSAL = "죄송하지만 제공된 도구로는 요청하신 정보를 확인할 수 없습니다."
@@ -66,7 +66,7 @@ class EpisodeContext:
     tools: list[dict[str, Any]]
     now: datetime
     user_turn: int = 0
-    observations: dict[str, Observation] = field(default_factory=dict)
+    observations: dict[str, CallResult] = field(default_factory=dict)
     scratch: dict[str, Any] = field(default_factory=dict)
 
 
@@ -453,11 +453,11 @@ class OracleAgent:
         return None
 
     def adjust(
-        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
     ) -> dict[str, Any]:
         return args
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         try:
             facts = compute_facts(task, results)
         except GoldError:
@@ -522,7 +522,7 @@ class WrongCallsAgent(OracleAgent):
         self.affected: set[str] = set()
 
     def adjust(
-        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
     ) -> dict[str, Any]:
         if scratch.get("corrupted"):
             return args
@@ -553,7 +553,7 @@ class WrongCallsAgent(OracleAgent):
                 return {**args, name: _corrupt_text(args[name])}
         return args
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         try:
             facts = compute_facts(task, results)
         except GoldError:

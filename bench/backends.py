@@ -7,7 +7,7 @@ integer parameter), documented defaults (`pageNo=1` is the call without it), the
 executor sets anyway, and auth parameters (the executor never sends a caller's key) do not matter. A page of a
 recorded listing is served from the recording when the recording covers it (`numOfRows=10&pageNo=3` from a
 recorded `numOfRows=1000` holding those rows), as the upstream pages one ordered list. Any other call is a replay
-miss: reported as an error observation with `miss=True`, never invented, and counted apart from the model's
+miss: reported as an `error` result with `miss=True`, never invented, and counted apart from the model's
 failures. The built-in conversion tools (graph/conversions.py) are computed in replay as they are live, so a
 snapshot need not hold them.
 """
@@ -20,36 +20,20 @@ import math
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import KopaError
 from execution.executor import Executor
+from execution.result import CallResult, Outcome
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.conversions import answer as conversion_answer
 from graph.models import ParamRecord, ToolRecord
 
 SNAPSHOT_VERSION = 1
-
-
-@dataclass
-class Observation:
-    """What one tool call gave: the judged outcome and every row (the model sees a trimmed view)."""
-
-    outcome: str
-    items: list[dict[str, Any]] = field(default_factory=list)
-    reason: str = ""
-    code: str = ""
-    miss: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == "ok"
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+#: What a snapshot entry keeps of a result, besides the tool and its arguments (the replayed part).
+REPLAYED = ("outcome", "items", "reason", "code")
 
 
 def canonical_args(args: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +184,7 @@ def _page_window(tool: ToolRecord, canon: dict[str, Any], paging: tuple[str, str
 class Backend(Protocol):
     mode: str
 
-    async def call(self, tool: str, args: dict[str, Any]) -> Observation: ...
+    async def call(self, tool: str, args: dict[str, Any]) -> CallResult: ...
 
 
 class SnapshotError(KopaError):
@@ -208,14 +192,11 @@ class SnapshotError(KopaError):
     code = "invalid_snapshot"
 
 
-_OBS_FIELDS = tuple(f.name for f in fields(Observation) if f.name != "miss")
-
-
-def _observation(entry: dict[str, Any], **over: Any) -> Observation:
-    doc = {k: entry[k] for k in _OBS_FIELDS if k in entry}
+def _replayed(entry: dict[str, Any], **over: Any) -> CallResult:
+    doc = {k: entry[k] for k in REPLAYED if k in entry}
     doc["items"] = list(doc.get("items", []))
     doc.update(over)
-    return Observation(**doc)
+    return CallResult(**doc)
 
 
 class Snapshot:
@@ -231,19 +212,16 @@ class Snapshot:
         raw = json.dumps(self.entries, ensure_ascii=False, sort_keys=True)
         return "snap_" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
-    def put(self, tool: str, args: dict[str, Any], obs: Observation, record: ToolRecord | None = None) -> None:
-        if obs.miss or obs.outcome == "transient":
+    def put(self, tool: str, args: dict[str, Any], result: CallResult, record: ToolRecord | None = None) -> None:
+        if result.miss or result.outcome == Outcome.TRANSIENT:
             return  # only definitive answers are worth replaying
         kept = canonical_call(record, args) if record is not None else canonical_args(args)
-        self.entries[call_key(tool, args, record)] = {
-            "tool": tool,
-            "args": kept,
-            **{k: v for k, v in obs.to_json().items() if k != "miss"},
-        }
+        doc = result.to_json()
+        self.entries[call_key(tool, args, record)] = {"tool": tool, "args": kept, **{k: doc[k] for k in REPLAYED}}
 
-    def get(self, tool: str, args: dict[str, Any], record: ToolRecord | None = None) -> Observation | None:
+    def get(self, tool: str, args: dict[str, Any], record: ToolRecord | None = None) -> CallResult | None:
         e = self.entries.get(call_key(tool, args, record))
-        return None if e is None else _observation(e)
+        return None if e is None else _replayed(e)
 
     def save(self, path: Path) -> str:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,6 +249,12 @@ class Snapshot:
         snap = cls(doc["entries"])
         if doc.get("id") and doc["id"] != snap.id:
             raise SnapshotError(f"{path}: content does not match its id {doc['id']} (edited or truncated)")
+        known = {o.value for o in Outcome}
+        bad = next(
+            (k for k, e in snap.entries.items() if not isinstance(e, dict) or e.get("outcome") not in known), None
+        )
+        if bad is not None:
+            raise SnapshotError(f"{path}: entry {bad} has no known outcome ({', '.join(sorted(known))})")
         return snap
 
 
@@ -284,15 +268,14 @@ class LiveBackend:
         self.tools = tools
         self.record = record
 
-    async def call(self, tool: str, args: dict[str, Any]) -> Observation:
+    async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         record = self.tools.get(tool)
         if record is None:
-            return Observation("invalid", reason=f"unknown tool {tool!r}")
+            return CallResult(Outcome.INVALID, reason=f"unknown tool {tool!r}")
         result = await self.executor.call(record, args)
-        obs = Observation(result.outcome, [r for r in result.items if isinstance(r, dict)], result.reason, result.code)
         if self.record is not None and tool not in CONVERSION_TOOLS:  # replay computes conversions itself
-            self.record.put(tool, args, obs, record)
-        return obs
+            self.record.put(tool, args, result, record)
+        return result
 
 
 class ReplayBackend:
@@ -325,41 +308,41 @@ class ReplayBackend:
         record = self.tools.get(tool)
         self._exact.setdefault(call_key(tool, args, record), entry)
         paging = paging_of(record)
-        if record is None or paging is None or entry.get("outcome") not in ("ok", "empty"):
+        if record is None or paging is None or entry.get("outcome") not in (Outcome.OK, Outcome.EMPTY):
             return
         canon = canonical_call(record, args)
         window = _page_window(record, canon, paging)
         if window is not None:
             self._listings.setdefault(self._rest_key(tool, canon, paging), []).append((*window, entry))
 
-    def _page(self, tool: str, record: ToolRecord, canon: dict[str, Any]) -> Observation | None:
+    def _page(self, tool: str, record: ToolRecord, canon: dict[str, Any]) -> CallResult | None:
         paging = paging_of(record)
         window = _page_window(record, canon, paging) if paging else None
         if paging is None or window is None:
             return None
         offset, size = window
         for r_offset, _r_size, entry in self._listings.get(self._rest_key(tool, canon, paging), []):
-            if entry.get("outcome") == "empty" and r_offset == 0:
-                return _observation(entry)  # an empty listing is empty on every page
-            rows = list(entry.get("items", [])) if entry.get("outcome") == "ok" else []
+            if entry.get("outcome") == Outcome.EMPTY and r_offset == 0:
+                return _replayed(entry)  # an empty listing is empty on every page
+            rows = list(entry.get("items", [])) if entry.get("outcome") == Outcome.OK else []
             # Only rows the recording holds: a short recorded page does not prove the listing ended there (APIs
             # cap the page size, juso at 100 rows), so a page reaching past the recorded rows is a miss.
             if r_offset <= offset and offset + size <= r_offset + len(rows):
-                return _observation(entry, items=rows[offset - r_offset : offset - r_offset + size])
+                return _replayed(entry, items=rows[offset - r_offset : offset - r_offset + size])
         return None
 
-    async def call(self, tool: str, args: dict[str, Any]) -> Observation:
+    async def call(self, tool: str, args: dict[str, Any]) -> CallResult:
         if tool in CONVERSION_TOOLS:  # a built-in conversion is deterministic: computed, never recorded
             ans = conversion_answer(tool, args)
-            return Observation(ans.outcome, ans.items, ans.reason, ans.code)
+            return CallResult(Outcome(ans.outcome), ans.items, ans.reason, ans.code)
         record = self.tools.get(tool)
         entry = self._exact.get(call_key(tool, args, record))
         if entry is not None:
-            return _observation(entry)
+            return _replayed(entry)
         if record is not None:
-            obs = self._page(tool, record, canonical_call(record, args))
-            if obs is not None:
+            paged = self._page(tool, record, canonical_call(record, args))
+            if paged is not None:
                 self.paged += 1
-                return obs
+                return paged
         self.misses.append({"tool": tool, "args": canonical_call(record, args)})
-        return Observation("error", reason="replay miss: no recorded response for this call", miss=True)
+        return CallResult(Outcome.ERROR, reason="replay miss: no recorded response for this call", miss=True)

@@ -14,8 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from bench.agents import Agent, AgentReply, EpisodeContext, ToolCall
-from bench.backends import Backend, Observation, canonical_args
+from bench.backends import Backend, canonical_args
 from bench.tasks import Task
+from execution.result import CallResult, Outcome
 from execution.view import ToolLike, tool_view, visible
 from graph.models import ToolRecord
 from graph.specs import function_spec
@@ -47,7 +48,7 @@ def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dic
     return [function_spec(registry[n]) for n in names], distractors
 
 
-def tool_message(obs: Observation, tool: ToolLike = None) -> str:
+def tool_message(obs: CallResult, tool: ToolLike = None) -> str:
     """What the model reads back: the one view of the result (`execution.view`), with the tool's narrowing note."""
     return tool_view(obs.outcome, obs.items, reason=obs.reason, tool=tool)
 
@@ -199,15 +200,15 @@ async def run_episode(
     }
 
 
-async def _execute(call: ToolCall, offered: set[str], backend: Backend) -> Observation:
+async def _execute(call: ToolCall, offered: set[str], backend: Backend) -> CallResult:
     if call.error or call.arguments is None:
-        return Observation("malformed", reason=f"malformed tool call: {call.error or 'unreadable arguments'}")
+        return CallResult(Outcome.MALFORMED, reason=f"malformed tool call: {call.error or 'unreadable arguments'}")
     if call.name not in offered:
-        return Observation("unknown_tool", reason=f"unknown tool {call.name!r}: call one of the offered tools")
+        return CallResult(Outcome.UNKNOWN_TOOL, reason=f"unknown tool {call.name!r}: call one of the offered tools")
     try:
         return await backend.call(call.name, call.arguments)
     except Exception as exc:  # an upstream or backend failure is an error the model reads, never a crash
-        return Observation("error", reason=f"{type(exc).__name__}: the call failed")
+        return CallResult(Outcome.ERROR, reason=f"{type(exc).__name__}: the call failed")
 
 
 #: Fields of an episode that depend on time, not on behaviour (left out when comparing live and replay).

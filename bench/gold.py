@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from bench.backends import Backend, Observation
+from bench.backends import Backend
 from bench.tasks import ConstArg, DateArg, FactSpec, FromArg, GoldStep, Row, Task, UserArg, When, Where
 from core.errors import KopaError
+from execution.result import CallResult, Outcome
 from graph import transforms as T
 from synthesis.facts import Fact, as_date
 
@@ -54,7 +55,7 @@ def pick_row(items: list[dict[str, Any]], row: Row) -> dict[str, Any] | None:
     return items[row] if -len(items) <= row < len(items) else None
 
 
-def from_value(src: FromArg | When, results: dict[str, Observation]) -> tuple[Any, dict[str, Any]]:
+def from_value(src: FromArg | When, results: dict[str, CallResult]) -> tuple[Any, dict[str, Any]]:
     obs = results.get(src.from_)
     if obs is None:
         raise GoldError(f"step {src.from_!r} has no result")
@@ -70,7 +71,7 @@ def _row_text(row: Row) -> str:
     return str(row) if isinstance(row, int) else str(row.where)
 
 
-def resolve_args(step: GoldStep, results: dict[str, Observation], now: datetime) -> dict[str, Any]:
+def resolve_args(step: GoldStep, results: dict[str, CallResult], now: datetime) -> dict[str, Any]:
     args: dict[str, Any] = {}
     for name, src in step.args.items():
         if isinstance(src, UserArg):
@@ -95,7 +96,7 @@ def _num(v: Any) -> float | None:
         return None
 
 
-def when_holds(when: When | None, results: dict[str, Observation]) -> bool:
+def when_holds(when: When | None, results: dict[str, CallResult]) -> bool:
     if when is None:
         return True
     value, _ = from_value(when, results)
@@ -118,15 +119,15 @@ def depends(step: GoldStep) -> set[str]:
     return deps
 
 
-def meets(step: GoldStep, obs: Observation) -> bool:
+def meets(step: GoldStep, obs: CallResult) -> bool:
     if step.expect == "ok":
         return obs.ok and bool(obs.items)
     if step.expect == "empty":
-        return obs.outcome == "empty" or (obs.ok and not obs.items)
-    return obs.outcome not in ("ok", "empty")
+        return obs.outcome == Outcome.EMPTY or (obs.ok and not obs.items)
+    return obs.outcome not in (Outcome.OK, Outcome.EMPTY)
 
 
-def compute_facts(task: Task, results: dict[str, Observation]) -> list[Fact]:
+def compute_facts(task: Task, results: dict[str, CallResult]) -> list[Fact]:
     """The facts of the task from the executed steps' responses (GoldError if one cannot be computed)."""
     out: list[Fact] = []
     for i, spec in enumerate(task.facts):
@@ -137,7 +138,7 @@ def compute_facts(task: Task, results: dict[str, Observation]) -> list[Fact]:
     return out
 
 
-def _fact(spec: FactSpec, results: dict[str, Observation]) -> Fact:
+def _fact(spec: FactSpec, results: dict[str, CallResult]) -> Fact:
     category = str(spec.row.where.get("category", "")) if isinstance(spec.row, Where) else ""
     if spec.from_ is None:
         return Fact(spec.kind, spec.value, spec.tolerance, spec.unit, spec.label)
@@ -169,7 +170,7 @@ class GoldCall:
     step: str
     tool: str
     args: dict[str, Any]
-    observation: Observation
+    observation: CallResult
 
 
 @dataclass
@@ -214,7 +215,7 @@ class GoldResult:
 
 async def execute_gold(task: Task, backend: Backend, now: datetime) -> GoldResult:
     """Run the gold program; GoldError when a step does not give what it expects or the facts are empty."""
-    results: dict[str, Observation] = {}
+    results: dict[str, CallResult] = {}
     out = GoldResult(task.id)
     for step in task.gold:
         try:

@@ -18,7 +18,8 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field, fields
+from copy import deepcopy
+from dataclasses import fields, replace
 from typing import Any
 from urllib.parse import quote, urlparse
 
@@ -29,8 +30,9 @@ from core.errors import DisallowedHost
 from core.logging import install_redaction, register_secret, scrub
 from core.payload import MAX_BODY
 from core.settings import Settings, canonical_base, find_override
-from execution.judge import Verdict, judge
+from execution.judge import judge
 from execution.limits import Economy
+from execution.result import CallResult, Outcome
 from graph.conversions import answer as local_answer
 from graph.conversions import is_conversion
 from graph.models import ApiRecord, ToolRecord
@@ -39,33 +41,10 @@ log = logging.getLogger("kopa.executor")
 install_redaction()
 #: Request extension carrying what UpstreamTransport adds on the wire: {"query": {...}, "headers": {...}}.
 SECRET_EXT = "kopa_secret"
-#: Verdict codes that mean "the key was refused": gateway 20 (not approved), 30 (not registered), 31 (expired)
+#: Result codes that mean "the key was refused": gateway 20 (not approved), 30 (not registered), 31 (expired)
 AUTH_REFUSED = {"20", "30", "31", "401", "403"}
 #: Pace at this share of a documented limit: arrival jitter on the way must not push an API over its limit.
 PACING = 0.95
-
-
-@dataclass
-class CallResult:
-    outcome: str
-    items: list[dict[str, Any]] = field(default_factory=list)
-    reason: str = ""
-    code: str = ""
-    status: int | None = None
-    latency_ms: float = 0.0
-    response_hash: str = ""
-    cached: bool = False
-    quota: bool = False
-    url: str = ""
-    items_path: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == "ok"
-
-    @property
-    def definitive(self) -> bool:
-        return self.outcome in ("ok", "empty", "invalid", "hostile")
 
 
 class UpstreamTransport(httpx.AsyncBaseTransport):
@@ -214,7 +193,7 @@ class Executor:
 
     def _block_on_refused_key(self, api: ApiRecord | None, result: CallResult) -> None:
         """The provider refused the key (gateway 20/30/31, HTTP 401/403): every further call would fail alike."""
-        if api is None or result.outcome != "transient" or result.code not in AUTH_REFUSED:
+        if api is None or result.outcome != Outcome.TRANSIENT or result.code not in AUTH_REFUSED:
             return
         why = (
             f"the provider refused the key ({result.reason}); check {self._secret_name(api)} and that the key is "
@@ -316,7 +295,7 @@ class Executor:
         pending = self._inflight.get(ckey)
         if pending is not None:
             shared = await asyncio.shield(pending)
-            return CallResult(**{**asdict(shared), "cached": True}) if shared.definitive else shared
+            return replace(shared, items=deepcopy(shared.items), cached=True) if shared.definitive else shared
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._inflight[ckey] = future
         try:
@@ -337,13 +316,13 @@ class Executor:
         ans = local_answer(tool.name, args)
         self.economy.count(self.run_id or "_", "local_calls")
         return CallResult(
-            ans.outcome,
+            Outcome(ans.outcome),
             ans.items,
             ans.reason,
             ans.code,
-            ans.status,
-            round((time.perf_counter() - started) * 1000, 3),
-            hashlib.sha256(json.dumps(ans.items, sort_keys=True).encode()).hexdigest()[:16],
+            status=ans.status,
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            response_hash=hashlib.sha256(json.dumps(ans.items, sort_keys=True).encode()).hexdigest()[:16],
             url=str(httpx.URL(tool.url, params={k: str(v) for k, v in args.items() if v is not None})),
         )
 
@@ -356,53 +335,32 @@ class Executor:
             known = {f.name for f in fields(CallResult)}
             return CallResult(**{**{k: v for k, v in hit.items() if k in known}, "cached": True})
         if tool.api_id in self.blocked_apis:
-            return CallResult("transient", reason=self.blocked_apis[tool.api_id], code="blocked")
+            return CallResult(Outcome.TRANSIENT, reason=self.blocked_apis[tool.api_id], code="blocked")
         if tool.api_id in self.exhausted_apis:
-            return CallResult("transient", reason="daily quota exhausted earlier in this run", quota=True)
+            return CallResult(Outcome.TRANSIENT, reason="daily quota exhausted earlier in this run", quota=True)
         if not self.budget_left:
-            return CallResult("transient", reason="run call budget exhausted", quota=True, code="budget")
+            return CallResult(Outcome.TRANSIENT, reason="run call budget exhausted", quota=True, code="budget")
         try:
             req = self._request(tool, args, api)
         except DisallowedHost as exc:
-            return CallResult("invalid", reason=str(exc))
+            return CallResult(Outcome.INVALID, reason=str(exc))
         rate = (api.rate_limit_per_s if api else None) or self.settings.verify.default_rate_per_s or None
         quota_key = f"{(api.auth.secret if api and api.auth.secret else self.settings.verify.key_secret)}:{tool.api_id}"
         if api and api.daily_quota and not self.economy.take_quota(quota_key, api.daily_quota):
             self.mark_exhausted(tool.api_id)
-            return CallResult("transient", reason="daily quota of this API exhausted", quota=True)
+            return CallResult(Outcome.TRANSIENT, reason="daily quota of this API exhausted", quota=True)
         async with self._admitted(tool.api_id, rate * PACING if rate else None):
             self.economy.count_call(self.run_id, tool.api_id)
             started = time.perf_counter()
-            try:
-                async with self._client.stream(**req) as resp:
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in resp.aiter_bytes():
-                        size += len(chunk)
-                        if size > MAX_BODY:
-                            return CallResult(
-                                "hostile",
-                                reason=f"response body over {MAX_BODY} bytes",
-                                status=resp.status_code,
-                                url=_redacted(req),
-                            )
-                        chunks.append(chunk)
-                    content = b"".join(chunks)
-                    status, ctype = resp.status_code, resp.headers.get("content-type", "")
-            except DisallowedHost as exc:
-                return CallResult("invalid", reason=str(exc), url=_redacted(req))
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
-                return CallResult(
-                    "transient",
-                    reason=f"{type(exc).__name__}: upstream did not answer",
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                    url=_redacted(req),
-                )
+            fetched = await self._fetch(req, started)
+        if isinstance(fetched, CallResult):
+            return fetched
+        status, content, ctype = fetched
         latency = (time.perf_counter() - started) * 1000
         inputs = {str(v) for v in args.values() if not isinstance(v, list)} | {
             str(x) for v in args.values() if isinstance(v, list) for x in v
         }
-        verdict: Verdict = judge(
+        verdict = judge(
             status,
             content,
             ctype,
@@ -411,25 +369,50 @@ class Executor:
             declared_fields={f.name for f in tool.fields},
             inputs=inputs,
         )
-        result = CallResult(
-            verdict.outcome,
-            scrub(verdict.items, self._secrets),
-            scrub(verdict.reason, self._secrets),
-            scrub(verdict.code, self._secrets),
-            status,
-            round(latency, 1),
-            hashlib.sha256(content).hexdigest()[:16],
-            False,
-            verdict.quota,
-            _redacted(req),
-            verdict.items_path,
+        result = replace(
+            verdict,
+            items=scrub(verdict.items, self._secrets),
+            reason=scrub(verdict.reason, self._secrets),
+            code=scrub(verdict.code, self._secrets),
+            status=status,
+            latency_ms=round(latency, 1),
+            response_hash=hashlib.sha256(content).hexdigest()[:16],
+            url=_redacted(req),
         )
         self._block_on_refused_key(api, result)
         if result.definitive:
             self.economy.cache_put(
-                ckey, {k: v for k, v in asdict(result).items() if k != "cached"}, self.settings.verify.cache_ttl_s
+                ckey, {k: v for k, v in result.to_json().items() if k != "cached"}, self.settings.verify.cache_ttl_s
             )
         return result
+
+    async def _fetch(self, req: dict[str, Any], started: float) -> tuple[int, bytes, str] | CallResult:
+        """Send one request and read its body, bounded by MAX_BODY: (status, body, content type), or the result of a
+        call that failed on the way (refused host, no answer, a body too large)."""
+        try:
+            async with self._client.stream(**req) as resp:
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        return CallResult(
+                            Outcome.HOSTILE,
+                            reason=f"response body over {MAX_BODY} bytes",
+                            status=resp.status_code,
+                            url=_redacted(req),
+                        )
+                    chunks.append(chunk)
+                return resp.status_code, b"".join(chunks), resp.headers.get("content-type", "")
+        except DisallowedHost as exc:
+            return CallResult(Outcome.INVALID, reason=str(exc), url=_redacted(req))
+        except (httpx.TimeoutException, httpx.TransportError) as exc:
+            return CallResult(
+                Outcome.TRANSIENT,
+                reason=f"{type(exc).__name__}: upstream did not answer",
+                latency_ms=(time.perf_counter() - started) * 1000,
+                url=_redacted(req),
+            )
 
 
 def _redacted(req: dict[str, Any]) -> str:

@@ -1,24 +1,16 @@
 """Judging one upstream response: transport, gateway and provider errors (inside HTTP 200 too), rows through the
-envelope profile, emptiness and schema conformance.
-
-Outcomes:
-* ok         — success with substantive rows;
-* empty      — success, but no rows (or only hollow ones);
-* invalid    — definitive provider/gateway refusal of these inputs (10, 11, 12, E-codes, 4xx);
-* hostile    — a response rejected for safety (too large, entity tricks, undecodable): definitive;
-* transient  — timeouts, 5xx, quota and throttling (22, 23), auth (20, 30), application errors (01, 99),
-               malformed or truncated bodies: retry later, never a refutation.
+envelope profile, emptiness and schema conformance. The verdict is a `CallResult` (execution/result.py, where
+the outcomes are described); the executor adds how the call went.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from core.payload import PayloadError, parse_body
+from execution.result import CallResult, Outcome
 from graph import envelopes
 
-Outcome = Literal["ok", "empty", "invalid", "hostile", "transient"]
 SUCCESS_CODES = {"00", "000", "0000", "0", "INFO-0", "OK", "200", "NORMAL_CODE"}
 NO_DATA_CODES = {"03", "003", "INFO-3", "NODATA_ERROR"}
 TRANSIENT_CODES = {
@@ -46,16 +38,6 @@ TRANSIENT_CODES = {
     "HTTP_ERROR",
 }
 QUOTA_CODES = {"22", "23", "022", "023", "E0007"}
-
-
-@dataclass
-class Verdict:
-    outcome: Outcome
-    items: list[dict[str, Any]] = field(default_factory=list)
-    reason: str = ""
-    code: str = ""
-    quota: bool = False
-    items_path: str = ""  # where the rows were found (the declared path, or one learnt from this response)
 
 
 def _rows(obj: Any) -> list[dict[str, Any]]:
@@ -87,14 +69,14 @@ def _walk(doc: Any, path: str) -> list[dict[str, Any]]:
     return [r for n in nodes for r in _rows(n)]
 
 
-def _gateway(doc: Any) -> Verdict | None:
+def _gateway(doc: Any) -> CallResult | None:
     if isinstance(doc, dict) and "OpenAPI_ServiceResponse" in doc:
         hdr = (doc["OpenAPI_ServiceResponse"] or {}).get("cmmMsgHeader") or {}
         code = str(hdr.get("returnReasonCode", "")).strip()
         msg = f"gateway {code} {hdr.get('errMsg', '')} {hdr.get('returnAuthMsg', '')}".strip()
         if code == "12":
-            return Verdict("invalid", reason=msg + " (service retired or wrong URL)", code=code)
-        return Verdict("transient", reason=msg, code=code, quota=code in QUOTA_CODES)
+            return CallResult(Outcome.INVALID, reason=msg + " (service retired or wrong URL)", code=code)
+        return CallResult(Outcome.TRANSIENT, reason=msg, code=code, quota=code in QUOTA_CODES)
     return None
 
 
@@ -140,58 +122,60 @@ def judge(
     items_path: str,
     declared_fields: set[str],
     inputs: set[str] | None = None,
-) -> Verdict:
+) -> CallResult:
     if status in (408, 429) or status >= 500:
-        return Verdict("transient", reason=f"HTTP {status}", code=str(status), quota=status == 429)
+        return CallResult(Outcome.TRANSIENT, reason=f"HTTP {status}", code=str(status), quota=status == 429)
     try:
         doc = parse_body(content, content_type)
     except PayloadError as exc:
         text = str(exc)
         if "over the" in text or "refused XML" in text:
-            return Verdict("hostile", reason=f"rejected response: {text}")
+            return CallResult(Outcome.HOSTILE, reason=f"rejected response: {text}")
         if status >= 400:
-            return Verdict(
-                "invalid" if status not in (401, 403) else "transient",
+            return CallResult(
+                Outcome.INVALID if status not in (401, 403) else Outcome.TRANSIENT,
                 reason=f"HTTP {status}: {text}",
                 code=str(status),
             )
-        return Verdict("transient", reason=f"unreadable response ({text}); will retry")
+        return CallResult(Outcome.TRANSIENT, reason=f"unreadable response ({text}); will retry")
     gw = _gateway(doc)
     if gw is not None:
         return gw
     if status in (401, 403):
-        return Verdict("transient", reason=f"HTTP {status} (credentials?)", code=str(status))
+        return CallResult(Outcome.TRANSIENT, reason=f"HTTP {status} (credentials?)", code=str(status))
     if status >= 400:
         code = str(doc.get("status_code", status)) if isinstance(doc, dict) else str(status)
-        return Verdict("invalid", reason=f"HTTP {status} {code}", code=code)
+        return CallResult(Outcome.INVALID, reason=f"HTTP {status} {code}", code=code)
     header = _header(envelope, doc)
     if header is None and envelope == "plain":
         header = envelopes.detect_header(doc)
         if header is not None and header[0] == "ERROR":
             kind = envelopes.error_kind(header[1])
             if kind == "empty":
-                return Verdict("empty", reason=f"provider: {header[1]}", code="ERROR")
+                return CallResult(Outcome.EMPTY, reason=f"provider: {header[1]}", code="ERROR")
             if kind == "auth":
-                return Verdict("transient", reason=f"provider (credentials?): {header[1]}", code="30")
-            return Verdict("invalid", reason=f"provider error: {header[1]}", code="ERROR")
+                return CallResult(Outcome.TRANSIENT, reason=f"provider (credentials?): {header[1]}", code="30")
+            return CallResult(Outcome.INVALID, reason=f"provider error: {header[1]}", code="ERROR")
     if header is not None:
         code, msg = header
         if code in NO_DATA_CODES:
-            return Verdict("empty", reason=f"{code} {msg}", code=code)
+            return CallResult(Outcome.EMPTY, reason=f"{code} {msg}", code=code)
         if code not in SUCCESS_CODES:
             if code in TRANSIENT_CODES:
-                return Verdict("transient", reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES)
-            return Verdict("invalid", reason=f"provider {code} {msg}", code=code)
+                return CallResult(
+                    Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES
+                )
+            return CallResult(Outcome.INVALID, reason=f"provider {code} {msg}", code=code)
     rows, used = learn_rows(doc, items_path, declared_fields)
     if not rows:
-        return Verdict("empty", reason="no rows", items_path=used)
+        return CallResult(Outcome.EMPTY, reason="no rows", items_path=used)
     if declared_fields and not any(set(r) & declared_fields for r in rows):
-        return Verdict("invalid", reason="rows do not match the declared schema (no declared field present)")
+        return CallResult(Outcome.INVALID, reason="rows do not match the declared schema (no declared field present)")
     inputs = inputs or set()
     rows = [r for r in rows if substantive(r, inputs)]
     if not rows:
-        return Verdict("empty", reason="only hollow rows (the provider echoed the input)", items_path=used)
-    return Verdict("ok", items=rows, items_path=used)
+        return CallResult(Outcome.EMPTY, reason="only hollow rows (the provider echoed the input)", items_path=used)
+    return CallResult(Outcome.OK, items=rows, items_path=used)
 
 
 def learn_rows(doc: Any, items_path: str, declared_fields: set[str]) -> tuple[list[dict[str, Any]], str]:

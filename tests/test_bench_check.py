@@ -10,11 +10,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from bench.backends import Observation
 from bench.check import check_task
 from bench.gold import GoldCall, GoldResult, compute_facts
 from bench.tasks import Task
 from cli.bench import app
+from execution.result import CallResult, Outcome
 from execution.view import BUDGET
 
 runner = CliRunner()
@@ -97,7 +97,7 @@ def task(**over: Any) -> Task:
 
 def gold(t: Task, rows: dict[str, list[dict[str, Any]]] | None = None) -> GoldResult:
     data = rows or {"a": ADDR_ROWS, "f": FCST_ROWS}
-    results = {s.id: Observation("ok", data[s.id]) for s in t.gold if s.id in data}
+    results = {s.id: CallResult(Outcome.OK, data[s.id]) for s in t.gold if s.id in data}
     out = GoldResult(t.id, [GoldCall(s.id, s.tool, {}, results[s.id]) for s in t.gold if s.id in results])
     out.facts = compute_facts(t, results)
     return out

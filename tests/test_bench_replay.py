@@ -7,17 +7,19 @@ in-process sandbox."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.agents import OracleAgent
-from bench.backends import LiveBackend, Observation, ReplayBackend, Snapshot, canonical_call
+from bench.backends import LiveBackend, ReplayBackend, Snapshot, SnapshotError, call_key, canonical_call
 from bench.gold import execute_gold
 from bench.run import BenchEnv, run_bench
 from bench.tasks import SHIPPED_TASKS, GoldStep, Task, load_tasks
 from cli.bench import bench_env
+from execution.result import CallResult, Outcome
 from graph.models import ToolRecord
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
@@ -37,7 +39,7 @@ class RespellingOracle(OracleAgent):
         self.respelled = 0
 
     def adjust(
-        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, Observation], scratch: dict[str, Any]
+        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
     ) -> dict[str, Any]:
         rec = self.registry[step.tool]
         visible = set(rec.json_schema.get("properties", {}))
@@ -224,3 +226,24 @@ def test_shipped_tasks_oracle_and_respelled_oracle_in_replay(tmp_path: Path) -> 
     }
     print(f"\nshipped tasks {len(tasks)}: pass^3 and replay misses {figures}")
     assert all(v == (1.0, 0) for v in figures.values()), figures
+
+
+def test_snapshot_entries_keep_their_shape_and_an_unknown_outcome_is_refused(tmp_path: Path) -> None:
+    """A snapshot entry keeps the replayed part of a result (what version 1 files hold), not the executor's
+    timing; such a file replays as the one CallResult, and an entry with an outcome no code knows is refused."""
+    rec = Snapshot()
+    rec.put("t", {"q": "2"}, CallResult(Outcome.OK, [{"a": 1}], latency_ms=3.2, status=200, url="http://x/t?q=2"))
+    rec.put("t", {"q": "3"}, CallResult(Outcome.TRANSIENT, reason="HTTP 503"))  # never recorded
+    assert [set(e) for e in rec.entries.values()] == [{"tool", "args", "outcome", "items", "reason", "code"}]
+    entry = {"tool": "t", "args": {"q": "1"}, "outcome": "empty", "items": [], "reason": "03 NO_DATA", "code": "03"}
+    snap = Snapshot({call_key("t", {"q": "1"}): entry})
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"version": 1, "id": snap.id, "entries": snap.entries}), encoding="utf-8")
+    got = asyncio.run(ReplayBackend(Snapshot.load(path)).call("t", {"q": 1}))
+    assert got.outcome is Outcome.EMPTY and got.code == "03" and not got.miss
+    miss = asyncio.run(ReplayBackend(Snapshot.load(path)).call("t", {"q": 4}))
+    assert miss.outcome is Outcome.ERROR and miss.miss
+    bad = Snapshot({"k": {**entry, "outcome": "maybe"}})
+    path.write_text(json.dumps({"version": 1, "id": bad.id, "entries": bad.entries}), encoding="utf-8")
+    with pytest.raises(SnapshotError, match="no known outcome"):
+        Snapshot.load(path)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import orjson
 import pytest
 
 from core.payload import MAX_BODY
 from execution.judge import judge
+from execution.result import CallResult, Outcome
 
 DATAGOKR = dict(envelope="datagokr", items_path="response.body.items.item[]", declared_fields={"a", "b"})
 
@@ -83,3 +86,26 @@ def test_hostile_bodies_are_rejected_safely() -> None:
     assert judge(200, huge, "application/json", **DATAGOKR).outcome == "hostile"  # type: ignore[arg-type]
     assert judge(200, b"\xff\xfe<\x00{{", "application/json", **DATAGOKR).outcome == "transient"  # type: ignore[arg-type]
     assert judge(200, b'{"response": {"head', "application/json", **DATAGOKR).outcome == "transient"  # type: ignore[arg-type]
+
+
+def test_the_verdict_is_the_one_call_result_and_reads_back_from_json() -> None:
+    """The judge returns the CallResult the executor and the benchmark pass on: its outcome an enum that compares
+    and serialises as its text, and JSON read back (cache entries, snapshots) gives the enum again."""
+    body = orjson.dumps(ok_doc({"item": {"a": "1", "b": "2"}}))
+    v = judge(
+        200,
+        body,
+        "application/json",
+        envelope="datagokr",
+        items_path="response.body.items.item[]",
+        declared_fields={"a"},
+    )
+    assert isinstance(v, CallResult) and v.outcome == "ok" and v.outcome is Outcome.OK and v.ok and v.definitive
+    doc = json.loads(json.dumps(v.to_json()))
+    assert doc["outcome"] == "ok" and type(doc["outcome"]) is str
+    back = CallResult(**doc)
+    assert back == v and back.outcome is Outcome.OK
+    assert f"{back.outcome}: {back.reason}" == "ok: "
+    assert [o for o in Outcome if CallResult(o).definitive] == ["ok", "empty", "invalid", "hostile"]
+    with pytest.raises(ValueError):
+        CallResult("okay")  # type: ignore[arg-type]

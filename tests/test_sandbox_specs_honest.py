@@ -14,17 +14,18 @@ from typing import Any
 import jsonschema
 import pytest
 
-from cli.bench import catalog_registry
+from bench.environment import catalog_registry
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.models import ToolRecord
 from graph.specs import function_spec
+from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 
 SETTINGS, TRANSPORT = sandbox_mode(Settings())
-TOOLS, APIS, _ = catalog_registry(SETTINGS)
+TOOLS, APIS, _ = catalog_registry(SETTINGS, shipped_documents().values())
 NOW = SETTINGS.verify.now[:10].replace("-", "")
 YESTERDAY = (date.fromisoformat(SETTINGS.verify.now[:10]) - timedelta(days=1)).strftime("%Y%m%d")
 #: Words of a spec that say the data ends the day before (a model then asks for yesterday, not today).

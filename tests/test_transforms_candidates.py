@@ -189,10 +189,10 @@ def _trial(
     pool: list[dict[str, str]],
     field: str,
 ) -> object:
-    from execution.executor import CallResult
+    from execution.result import CallResult, Outcome
     from verification.engine import Trial
 
-    return Trial(value, inputs, CallResult("ok", items=rows), row, pool, field)
+    return Trial(value, inputs, CallResult(Outcome.OK, items=rows), row, pool, field)
 
 
 def test_a_grid_value_landing_in_the_other_coordinate_is_refuted() -> None:

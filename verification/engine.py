@@ -21,7 +21,8 @@ from typing import Any
 
 from core.settings import ENGINE_VERSION, Settings
 from execution import sampling
-from execution.executor import CallResult, Executor
+from execution.executor import Executor
+from execution.result import CallResult, Outcome
 from execution.seeds import PAGE_SIZE_PARAMS
 from graph import transforms as T
 from graph.candidates import derive_candidates
@@ -357,7 +358,7 @@ class Engine:
             and attempt >= self.settings.verify.retries
         ):
             result.outcome, result.reason = (
-                "hostile",
+                Outcome.HOSTILE,
                 f"response never readable after {attempt + 1} tries: {result.reason}",
             )
         return result
@@ -532,7 +533,7 @@ class Engine:
                 args = self._args(link, target, row, joint)
             except T.TransformError as exc:
                 trials.append(
-                    Trial(value, {}, CallResult("invalid", reason=f"transform failed: {exc}"), row, pool, src)
+                    Trial(value, {}, CallResult(Outcome.INVALID, reason=f"transform failed: {exc}"), row, pool, src)
                 )
                 continue
             result = await self.call(target, args)

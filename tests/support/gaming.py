@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 from bench.agents import REFUSAL, AgentReply, EpisodeContext, OracleAgent, ToolCall
-from bench.backends import Observation
 from bench.gold import GoldError, compute_facts
 from bench.tasks import Task
+from execution.result import CallResult
 from synthesis.facts import _negative, render_fact
 from synthesis.language import has_batchim
 
@@ -38,7 +38,7 @@ DUMP_UNITS = (
 )
 
 
-def _values(results: dict[str, Observation]) -> list[tuple[str, Any]]:
+def _values(results: dict[str, CallResult]) -> list[tuple[str, Any]]:
     out = []
     for obs in results.values():
         for row in obs.items:
@@ -48,7 +48,7 @@ def _values(results: dict[str, Observation]) -> list[tuple[str, Any]]:
     return out
 
 
-def dump_text(results: dict[str, Observation], *, units: bool = True) -> str:
+def dump_text(results: dict[str, CallResult], *, units: bool = True) -> str:
     parts = []
     for k, v in _values(results):
         text = str(v)
@@ -68,7 +68,7 @@ class _Gaming(OracleAgent):
     def describe(self) -> dict[str, Any]:
         return {"adapter": "adversarial", "model": self.name}
 
-    def facts_text(self, task: Task, results: dict[str, Observation]) -> str:
+    def facts_text(self, task: Task, results: dict[str, CallResult]) -> str:
         try:
             return " / ".join(render_fact(f) for f in compute_facts(task, results))
         except GoldError:
@@ -80,7 +80,7 @@ class CorrectThenHedge(_Gaming):
 
     name = "correct_then_hedge"
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         return super().answer(task, results) + HEDGE
 
 
@@ -89,7 +89,7 @@ class DumpWithUnitsAndHedge(_Gaming):
 
     name = "dump_units_hedge"
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         return dump_text(results) + "." + HEDGE
 
 
@@ -98,7 +98,7 @@ class DumpWithUnits(_Gaming):
 
     name = "dump_units"
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         return dump_text(results) + "."
 
 
@@ -107,7 +107,7 @@ class GoldCallsThenRefuse(_Gaming):
 
     name = "gold_then_refuse"
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         return REFUSAL
 
 
@@ -116,7 +116,7 @@ class ConstantNumbers(_Gaming):
 
     name = "constant_numbers"
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         return "조회 결과: " + " ".join(str(i) for i in range(12)) + ". " + ", ".join(f"{i}건" for i in range(12))
 
 
@@ -134,7 +134,7 @@ class CallEverything(_Gaming):
                 return AgentReply("", calls)
         return await super().reply(ctx)
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         return dump_text(results, units=False) + "."
 
 
@@ -144,7 +144,7 @@ class SeveralCandidates(_Gaming):
 
     name = "several_candidates"
 
-    def answer(self, task: Task, results: dict[str, Observation]) -> str:
+    def answer(self, task: Task, results: dict[str, CallResult]) -> str:
         try:
             facts = compute_facts(task, results)
         except GoldError:
@@ -175,6 +175,6 @@ GAMING_AGENTS = (
 )
 
 
-def first_row_json(results: dict[str, Observation]) -> str:
+def first_row_json(results: dict[str, CallResult]) -> str:
     obs = next(iter(results.values()), None)
     return json.dumps(obs.items[0] if obs and obs.items else {}, ensure_ascii=False)
