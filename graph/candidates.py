@@ -171,6 +171,7 @@ class _Field:
     without a value from elsewhere) or not; whether its name names a provider's own identifier."""
 
     ref: FieldRef
+    tool: str  # its tool's name
     api: str
     resource: str
     position: int
@@ -253,7 +254,7 @@ class _Registry:
                     keys |= {f"w:{w}" for w in fr.words}
                 for key in keys:
                     reg.f_index[key].append(len(reg.fields))
-                reg.fields.append(_Field(fr, t.api_id, resource, pos, entry, names_identifier(fld.name)))
+                reg.fields.append(_Field(fr, t.name, t.api_id, resource, pos, entry, names_identifier(fld.name)))
         return reg
 
 
@@ -314,7 +315,7 @@ class _Blocking:
         fields = self.reg.fields
 
         def skip(fi: int) -> bool:
-            return fields[fi].ref.tool.name == own
+            return fields[fi].tool == own
 
         chosen: dict[int, float] = {}
         for key in p.keys:
