@@ -15,514 +15,43 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
-import orjson
-import yaml
-
 from core.errors import InvalidInput
-from graph import envelopes
 from graph.models import ApiRecord, AuthConfig, FieldRecord, ParamRecord, RegistrationMeta, ToolRecord
-from graph.schema_convert import pointer_parts, to_json_schema
+from graph.openapi_items import find_items, item_fields, response_schema
+from graph.openapi_load import MAX_DEPTH as MAX_DEPTH
+from graph.openapi_load import load_document as load_document
+from graph.openapi_names import MAX_NAME as MAX_NAME
+from graph.openapi_names import operation_words, tool_prefix, unique_name
+from graph.openapi_names import snake as snake
+from graph.openapi_schema import (
+    BODY_ORDER,
+    FORM_MEDIA,
+    JSON_MEDIA,
+    MULTIPART_MEDIA,
+    DocContext,
+    escape,
+    has_schema,
+    media_kind,
+    pointer,
+    type_of,
+)
+from graph.schema_convert import to_json_schema
 
 METHODS = ("get", "post", "put", "patch", "delete")
 KEY_PARAM_NAMES = ("serviceKey", "ServiceKey", "confmKey", "authKey", "apiKey", "api_key", "crtfc_key")
 FORMAT_PARAM_NAMES = ("dataType", "_type", "returnType", "type", "resultType")
-#: data.go.kr provider codes (first path segment) -> tool name prefix.
-PROVIDER_PREFIX = {
-    "1360000": "kma",
-    "B552584": "airkorea",
-    "1613000": "molit",
-    "B551011": "tour",
-    "B551182": "hira",
-    "1471000": "mfds",
-    "1741000": "mois",
-    "B090041": "kasi",
-    "1160100": "fsc",
-    "B552015": "nps",
-    "1230000": "customs",
-    "B553077": "semas",
-}
-HOST_PREFIX = {"api.odcloud.kr": "nts", "business.juso.go.kr": "juso", "www.juso.go.kr": "juso"}
-MAX_NAME = 64
-#: Response members that describe the response, never hold its resource, by the conventions real APIs follow:
-#: JSON:API (`errors`, `meta`, `links`, `jsonapi`), HAL (`_links`), GraphQL over HTTP (`errors`, `extensions`),
-#: error envelopes (`error(s)`, `warning(s)`, `message(s)`) and paging blocks, plus the envelope headers.
-META_NAMES = envelopes.HEADER_NAMES | {
-    "errors",
-    "warning",
-    "warnings",
-    "message",
-    "messages",
-    "notices",
-    "_links",
-    "links",
-    "_meta",
-    "metadata",
-    "jsonapi",
-    "extensions",
-    "pagination",
-    "page_info",
-    "paginginfo",
-    "debug",
-}
-#: Members that hold the resource by convention, best first: `items` (Google APIs, Kubernetes, GitHub search),
-#: `data` (JSON:API, Stripe), `results` (Django REST), `content` (Spring Data pages), `value` (OData), `records`
-#: (Salesforce), `hits` (search engines), `features` (GeoJSON), and the row names of Korean envelopes.
-RESOURCE_NAMES = (
-    "items",
-    "data",
-    "results",
-    "result",
-    "list",
-    "rows",
-    "records",
-    "content",
-    "value",
-    "entries",
-    "hits",
-    "features",
-    "elements",
-    "item",
-    "row",
-    "record",
-)
-_RESOURCE_RANK = {n: i for i, n in enumerate(RESOURCE_NAMES)}
-#: HAL (`application/hal+json`) puts the resource one level down, under `_embedded`.
-CONTAINER_NAMES = ("_embedded",)
 
-
-def _esc(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def pointer(*parts: Any) -> str:
-    return "/" + "/".join(_esc(str(p)) for p in parts) if parts else "/"
-
-
-#: Bounds on hostile documents (each breach is a 422 naming the limit).
-MAX_DEPTH = 64
-MAX_YAML_NODES = 2_000_000  # nodes after alias expansion: an alias bomb stops here, before anything is built
-MAX_INT_DIGITS = 40
 MAX_TITLE = 300
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _limit(message: str, where: str = "/") -> InvalidInput:
-    return InvalidInput(f"the document exceeds a limit: {message}", locations=[{"pointer": where, "message": message}])
-
-
-def _depth_ok(doc: Any) -> None:
-    """Iterative (no recursion on hostile input): nesting depth of dicts and lists."""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise _limit(f"nesting deeper than {MAX_DEPTH} levels")
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
-
-
-def _yaml_bounded(text: str) -> Any:
-    """YAML without alias blow-up: the node graph is composed (aliases share nodes, so this is cheap), its size
-    after expansion, its depth and its integers are checked iteratively, and only then is it constructed."""
-    node = yaml.compose(text, Loader=_YAML_LOADER)
-    if node is None:
-        return None
-    sizes: dict[int, int] = {}
-    depth_of: dict[int, int] = {}
-    # post-order over the DAG, memoised by node identity: O(distinct nodes), whatever the aliases expand to
-    stack: list[tuple[Any, bool]] = [(node, False)]
-    on_path: set[int] = set()
-    while stack:
-        n, done = stack.pop()
-        key = id(n)
-        if done:
-            on_path.discard(key)
-            children = _children(n)
-            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
-            depth_of[key] = 1 + max((depth_of[id(c)] for c in children), default=0)
-            if sizes[key] > MAX_YAML_NODES:
-                raise _limit(f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes")
-            if depth_of[key] > MAX_DEPTH:
-                raise _limit(f"nesting deeper than {MAX_DEPTH} levels")
-            continue
-        if key in sizes:
-            continue
-        if key in on_path:
-            raise _limit("a YAML alias refers to its own ancestor (recursive document)")
-        if isinstance(n, yaml.ScalarNode):
-            if n.tag == "tag:yaml.org,2002:int" and len(n.value) > MAX_INT_DIGITS:
-                raise _limit(f"an integer longer than {MAX_INT_DIGITS} digits")
-            sizes[key], depth_of[key] = 1, 0
-            continue
-        on_path.add(key)
-        stack.append((n, True))
-        stack.extend((c, False) for c in _children(n) if id(c) not in sizes)
-    return yaml.SafeLoader("").construct_document(node)
-
-
-def _children(n: Any) -> list[Any]:
-    if isinstance(n, yaml.MappingNode):
-        return [x for pair in n.value for x in pair]
-    if isinstance(n, yaml.SequenceNode):
-        return list(n.value)
-    return []
-
-
-def load_document(raw: bytes | str, content_type: str = "") -> Any:
-    """Parse a JSON or YAML body within bounds (depth, alias expansion, number size). Raises InvalidInput with
-    location "/" when it is neither, or names the limit it breaks."""
-    if isinstance(raw, bytes):
-        try:
-            text = raw.decode("utf-8", errors="strict")
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(
-                "the body is not UTF-8 text",
-                locations=[{"pointer": "/", "message": f"byte {exc.start} is not UTF-8 ({exc.reason})"}],
-            ) from exc
-    else:
-        text = raw
-    if not text.strip():
-        raise InvalidInput("the document is empty", locations=[{"pointer": "/", "message": "empty body"}])
-    try:
-        if "json" in content_type or text.lstrip()[:1] in ("{", "["):
-            try:
-                doc = orjson.loads(text)
-            except orjson.JSONDecodeError as exc:
-                message = str(exc)
-                if "depth limit" in message:
-                    raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
-                if "number" in message:
-                    raise _limit("a number too large for a 64-bit integer or a finite double") from exc
-                raise InvalidInput(
-                    "the body is neither valid JSON nor valid YAML",
-                    locations=[{"pointer": "/", "message": message[:300]}],
-                ) from exc
-        else:
-            doc = _yaml_bounded(text)
-    except yaml.YAMLError as exc:
-        if "nesting depth" in str(exc):
-            raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
-        raise InvalidInput(
-            "the body is neither valid JSON nor valid YAML", locations=[{"pointer": "/", "message": str(exc)[:300]}]
-        ) from exc
-    except RecursionError as exc:
-        raise _limit(f"nesting deeper than {MAX_DEPTH} levels") from exc
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit in a YAML scalar
-        raise _limit(f"a value cannot be read ({str(exc)[:120]})") from exc
-    _depth_ok(doc)
-    return doc
-
-
-_SNAKE_INPUT = 256
-
-
-def snake(name: str) -> str:
-    """camelCase / PascalCase / anything -> snake_case, in one linear pass (names are cut to 256 characters
-    first; tool names are at most 64 anyway)."""
-    name = name[:_SNAKE_INPUT]
-    if name.endswith(".do"):
-        name = name[:-3]
-    out: list[str] = []
-    n = len(name)
-    for i, ch in enumerate(name):
-        if ch.isascii() and ch.isalnum():
-            if ch.isupper() and i > 0 and out and out[-1] != "_":
-                prev = name[i - 1]
-                nxt = name[i + 1] if i + 1 < n else ""
-                # aB -> a_b, 1B -> 1_b, ABc -> a_bc (an acronym ends before the capital that starts a word)
-                if (prev.isascii() and (prev.islower() or prev.isdigit())) or (
-                    prev.isascii() and prev.isupper() and nxt.isascii() and nxt.islower()
-                ):
-                    out.append("_")
-            out.append(ch.lower())
-        elif out and out[-1] != "_":
-            out.append("_")
-    return "".join(out).strip("_") or "op"
 
 
 def _hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
 
 
-class _Ctx:
-    def __init__(self, doc: dict[str, Any]) -> None:
-        self.doc = doc
-        self.errors: list[dict[str, str]] = []
-
-    def err(self, where: str, message: str) -> None:
-        if len(self.errors) < 50:
-            self.errors.append({"pointer": where, "message": message})
-
-    def deref(self, node: Any, where: str, depth: int = 0) -> Any:
-        """Follow local $refs; report broken ones at `where`."""
-        while isinstance(node, dict) and "$ref" in node and depth < 20:
-            ref = node["$ref"]
-            if not isinstance(ref, str) or not ref.startswith("#/"):
-                self.err(where, f"unsupported reference {ref!r} (only local '#/...' references)")
-                return {}
-            target: Any = self.doc
-            for part in pointer_parts(ref):
-                if isinstance(target, dict) and part in target:
-                    target = target[part]
-                elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                    target = target[int(part)]
-                else:
-                    self.err(where, f"reference {ref!r} does not resolve")
-                    return {}
-            node = target
-            depth += 1
-        return node
-
-    def schema(self, node: Any, where: str, depth: int = 0) -> dict[str, Any]:
-        """Resolve refs and merge allOf; keep anyOf/oneOf as they are (callers choose)."""
-        node = self.deref(node, where)
-        if not isinstance(node, dict):
-            return {}
-        if "allOf" in node and isinstance(node["allOf"], list) and depth < 10:
-            merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-            props: dict[str, Any] = dict(merged.get("properties", {}))
-            required: list[str] = list(merged.get("required", []))
-            for i, part in enumerate(node["allOf"]):
-                sub = self.schema(part, f"{where}/allOf/{i}", depth + 1)
-                props.update(sub.get("properties", {}))
-                required.extend(sub.get("required", []))
-                for k, v in sub.items():
-                    if k not in ("properties", "required"):
-                        merged.setdefault(k, v)
-            if props:
-                merged["properties"] = props
-                merged.setdefault("type", "object")
-            if required:
-                merged["required"] = required
-            return merged
-        return node
-
-
-def _alternatives(s: dict[str, Any]) -> list[Any]:
-    return [*s.get("anyOf", []), *s.get("oneOf", [])]
-
-
-def _find_items(ctx: _Ctx, schema: dict[str, Any], where: str) -> tuple[str, str, dict[str, Any]]:
-    """(envelope profile, items path, item schema) for a success response schema."""
-
-    def props(s: dict[str, Any], w: str) -> dict[str, Any]:
-        s = ctx.schema(s, w)
-        out = dict(s.get("properties") or {})
-        for i, alt in enumerate(_alternatives(s)):
-            out.update(ctx.schema(alt, f"{w}/anyOf/{i}").get("properties") or {})
-        return out
-
-    def array_item(s: Any, w: str) -> dict[str, Any] | None:
-        s = ctx.schema(s, w)
-        if s.get("type") == "array" or ("items" in s and not s.get("properties")):
-            return ctx.schema(s.get("items", {}), w + "/items")
-        for i, alt in enumerate(_alternatives(s)):
-            got = array_item(alt, f"{w}/anyOf/{i}")
-            if got is not None:
-                return got
-        return None
-
-    top = props(schema, where)
-    if "response" in top:
-        resp = props(top["response"], where + "/properties/response")
-        body = props(resp.get("body", {}), where + "/properties/response/properties/body")
-        if "items" in body:
-            items = body["items"]
-            direct = array_item(items, where)
-            if direct is not None:
-                return "airkorea", "response.body.items[]", direct
-            inner = props(items, where).get("item")
-            if inner is not None:
-                arr = array_item(inner, where)
-                return "datagokr", "response.body.items.item[]", arr if arr is not None else ctx.schema(inner, where)
-        if "item" in body:
-            return "datagokr_single", "response.body.item", ctx.schema(body["item"], where)
-    if "header" in top and "body" in top:
-        body = props(top["body"], where)
-        arr = array_item(body.get("items", {}), where) if "items" in body else None
-        if arr is not None:
-            return "mfds", "body.items[]", arr
-    if "StanReginCd" in top:
-        rows = array_item(top["StanReginCd"], where)
-        if rows is not None and "row" in (rows.get("properties") or {}):
-            arr = array_item(rows["properties"]["row"], where)
-            if arr is not None:
-                return "stanreg", "StanReginCd[].row[]", arr
-    if "results" in top and "juso" in props(top["results"], where):
-        arr = array_item(props(top["results"], where)["juso"], where)
-        if arr is not None:
-            return "juso", "results.juso[]", arr
-    if "data" in top and ("status_code" in top or "request_cnt" in top):
-        arr = array_item(top["data"], where)
-        if arr is not None:
-            return "odcloud", "data[]", arr
-    # plain JSON: a top-level array, or the resource's array one level down (HAL's `_embedded` first, then by
-    # resource name, never a metadata member), or one nested deeper, or a single resource object, or the object
-    arr = array_item(schema, where)
-    if arr is not None:
-        return "plain", "[]", arr
-
-    def rows_in(members: dict[str, Any], prefix: str, look_inside: bool) -> tuple[int, str, dict[str, Any]] | None:
-        best: tuple[int, str, dict[str, Any]] | None = None
-        for name, sub in members.items():
-            low = str(name).lower()
-            if low in META_NAMES:
-                continue
-            got: tuple[int, str, dict[str, Any]] | None = None
-            if low in CONTAINER_NAMES and look_inside:
-                inner = rows_in(props(sub, where), f"{prefix}{name}.", False)
-                got = (-1, inner[1], inner[2]) if inner is not None else None
-            else:
-                arr = array_item(sub, where)
-                if arr is not None and (arr.get("properties") or arr.get("type") == "object"):
-                    got = (_RESOURCE_RANK.get(low, len(RESOURCE_NAMES)), f"{prefix}{name}[]", arr)
-            if got is not None and (best is None or got[0] < best[0]):
-                best = got
-        return best
-
-    found = rows_in(top, "", True)
-    if found is not None:
-        return "plain", found[1], found[2]
-
-    def without_meta(node: Any) -> dict[str, Any]:
-        s = ctx.schema(node, where)
-        members = s.get("properties")
-        if isinstance(members, dict) and any(str(k).lower() in META_NAMES for k in members):
-            return {**s, "properties": {k: v for k, v in members.items() if str(k).lower() not in META_NAMES}}
-        return s
-
-    nested = envelopes.schema_items(without_meta(schema), without_meta)
-    single = next(
-        (
-            (str(name), ctx.schema(sub, where))
-            for name, sub in top.items()
-            if str(name).lower() in _RESOURCE_RANK
-            and _record([ctx.schema(v, where) for v in props(sub, where).values()])
-        ),
-        None,
-    )
-    # {"data": {"id", "name", "tags": [...]}} is one resource (with a list inside), not rows of tags;
-    # {"result": {"resultCode", "item": {...}}} wraps its rows under a row name
-    if nested is not None and (single is None or _row_named(nested[0])):
-        return "plain", nested[0], nested[1]
-    if single is not None:
-        return "plain", single[0], single[1]
-    return "plain", "", ctx.schema(schema, where)
-
-
-def _record(members: list[dict[str, Any]]) -> bool:
-    """(Resolved) property schemas of a resource object rather than a wrapper: one at least is a scalar."""
-    return any(
-        m and m.get("type") not in ("object", "array") and not m.get("properties") and "items" not in m for m in members
-    )
-
-
-def _row_named(items_path: str) -> bool:
-    last = items_path.rsplit(".", 1)[-1].removesuffix("[]").lower()
-    return last in _RESOURCE_RANK or last in envelopes.ROW_NAMES
-
-
-def _type_of(s: dict[str, Any]) -> tuple[str, bool]:
-    t = s.get("type")
-    nullable = bool(s.get("nullable") or s.get("x-nullable"))
-    if isinstance(t, list):
-        nullable = nullable or "null" in t
-        t = next((x for x in t if x != "null"), "string")
-    if t is None:
-        alts = [a for a in _alternatives(s) if isinstance(a, dict)]
-        types = [a.get("type") for a in alts if a.get("type")]
-        t = "string" if "string" in types else (types[0] if types else "string")
-    return str(t), nullable
-
-
-def _fields(ctx: _Ctx, item: dict[str, Any], items_path: str, where: str) -> list[FieldRecord]:
-    props: dict[str, Any] = dict(item.get("properties") or {})
-    for i, alt in enumerate(_alternatives(item)):
-        props.update(ctx.schema(alt, f"{where}/anyOf/{i}").get("properties") or {})
-    out = []
-    for name, sub in props.items():
-        s = ctx.schema(sub, where)
-        t, nullable = _type_of(s)
-        prefix = items_path + "." if items_path else ""
-        out.append(
-            FieldRecord(
-                name=str(name),
-                path=f"{prefix}{name}",
-                type=t,
-                nullable=nullable,
-                description=str(s.get("description") or s.get("title") or ""),
-                example=s.get("example"),
-            )
-        )
-    return out
-
-
-def _response_schema(ctx: _Ctx, op: dict[str, Any], where: str, swagger2: bool) -> dict[str, Any]:
-    responses = op.get("responses") or {}
-    if not isinstance(responses, dict):
-        ctx.err(where + "/responses", "responses must be an object")
-        return {}
-    resp: Any = None
-    code: Any = "200"
-    for code in ("200", 200, "201", "2XX", "default"):
-        if code in responses:
-            resp = ctx.deref(responses[code], f"{where}/responses/{code}")
-            break
-    if not isinstance(resp, dict):
-        return {}
-    if swagger2:
-        return ctx.schema(resp.get("schema", {}), f"{where}/responses/{code}/schema")
-    content = resp.get("content") or {}
-    if not isinstance(content, dict):
-        return {}
-    picked = min(
-        (
-            (not _has_schema(obj), _response_rank(str(media)), i, str(media), obj)
-            for i, (media, obj) in enumerate(content.items())
-            if isinstance(obj, dict)
-        ),
-        default=None,
-    )
-    if picked is None or not _has_schema(picked[4]):
-        return {}
-    return ctx.schema(picked[4]["schema"], f"{where}/responses/{code}/content/{_esc(picked[3])}/schema")
-
-
-JSON_MEDIA, FORM_MEDIA, MULTIPART_MEDIA = "application/json", "application/x-www-form-urlencoded", "multipart/form-data"
-_BODY_ORDER = {JSON_MEDIA: 0, FORM_MEDIA: 1, MULTIPART_MEDIA: 2}
-
-
-def _media_kind(media: str) -> str | None:
-    """The encoding a media type names, parameters (`; charset=utf-8`) and case aside: every JSON type
-    (`application/json`, `text/json`, `application/problem+json`, `application/vnd.x+json`, and a wildcard, which
-    accepts JSON) is JSON; form and multipart bodies are themselves; anything else (XML, text) is None."""
-    main = media.split(";", 1)[0].strip().lower()
-    if main in (JSON_MEDIA, "text/json", "*/*", "application/*") or main.endswith("+json"):
-        return JSON_MEDIA
-    return main if main in (FORM_MEDIA, MULTIPART_MEDIA) else None
-
-
-def _response_rank(media: str) -> int:
-    main = media.split(";", 1)[0].strip().lower()
-    if main == JSON_MEDIA:
-        return 0
-    if "*" in main:
-        return 2
-    if _media_kind(main) == JSON_MEDIA:
-        return 1
-    return 3 if main.endswith(("/xml", "+xml")) else 4
-
-
-def _has_schema(obj: Any) -> bool:
-    return isinstance(obj, dict) and isinstance(obj.get("schema"), dict) and bool(obj["schema"])
-
-
 def _consumes(op: dict[str, Any], doc: dict[str, Any]) -> set[str]:
     """Swagger 2 `consumes` (the operation's, else the document's) as body encodings."""
     raw = op.get("consumes") if isinstance(op.get("consumes"), list) else doc.get("consumes")
-    return {k for k in (_media_kind(m) for m in raw if isinstance(m, str)) if k} if isinstance(raw, list) else set()
+    return {k for k in (media_kind(m) for m in raw if isinstance(m, str)) if k} if isinstance(raw, list) else set()
 
 
 _SCALARS = ("string", "integer", "number", "boolean")
@@ -542,7 +71,7 @@ def _enum(raw: Any) -> list[Any] | None:
     return out
 
 
-def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | None:
+def _param(ctx: DocContext, raw: Any, where: str, swagger2: bool) -> ParamRecord | None:
     p = ctx.deref(raw, where)
     if not isinstance(p, dict):
         ctx.err(where, "a parameter must be an object")
@@ -557,7 +86,7 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
     if loc in ("cookie", "body"):
         return None  # Swagger 2 body parameters are handled as request bodies
     schema = p if swagger2 else ctx.schema(p.get("schema", {}), where + "/schema")
-    t, _ = _type_of(schema)
+    t, _ = type_of(schema)
     # an array's enum and default are usually documented on its items (Swagger 2 `items`, `schema.items`)
     items = (
         ctx.schema(schema.get("items", {}), where + ("/items" if swagger2 else "/schema/items")) if t == "array" else {}
@@ -576,7 +105,7 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
         format=schema.get("format") or ("binary" if t == "file" else None),
         pattern=schema.get("pattern"),
         enum=enum,
-        item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
+        item_type=(type_of(items)[0] if items else "string") if t == "array" else None,
         required=bool(p.get("required")) or loc == "path",
         example=p.get("example", schema.get("example")),
         default=default,
@@ -585,7 +114,7 @@ def _param(ctx: _Ctx, raw: Any, where: str, swagger2: bool) -> ParamRecord | Non
 
 
 def _body_params(
-    ctx: _Ctx, op: dict[str, Any], shared: list[Any], where: str, swagger2: bool
+    ctx: DocContext, op: dict[str, Any], shared: list[Any], where: str, swagger2: bool
 ) -> tuple[list[ParamRecord], str | None]:
     """The properties of the request body's schema as body parameters, and the encoding they travel in. Of an
     OpenAPI 3 body's media types, one with a schema is preferred, and JSON over form over multipart; a Swagger 2
@@ -606,20 +135,20 @@ def _body_params(
         content = body.get("content", {}) if isinstance(body, dict) else {}
         best: tuple[bool, int, bool, int] | None = None
         for i, (m, obj) in enumerate(content.items() if isinstance(content, dict) else []):
-            k = _media_kind(str(m))
-            if k is None or not isinstance(obj, dict) or ("*" in str(m) and not _has_schema(obj)):
+            k = media_kind(str(m))
+            if k is None or not isinstance(obj, dict) or ("*" in str(m) and not has_schema(obj)):
                 continue
-            rank = (not _has_schema(obj), _BODY_ORDER[k], str(m).strip().lower() != k, i)
+            rank = (not has_schema(obj), BODY_ORDER[k], str(m).strip().lower() != k, i)
             if best is None or rank < best:
                 best, media, kind, chosen = rank, obj, k, str(m)
         if media is not None:
-            schema = ctx.schema(media.get("schema", {}), f"{where}/requestBody/content/{_esc(chosen)}/schema")
+            schema = ctx.schema(media.get("schema", {}), f"{where}/requestBody/content/{escape(chosen)}/schema")
     out = []
     required = set(schema.get("required") or [])
     whole = media.get("example") if not swagger2 and isinstance(media, dict) else schema.get("example")
     for name, sub in (schema.get("properties") or {}).items():
         s = ctx.schema(sub, where)
-        t, _ = _type_of(s)
+        t, _ = type_of(s)
         items = ctx.schema(s.get("items", {}), where) if t == "array" else {}
         example = whole.get(name) if isinstance(whole, dict) and name in whole else s.get("example")
         if example is None and "example" in items:
@@ -635,7 +164,7 @@ def _body_params(
                 format=s.get("format"),
                 pattern=s.get("pattern"),
                 enum=enum,
-                item_type=(_type_of(items)[0] if items else "string") if t == "array" else None,
+                item_type=(type_of(items)[0] if items else "string") if t == "array" else None,
                 required=name in required,
                 example=example,
                 default=s.get("default", items.get("default")),
@@ -662,7 +191,7 @@ def _under_base(base_url: str, path: Any) -> str:
     return f"{base}/{tail}"
 
 
-def _server_url(ctx: _Ctx, doc: dict[str, Any], swagger2: bool, meta: RegistrationMeta) -> str:
+def _server_url(ctx: DocContext, doc: dict[str, Any], swagger2: bool, meta: RegistrationMeta) -> str:
     if swagger2:
         host, base_path = doc.get("host"), doc.get("basePath")
         if isinstance(host, str) and "//" in host:  # `host: https://apis.example.kr/` (a URL where a host belongs)
@@ -708,121 +237,6 @@ def _server_url(ctx: _Ctx, doc: dict[str, Any], swagger2: bool, meta: Registrati
     return ""
 
 
-def _prefix(server_url: str, title: str) -> str:
-    parsed = urlparse(server_url)
-    segments = parsed.path.strip("/").split("/")
-    first = segments[0]
-    if first == "1613000" and len(segments) > 1 and segments[1].startswith(("Bus", "Arvl")):
-        return "tago"
-    if first in PROVIDER_PREFIX:
-        return PROVIDER_PREFIX[first]
-    if parsed.hostname in HOST_PREFIX:
-        return HOST_PREFIX[parsed.hostname]
-    slug = snake(re.sub(r"[^0-9A-Za-z ]+", " ", title))[:20].strip("_")
-    # "교차로 정보 API", "공공데이터 OpenAPI v2": the only ASCII in a Korean title is generic, so it names nothing
-    return slug if slug and not all(_GENERIC.fullmatch(w) for w in slug.split("_")) else _path_prefix(parsed)
-
-
-#: Words and segments that name no API: versions, numbers, data.go.kr provider codes (`1360000`, `B553766`).
-_GENERIC = re.compile(r"op|api|apis|open|openapi|rest|restapi|service|services|svc|www|v\d+|\d+", re.I)
-_CODE_SEGMENT = re.compile(r"[A-Za-z]{0,3}\d{4,}|v\d+([._]\d+)*|\d+([._]\d+)*|api|apis|openapi|rest|services?", re.I)
-
-
-def _words_cut(word: str, limit: int = 20) -> str:
-    """At most `limit` characters, cut at a word boundary (a readable prefix, not `crsrd_map_info_servi`)."""
-    if len(word) <= limit:
-        return word
-    out = ""
-    for w in word.split("_"):
-        if len(out) + len(w) + bool(out) > limit:
-            break
-        out = f"{out}_{w}" if out else w
-    return out or word[:limit]
-
-
-def _path_prefix(parsed: Any) -> str:
-    """A stable readable prefix when the title gives none (Korean titles): the first path segment that names
-    something (not a provider code, number, version or 'api'), without a generic tail (`CrsrdMapInfoService_2.0`
-    gives `crsrd_map_info`), else the host's first label that names something."""
-    for seg in parsed.path.strip("/").split("/"):
-        if _CODE_SEGMENT.fullmatch(seg):
-            continue
-        words = snake(seg).split("_")
-        while len(words) > 1 and _GENERIC.fullmatch(words[-1]):
-            words.pop()
-        word = "_".join(words)
-        if word and not _GENERIC.fullmatch(word):
-            return _words_cut(word)
-    for label in (parsed.hostname or "").split(".")[:-1]:
-        word = snake(label)
-        if word and not _GENERIC.fullmatch(word):
-            return _words_cut(word)
-    return "api"
-
-
-#: First words that make a path segment an operation name already (data.go.kr: `/getCrsrdMapInfo`).
-_VERBS = frozenset(
-    {
-        "get",
-        "list",
-        "search",
-        "find",
-        "fetch",
-        "retrieve",
-        "read",
-        "query",
-        "inquire",
-        "inqire",
-        "lookup",
-        "select",
-        "count",
-        "check",
-        "validate",
-        "verify",
-        "create",
-        "add",
-        "insert",
-        "post",
-        "put",
-        "register",
-        "regist",
-        "save",
-        "upload",
-        "send",
-        "issue",
-        "request",
-        "apply",
-        "update",
-        "set",
-        "modify",
-        "patch",
-        "edit",
-        "delete",
-        "remove",
-        "del",
-        "cancel",
-        "download",
-        "calc",
-        "convert",
-    }
-)
-
-
-def _path_words(method: str, path: str) -> str:
-    """An operation's name when its operationId gives none, from the operation alone (so that adding an
-    operation renames no other): a segment that is already a verb phrase stays as it is (`GET /getCrsrdMapInfo`
-    -> `get_crsrd_map_info`); a REST path reads as method, resources and trailing path parameters
-    (`DELETE /users/{id}` -> `delete_users_by_id`). Provider codes, versions and `.do` endings are left out."""
-    segments = [seg for seg in path.strip("/").split("/") if seg]
-    trailing: list[str] = []
-    while segments and "{" in segments[-1]:
-        trailing.insert(0, snake(segments.pop()))
-    static = [re.sub(r"\.(do|json|xml|jsp|php|aspx?)$", "", seg, flags=re.I) for seg in segments if "{" not in seg]
-    words = [w for w in (snake(seg) for seg in static if seg and not _CODE_SEGMENT.fullmatch(seg)) if w != "op"]
-    name = words[-1] if words and words[-1].split("_", 1)[0] in _VERBS else "_".join([method, *words])
-    return f"{name}_by_{'_'.join(trailing)}" if trailing else name
-
-
 def api_id_for(doc: dict[str, Any], server_url: str) -> str:
     parsed = urlparse(server_url)
     base = snake(f"{parsed.hostname or 'api'} {parsed.path}")[:48].strip("_")
@@ -843,28 +257,144 @@ def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiR
         ) from exc
 
 
+def _source_format(ctx: DocContext, doc: dict[str, Any]) -> tuple[bool, str]:
+    """(Swagger 2?, the source format: `swagger-2.0`, `openapi-3.0`, `openapi-3.1`)."""
+    if "swagger" in doc:
+        if str(doc.get("swagger")) != "2.0":
+            ctx.err("/swagger", f"unsupported Swagger version {doc.get('swagger')!r} (2.0 expected)")
+        return True, "swagger-2.0"
+    if "openapi" in doc:
+        version = str(doc.get("openapi"))
+        if not re.match(r"^3\.[01]\.\d+$", version):
+            ctx.err("/openapi", f"unsupported OpenAPI version {version!r} (3.0.x or 3.1.x expected)")
+        return False, f"openapi-{version[:3]}"
+    raise InvalidInput(
+        "not an OpenAPI 3 or Swagger 2.0 document",
+        locations=[{"pointer": "/", "message": "neither 'openapi' nor 'swagger' is present"}],
+    )
+
+
+def _query_key_param(doc: dict[str, Any], swagger2: bool) -> str | None:
+    """The query parameter an apiKey security scheme names (the last one declared), if any."""
+    security_param = None
+    components: dict[str, Any] = doc["components"] if isinstance(doc.get("components"), dict) else {}
+    schemes = components.get("securitySchemes") if not swagger2 else doc.get("securityDefinitions")
+    if isinstance(schemes, dict):
+        for sch in schemes.values():
+            if isinstance(sch, dict) and sch.get("type") == "apiKey" and sch.get("in") == "query":
+                security_param = sch.get("name")
+    return security_param
+
+
+class _Operations:
+    """Reads every operation of a document's `paths` into a tool, reporting problems to the context."""
+
+    def __init__(self, ctx: DocContext, swagger2: bool, server_url: str, prefix: str, auth_param: str | None) -> None:
+        self.ctx = ctx
+        self.swagger2 = swagger2
+        self.server_url = server_url
+        self.prefix = prefix
+        self.auth_param = auth_param
+        self.used: set[str] = set()  # tool names given so far
+
+    def tools(self, paths: dict[Any, Any]) -> list[ToolRecord]:
+        ctx = self.ctx
+        tools: list[ToolRecord] = []
+        for path, item in paths.items():
+            where = pointer("paths", path)
+            if not isinstance(path, str) or not path.startswith("/"):
+                ctx.err(where, "a path must start with '/'")
+                continue
+            item = ctx.deref(item, where)
+            if not isinstance(item, dict):
+                ctx.err(where, "a path item must be an object")
+                continue
+            shared = item.get("parameters") or []
+            for method in METHODS:
+                if method not in item:
+                    continue
+                op_where = f"{where}/{method}"
+                op = item[method]
+                if not isinstance(op, dict):
+                    ctx.err(op_where, "an operation must be an object")
+                    continue
+                tool = self._tool(path, method, op, shared, where, op_where)
+                if tool is not None:
+                    tools.append(tool)
+        return tools
+
+    def _params(
+        self, op: dict[str, Any], shared: Any, where: str, op_where: str
+    ) -> tuple[list[ParamRecord], str | None] | None:
+        """An operation's parameters (the path item's, overridden by the operation's, then the body's) and the
+        encoding of its body; None when the parameters are no list."""
+        ctx, swagger2 = self.ctx, self.swagger2
+        raw_params = op.get("parameters") or []
+        if not isinstance(raw_params, list) or not isinstance(shared, list):
+            ctx.err(op_where + "/parameters", "parameters must be a list")
+            return None
+        merged: dict[str, ParamRecord] = {}
+        for base, raws in ((where, shared), (op_where, raw_params)):
+            for i, raw in enumerate(raws):
+                p = _param(ctx, raw, f"{base}/parameters/{i}", swagger2)
+                if p:
+                    merged[p.key()] = p
+        body, body_media = _body_params(ctx, op, shared, op_where, swagger2)
+        form = [p for p in merged.values() if p.location == "body"]  # formData parameters
+        if form and not body:
+            body_media = _form_media(_consumes(op, ctx.doc), form)
+        return [*merged.values(), *body], body_media
+
+    def _tool(
+        self, path: str, method: str, op: dict[str, Any], shared: Any, where: str, op_where: str
+    ) -> ToolRecord | None:
+        ctx = self.ctx
+        read = self._params(op, shared, where, op_where)
+        if read is None:
+            return None
+        params, body_media = read
+        key_param = self.auth_param or next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
+        params = [p for p in params if p.name != key_param]
+        fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
+        fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
+        envelope, items_path, item_schema = find_items(ctx, response_schema(ctx, op, op_where, self.swagger2), op_where)
+        fields = item_fields(ctx, item_schema, items_path, op_where)
+        words = operation_words(op, method, path)
+        name = unique_name(self.prefix, words, self.used)
+        visible = [p for p in params if fmt is None or p.name != fmt.name]
+        summary = str(op.get("summary") or "")
+        description = str(op.get("description") or "")
+        tool = ToolRecord(
+            name=name,
+            api_id="",
+            op_key=f"{method.upper()} {path}",
+            method=method.upper(),
+            url=self.server_url + path,
+            summary=summary,
+            description=description,
+            description_en=" ".join(words.split("_")).capitalize(),
+            intent=str(op.get("x-kopa-intent") or ""),
+            envelope=envelope,
+            items_path=items_path,
+            params=params,
+            fields=fields,
+            json_schema=model_schema(summary or description, visible),
+            format_param=f"{fmt.name}={fmt_value}" if fmt else None,
+            auth_param=key_param,
+            body_media=body_media,
+        )
+        tool.spec_hash = spec_hash(tool)
+        return tool
+
+
 def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord]]:
     if not isinstance(doc, dict):
         raise InvalidInput(
             "the document must be a JSON/YAML object",
             locations=[{"pointer": "/", "message": f"got {type(doc).__name__}"}],
         )
-    ctx = _Ctx(doc)
-    swagger2 = "swagger" in doc
-    if swagger2:
-        if str(doc.get("swagger")) != "2.0":
-            ctx.err("/swagger", f"unsupported Swagger version {doc.get('swagger')!r} (2.0 expected)")
-        source = "swagger-2.0"
-    elif "openapi" in doc:
-        version = str(doc.get("openapi"))
-        if not re.match(r"^3\.[01]\.\d+$", version):
-            ctx.err("/openapi", f"unsupported OpenAPI version {version!r} (3.0.x or 3.1.x expected)")
-        source = f"openapi-{version[:3]}"
-    else:
-        raise InvalidInput(
-            "not an OpenAPI 3 or Swagger 2.0 document",
-            locations=[{"pointer": "/", "message": "neither 'openapi' nor 'swagger' is present"}],
-        )
+    ctx = DocContext(doc)
+    swagger2, source = _source_format(ctx, doc)
     info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
     if not isinstance(doc.get("info"), dict):
         ctx.err("/info", "info must be an object with a title")
@@ -874,97 +404,10 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
         ctx.err("/paths", "paths must be an object")
         paths = {}
     server_url = _server_url(ctx, doc, swagger2, meta)
-
-    security_param = None
-    components: dict[str, Any] = doc["components"] if isinstance(doc.get("components"), dict) else {}
-    schemes = components.get("securitySchemes") if not swagger2 else doc.get("securityDefinitions")
-    if isinstance(schemes, dict):
-        for sch in schemes.values():
-            if isinstance(sch, dict) and sch.get("type") == "apiKey" and sch.get("in") == "query":
-                security_param = sch.get("name")
+    security_param = _query_key_param(doc, swagger2)
     auth = meta.auth or AuthConfig(param=security_param)
     auth_param = auth.param or security_param
-
-    prefix = _prefix(server_url, title)
-    tools: list[ToolRecord] = []
-    used: set[str] = set()
-    for path, item in paths.items():
-        where = pointer("paths", path)
-        if not isinstance(path, str) or not path.startswith("/"):
-            ctx.err(where, "a path must start with '/'")
-            continue
-        item = ctx.deref(item, where)
-        if not isinstance(item, dict):
-            ctx.err(where, "a path item must be an object")
-            continue
-        shared = item.get("parameters") or []
-        for method in METHODS:
-            if method not in item:
-                continue
-            op_where = f"{where}/{method}"
-            op = item[method]
-            if not isinstance(op, dict):
-                ctx.err(op_where, "an operation must be an object")
-                continue
-            raw_params = op.get("parameters") or []
-            if not isinstance(raw_params, list) or not isinstance(shared, list):
-                ctx.err(op_where + "/parameters", "parameters must be a list")
-                continue
-            merged: dict[str, ParamRecord] = {}
-            for i, raw in enumerate(shared):
-                p = _param(ctx, raw, f"{where}/parameters/{i}", swagger2)
-                if p:
-                    merged[p.key()] = p
-            for i, raw in enumerate(raw_params):
-                p = _param(ctx, raw, f"{op_where}/parameters/{i}", swagger2)
-                if p:
-                    merged[p.key()] = p
-            body, body_media = _body_params(ctx, op, shared, op_where, swagger2)
-            form = [p for p in merged.values() if p.location == "body"]  # formData parameters
-            if form and not body:
-                body_media = _form_media(_consumes(op, doc), form)
-            params = [*merged.values(), *body]
-            key_param = auth_param or next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
-            params = [p for p in params if p.name != key_param]
-            fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
-            fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
-            envelope, items_path, item_schema = _find_items(
-                ctx, _response_schema(ctx, op, op_where, swagger2), op_where
-            )
-            fields = _fields(ctx, item_schema, items_path, op_where)
-            op_id = snake(op["operationId"]) if isinstance(op.get("operationId"), str) else "op"
-            words = op_id if op_id != "op" else _path_words(method, path)
-            name = f"{prefix}_{words}"[:MAX_NAME].rstrip("_")
-            base, n = name, 2
-            while name in used:
-                suffix = f"_{n}"
-                name = base[: MAX_NAME - len(suffix)] + suffix
-                n += 1
-            used.add(name)
-            visible = [p for p in params if fmt is None or p.name != fmt.name]
-            summary = str(op.get("summary") or "")
-            description = str(op.get("description") or "")
-            tool = ToolRecord(
-                name=name,
-                api_id="",
-                op_key=f"{method.upper()} {path}",
-                method=method.upper(),
-                url=server_url + path,
-                summary=summary,
-                description=description,
-                description_en=" ".join(words.split("_")).capitalize(),
-                intent=str(op.get("x-kopa-intent") or ""),
-                envelope=envelope,
-                items_path=items_path,
-                params=params,
-                fields=fields,
-                json_schema=model_schema(summary or description, visible),
-                format_param=f"{fmt.name}={fmt_value}" if fmt else None,
-                auth_param=key_param,
-                body_media=body_media,
-            )
-            tool.spec_hash = spec_hash(tool)
-            tools.append(tool)
+    tools = _Operations(ctx, swagger2, server_url, tool_prefix(server_url, title), auth_param).tools(paths)
     if not tools and not ctx.errors:
         ctx.err("/paths", "the document declares no operations")
     if ctx.errors:

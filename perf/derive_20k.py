@@ -179,18 +179,20 @@ def _param_name(style: str, noun: str) -> str:
     return {"id": "id", "camel": f"{noun}Id", "snake": f"{noun}_id"}[style]
 
 
-def vendor_document(
-    rnd: random.Random, vendor: str, resources: int, style: str, domains: Domains
-) -> tuple[str, dict[str, Any]]:
-    """A REST document: `resources` resources (each with one nested child), ten operations per resource. Its
-    domains are its own: a vendor's user id means nothing to another vendor's user id parameter."""
-    api_id = f"{vendor}-api"
-    nouns = sorted({f"{q}{n.capitalize()}" if q else n for q in [*QUALIFIERS, *NOUNS] for n in NOUNS if q != n})
-    rnd.shuffle(nouns)
-    nouns = nouns[: resources * 2]
-    paths: dict[str, Any] = {}
+def _cap(noun: str) -> str:
+    return f"{noun[0].upper()}{noun[1:]}"
 
-    def item(noun: str, parent: str | None, ref: str, op_key_list: list[str]) -> dict[str, Any]:
+
+class _Vendor:
+    """The parts of one vendor's document, each recording the domain of its fields and parameters (what the
+    generator meant) by (api id, op key, name)."""
+
+    def __init__(self, api_id: str, domains: Domains) -> None:
+        self.api_id = api_id
+        self.domains = domains
+
+    def item(self, noun: str, parent: str | None, ref: str, op_key_list: list[str]) -> dict[str, Any]:
+        api_id, domains = self.api_id, self.domains
         props: dict[str, Any] = {}
         for name, typ, desc in GENERIC_FIELDS:
             props[name] = {"type": typ, "description": desc.format(r=noun)}
@@ -208,16 +210,16 @@ def vendor_document(
                 domains[(api_id, op, "f:" + name)] = api_id + "/" + dom
         return _schema(props)
 
-    def body(noun: str, ref: str, op: str) -> dict[str, Any]:
+    def body(self, noun: str, ref: str, op: str) -> dict[str, Any]:
         props = {}
         for name in ("name", "description", "type", "status", "value", "code", f"{ref}Id"):
             props[name] = {"type": "string", "description": f"{name} of the {noun}."}
-            domains[(api_id, op, "p:" + name)] = (
-                api_id + "/" + (f"{ref}.id" if name.endswith("Id") else f"{noun}.{name}")
+            self.domains[(self.api_id, op, "p:" + name)] = (
+                self.api_id + "/" + (f"{ref}.id" if name.endswith("Id") else f"{noun}.{name}")
             )
         return {"content": {"application/json": {"schema": _schema(props)}}}
 
-    def list_params(noun: str, ref: str, op: str) -> list[dict[str, Any]]:
+    def list_params(self, noun: str, ref: str, op: str) -> list[dict[str, Any]]:
         out = []
         for name, dom in (
             ("limit", "page.limit"),
@@ -236,11 +238,11 @@ def vendor_document(
                     "description": f"Filter by {name}.",
                 }
             )
-            domains[(api_id, op, "p:" + name)] = api_id + "/" + dom
+            self.domains[(self.api_id, op, "p:" + name)] = self.api_id + "/" + dom
         return out
 
-    def path_param(name: str, noun: str, op: str) -> dict[str, Any]:
-        domains[(api_id, op, "p:" + name)] = api_id + "/" + f"{noun}.id"
+    def path_param(self, name: str, noun: str, op: str) -> dict[str, Any]:
+        self.domains[(self.api_id, op, "p:" + name)] = self.api_id + "/" + f"{noun}.id"
         return {
             "name": name,
             "in": "path",
@@ -249,18 +251,14 @@ def vendor_document(
             "description": f"The {noun} identifier.",
         }
 
-    for r in range(resources):
-        top, child = nouns[2 * r], nouns[2 * r + 1]
-        ref = rnd.choice(nouns)
+    def resource(self, rnd: random.Random, paths: dict[str, Any], top: str, ref: str, style: str) -> str:
+        """List and create on /tops, get, replace, update and delete on /tops/{id}; returns the parent path
+        parameter its child resource is nested under."""
         coll, one = f"/{top}s", f"/{top}s/{{{_param_name(style, top)}}}"
         pid = _param_name(style, top)
-        pid_parent = f"{top}Id" if style != "snake" else f"{top}_id"
-        ccoll = f"/{top}s/{{{pid_parent}}}/{child}s"
-        cid = _param_name(style, child) if style != "id" else "childId"
-        cone = f"{ccoll}/{{{cid}}}"
         list_key, post_key = f"GET {coll}", f"POST {coll}"
         get_key, put_key, patch_key, del_key = (f"{m} {one}" for m in ("GET", "PUT", "PATCH", "DELETE"))
-        it = item(top, None, ref, [list_key, post_key, get_key, put_key, patch_key])
+        it = self.item(top, None, ref, [list_key, post_key, get_key, put_key, patch_key])
         envelope = rnd.choice(["data", "items", "array"])
         listing = (
             {"type": "array", "items": it}
@@ -269,67 +267,93 @@ def vendor_document(
         )
         paths[coll] = {
             "get": {
-                "operationId": f"list{top[0].upper()}{top[1:]}s",
-                "parameters": list_params(top, ref, list_key),
+                "operationId": f"list{_cap(top)}s",
+                "parameters": self.list_params(top, ref, list_key),
                 "responses": _content(listing),
             },
             "post": {
-                "operationId": f"create{top[0].upper()}{top[1:]}",
-                "requestBody": body(top, ref, post_key),
+                "operationId": f"create{_cap(top)}",
+                "requestBody": self.body(top, ref, post_key),
                 "responses": _content(it),
             },
         }
         paths[one] = {
             "get": {
-                "operationId": f"get{top[0].upper()}{top[1:]}",
-                "parameters": [path_param(pid, top, get_key)],
+                "operationId": f"get{_cap(top)}",
+                "parameters": [self.path_param(pid, top, get_key)],
                 "responses": _content(it),
             },
             "put": {
-                "operationId": f"replace{top[0].upper()}{top[1:]}",
-                "parameters": [path_param(pid, top, put_key)],
-                "requestBody": body(top, ref, put_key),
+                "operationId": f"replace{_cap(top)}",
+                "parameters": [self.path_param(pid, top, put_key)],
+                "requestBody": self.body(top, ref, put_key),
                 "responses": _content(it),
             },
             "patch": {
-                "operationId": f"update{top[0].upper()}{top[1:]}",
-                "parameters": [path_param(pid, top, patch_key)],
-                "requestBody": body(top, ref, patch_key),
+                "operationId": f"update{_cap(top)}",
+                "parameters": [self.path_param(pid, top, patch_key)],
+                "requestBody": self.body(top, ref, patch_key),
                 "responses": _content(it),
             },
             "delete": {
-                "operationId": f"delete{top[0].upper()}{top[1:]}",
-                "parameters": [path_param(pid, top, del_key)],
+                "operationId": f"delete{_cap(top)}",
+                "parameters": [self.path_param(pid, top, del_key)],
                 "responses": {"204": {"description": "gone"}},
             },
         }
+        return f"{top}Id" if style != "snake" else f"{top}_id"
+
+    def child(self, paths: dict[str, Any], top: str, child: str, ref: str, style: str, pid_parent: str) -> None:
+        """List and create on /tops/{topId}/childs, get and delete on /tops/{topId}/childs/{childId}."""
+        ccoll = f"/{top}s/{{{pid_parent}}}/{child}s"
+        cid = _param_name(style, child) if style != "id" else "childId"
+        cone = f"{ccoll}/{{{cid}}}"
+        name = f"{_cap(top)}{_cap(child)}"
         clist, cpost, cget, cdel = f"GET {ccoll}", f"POST {ccoll}", f"GET {cone}", f"DELETE {cone}"
-        cit = item(child, top, ref, [clist, cpost, cget])
+        cit = self.item(child, top, ref, [clist, cpost, cget])
         paths[ccoll] = {
             "get": {
-                "operationId": f"list{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}s",
-                "parameters": [path_param(pid_parent, top, clist), *list_params(child, ref, clist)],
+                "operationId": f"list{name}s",
+                "parameters": [self.path_param(pid_parent, top, clist), *self.list_params(child, ref, clist)],
                 "responses": _content(_schema({"data": {"type": "array", "items": cit}})),
             },
             "post": {
-                "operationId": f"create{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
-                "parameters": [path_param(pid_parent, top, cpost)],
-                "requestBody": body(child, ref, cpost),
+                "operationId": f"create{name}",
+                "parameters": [self.path_param(pid_parent, top, cpost)],
+                "requestBody": self.body(child, ref, cpost),
                 "responses": _content(cit),
             },
         }
         paths[cone] = {
             "get": {
-                "operationId": f"get{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
-                "parameters": [path_param(pid_parent, top, cget), path_param(cid, child, cget)],
+                "operationId": f"get{name}",
+                "parameters": [self.path_param(pid_parent, top, cget), self.path_param(cid, child, cget)],
                 "responses": _content(cit),
             },
             "delete": {
-                "operationId": f"delete{top[0].upper()}{top[1:]}{child[0].upper()}{child[1:]}",
-                "parameters": [path_param(pid_parent, top, cdel), path_param(cid, child, cdel)],
+                "operationId": f"delete{name}",
+                "parameters": [self.path_param(pid_parent, top, cdel), self.path_param(cid, child, cdel)],
                 "responses": {"204": {"description": "gone"}},
             },
         }
+
+
+def vendor_document(
+    rnd: random.Random, vendor: str, resources: int, style: str, domains: Domains
+) -> tuple[str, dict[str, Any]]:
+    """A REST document: `resources` resources (each with one nested child), ten operations per resource. Its
+    domains are its own: a vendor's user id means nothing to another vendor's user id parameter."""
+    api_id = f"{vendor}-api"
+    nouns = sorted({f"{q}{n.capitalize()}" if q else n for q in [*QUALIFIERS, *NOUNS] for n in NOUNS if q != n})
+    rnd.shuffle(nouns)
+    nouns = nouns[: resources * 2]
+    paths: dict[str, Any] = {}
+    parts = _Vendor(api_id, domains)
+    for r in range(resources):
+        top, child = nouns[2 * r], nouns[2 * r + 1]
+        ref = rnd.choice(nouns)
+        pid_parent = parts.resource(rnd, paths, top, ref, style)
+        parts.child(paths, top, child, ref, style, pid_parent)
     return api_id, {
         "openapi": "3.0.3",
         "info": {"title": f"{vendor} API", "version": "2"},

@@ -52,7 +52,7 @@ from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.records import Trajectory
 from tests.support.helpers import verified_store
-from training import datasets as D
+from training.datasets import sft_row
 from training.run import load_model, load_tokenizer, offline, probe
 from training.tiny import build_tiny, conversation_texts
 
@@ -155,25 +155,31 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / max(1, len(xs))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--records", type=int, default=160, help="single-call trajectories to synthesise")
-    ap.add_argument("--sft-steps", type=int, default=300)
-    ap.add_argument("--grpo-steps", type=int, default=24)
-    ap.add_argument("--heldout", type=int, default=24, help="held-out prompts for the call-format rate")
-    ap.add_argument("--workdir", type=Path, default=Path(".kopa/train-curves"))
-    args = ap.parse_args()
-    root: Path = args.workdir
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
-    t0, c0 = time.perf_counter(), time.process_time()
+#: Options of every training run here: full fine-tuning of the tiny model, every record trained on, whole.
+COMMON = [
+    "--set",
+    "lora.enabled=false",
+    "--set",
+    "data.eval_fraction=0.0",
+    "--set",
+    "data.length_policy=keep",
+    "--set",
+    f"sft.max_length={SFT_MAX_LENGTH}",
+    "--set",
+    "grpo.max_prompt_length=1536",
+]
+
+
+def _data(root: Path, n_records: int, n_heldout: int, t0: float) -> tuple[Path, list[Trajectory]]:
+    """Synthesise single-call trajectories, write the training ones to train.jsonl, build the tiny model on
+    their texts; returns the model and the held-out probes."""
     settings, transport = sandbox_mode(Settings())
     store = verified_store(root / "g.sqlite3", settings, transport)
 
     async def go() -> dict[str, Any]:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
-            return await synthesize(store, settings, ex, count=args.records, shapes=("single",), extras={})
+            return await synthesize(store, settings, ex, count=n_records, shapes=("single",), extras={})
         finally:
             await ex.aclose()
 
@@ -187,27 +193,18 @@ def main() -> None:
         "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in train), encoding="utf-8"
     )
     names = sorted({t["function"]["name"] for r in records for t in r.tools})
-    model = build_tiny(root / "tiny", conversation_texts([D.sft_row(r) for r in records]), words=names, **TINY)
-    probes = heldout[: args.heldout]
+    model = build_tiny(root / "tiny", conversation_texts([sft_row(r) for r in records]), words=names, **TINY)
     print(
         f"data: {len(records)} single-call trajectories over {len(names)} tools, train {len(train)}, held out "
         f"{len(heldout)} (requests never trained on); tiny model {TINY}; {time.perf_counter() - t0:.0f} s",
         flush=True,
     )
+    return model, heldout[:n_heldout]
 
+
+def _sft(root: Path, model: Path, steps: int, probes: list[Trajectory]) -> None:
+    """SFT of the tiny model; prints the loss curve and the held-out rates before and after."""
     before = _probe(model, probes)
-    common = [
-        "--set",
-        "lora.enabled=false",
-        "--set",
-        "data.eval_fraction=0.0",
-        "--set",
-        "data.length_policy=keep",
-        "--set",
-        f"sft.max_length={SFT_MAX_LENGTH}",
-        "--set",
-        "grpo.max_prompt_length=1536",
-    ]
     t1 = time.perf_counter()
     sft = _invoke(
         train_app,
@@ -219,14 +216,14 @@ def main() -> None:
         "--out",
         str(root / "sft"),
         "--steps",
-        str(args.sft_steps),
+        str(steps),
         "--set",
         f"train.learning_rate={SFT_LR}",
         "--set",
-        f"train.save_steps={args.sft_steps}",
+        f"train.save_steps={steps}",
         "--set",
         "train.logging_steps=20",
-        *common,
+        *COMMON,
     )
     after = _probe(root / "sft" / "model", probes)
     losses = [
@@ -242,6 +239,9 @@ def main() -> None:
         flush=True,
     )
 
+
+def _grpo(root: Path, steps: int, probes: list[Trajectory]) -> None:
+    """GRPO (replay) from the SFT model; prints the reward curve, its parts by half, and the held-out rates."""
     t2 = time.perf_counter()
     grpo = _invoke(
         train_app,
@@ -253,7 +253,7 @@ def main() -> None:
         "--out",
         str(root / "grpo"),
         "--steps",
-        str(args.grpo_steps),
+        str(steps),
         "--set",
         "grpo.num_generations=4",
         "--set",
@@ -265,12 +265,12 @@ def main() -> None:
         "--set",
         "grpo.max_tool_calling_iterations=2",
         "--set",
-        f"train.save_steps={args.grpo_steps}",
+        f"train.save_steps={steps}",
         "--set",
         f"train.learning_rate={GRPO_LR}",
         "--set",
         "train.logging_steps=1",
-        *common,
+        *COMMON,
     )
     rows = [json.loads(x) for x in (root / "grpo" / "rewards.jsonl").read_text(encoding="utf-8").splitlines()]
     reward = [round(float(r["reward"]), 3) for r in rows]
@@ -299,6 +299,9 @@ def main() -> None:
         flush=True,
     )
 
+
+def _bench_all(root: Path, model: Path) -> None:
+    """KOPA-Bench single-call tasks for the untrained, SFT and SFT+GRPO models."""
     singles = ",".join(t.id for t in load_tasks() if t.category == "single")
     t3 = time.perf_counter()
     scores = {
@@ -314,6 +317,24 @@ def main() -> None:
             for k, v in scores.items()
         )
     )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=160, help="single-call trajectories to synthesise")
+    ap.add_argument("--sft-steps", type=int, default=300)
+    ap.add_argument("--grpo-steps", type=int, default=24)
+    ap.add_argument("--heldout", type=int, default=24, help="held-out prompts for the call-format rate")
+    ap.add_argument("--workdir", type=Path, default=Path(".kopa/train-curves"))
+    args = ap.parse_args()
+    root: Path = args.workdir
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    t0, c0 = time.perf_counter(), time.process_time()
+    model, probes = _data(root, args.records, args.heldout, t0)
+    _sft(root, model, args.sft_steps, probes)
+    _grpo(root, args.grpo_steps, probes)
+    _bench_all(root, model)
     print(
         f"total {time.perf_counter() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU in this process "
         f"(os.cpu_count()={os.cpu_count()}); run folders under {root}"

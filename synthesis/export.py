@@ -358,35 +358,16 @@ def lengths(records: Sequence[Trajectory]) -> dict[str, int]:
     return {r.id: len(to_hermes(r)["text"]) for r in records}
 
 
-def write_hf_dataset(
-    folder: Path, records: Sequence[Record], *, config: dict[str, Any], stats: dict[str, Any], validation: float = 0.0
-) -> Path:
-    """A `datasets`-loadable folder: data/train.jsonl (+ data/validation.jsonl when `validation` > 0, split by
-    tool sequence) with exactly the trl lines, and README.md, the dataset card with a config name unique to this
-    export."""
-    recs = [as_trajectory(r) for r in records]
-    train, val = split_by_sequence(recs, validation)
-    name = config_name(recs, config)
-    data = folder / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    for old in data.glob("*"):
-        old.unlink()
-    splits = [("train", train)] + ([("validation", val)] if val else [])
-    for split, rows in splits:
-        with (data / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(to_trl(r), ensure_ascii=False) + "\n")
+def _dataset_card(
+    name: str,
+    splits: list[tuple[str, list[Trajectory]]],
+    counts: dict[str, Any],
+    config: dict[str, Any],
+    stats: dict[str, Any],
+    longest: int,
+) -> str:
+    """README.md of an HF dataset folder: its config and data files, provenance, counts, quality, config."""
     files = "\n".join(f"  - split: {s}\n    path: data/{s}.jsonl" for s, _ in splits)
-    chars = sorted(lengths(recs).values()) or [0]
-    kinds = Counter(r.kind for r in recs)
-    counts = {
-        "records": len(recs),
-        "train": len(train),
-        "validation": len(val),
-        "kinds": dict(kinds),
-        "tool_sequences": len({sequence_key(r) for r in recs}),
-        "characters": {"min": chars[0], "median": int(statistics.median(chars)), "max": chars[-1]},
-    }
     overlap = stats.get("benchmark_overlap", "not measured for this export (see `kopa bench`)")
     card = f"""---
 language:
@@ -422,7 +403,7 @@ verified by execution, then executed end to end; arguments and results are recor
 {json.dumps(counts, ensure_ascii=False, indent=1)}
 ```
 Splits are by tool sequence: no sequence is in both train and validation. Every conversation renders (tools
-included) in at most {chars[-1]} characters; train with `max_length={SFT_MAX_LENGTH}` and nothing is cut.
+included) in at most {longest} characters; train with `max_length={SFT_MAX_LENGTH}` and nothing is cut.
 
 ## Coverage and quality
 ```json
@@ -442,6 +423,36 @@ included) in at most {chars[-1]} characters; train with `max_length={SFT_MAX_LEN
 (OpenAI-style function definitions) — the same schema as `trl.jsonl`.
 Load with `datasets.load_dataset("<this folder>", "{name}")`.
 """
+    return card
+
+
+def write_hf_dataset(
+    folder: Path, records: Sequence[Record], *, config: dict[str, Any], stats: dict[str, Any], validation: float = 0.0
+) -> Path:
+    """A `datasets`-loadable folder: data/train.jsonl (+ data/validation.jsonl when `validation` > 0, split by
+    tool sequence) with exactly the trl lines, and README.md, the dataset card with a config name unique to this
+    export."""
+    recs = [as_trajectory(r) for r in records]
+    train, val = split_by_sequence(recs, validation)
+    data = folder / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    for old in data.glob("*"):
+        old.unlink()
+    splits = [("train", train)] + ([("validation", val)] if val else [])
+    for split, rows in splits:
+        with (data / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps(to_trl(r), ensure_ascii=False) + "\n")
+    chars = sorted(lengths(recs).values()) or [0]
+    counts = {
+        "records": len(recs),
+        "train": len(train),
+        "validation": len(val),
+        "kinds": dict(Counter(r.kind for r in recs)),
+        "tool_sequences": len({sequence_key(r) for r in recs}),
+        "characters": {"min": chars[0], "median": int(statistics.median(chars)), "max": chars[-1]},
+    }
+    card = _dataset_card(config_name(recs, config), splits, counts, config, stats, chars[-1])
     (folder / "README.md").write_text(card, encoding="utf-8")
     return folder
 

@@ -10,6 +10,9 @@ categories with labels, units and coded values in words), each with its unit, an
 
 An optional paraphrase through an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) can be
 configured with KOPA_PARAPHRASE_URL; it is never required and never a hosted model by default.
+
+Particles and value formatting live in synthesis.korean, the facts of a row or table in synthesis.row_facts,
+clarification and irrelevance samples in synthesis.special_turns.
 """
 
 from __future__ import annotations
@@ -21,98 +24,23 @@ from typing import Any
 import httpx
 
 from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, concepts_of, field_unit, norm
-from graph.models import ParamRecord, ToolRecord
-from synthesis.facts import SIDO_LONG, UNITS, Fact
-from synthesis.records import FactRecord, Plan, Question, Trajectory, TrajectoryStep
+from graph.models import ToolRecord
+from synthesis.facts import Fact
+from synthesis.korean import clean_value, short_description
+from synthesis.korean import fmt_value as fmt_value
+from synthesis.korean import has_batchim as has_batchim
+from synthesis.korean import josa as josa
+from synthesis.korean import verb as verb
+from synthesis.records import FactRecord, Plan, Question, TrajectoryStep
 from synthesis.routes import entity_name_fields, row_kind
+from synthesis.row_facts import ANSWER_MAX, CODE_NAME, NUMERIC, field_fact, label_of, number_of, row_facts, table_facts
 
 _PLACEHOLDER = re.compile(r"'?\{(\w+)\}'?(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
-#: How many answering fields of one row an answer states (and the quality check expects).
-ANSWER_MAX = 4
 STEP_WORDS = ("먼저", "중간에", "단계", "그 결과로", "이어서", "그다음", "그 다음", "다음으로", "거쳐")
-
-
-def fmt_value(name: str, value: Any) -> str:
-    text = str(value)
-    if (
-        re.fullmatch(r"\d{8}", text)
-        and text[:2] in ("19", "20")
-        and ("date" in name.lower() or "dt" in name.lower() or name.lower().endswith("de"))
-    ):
-        return f"{text[:4]}년 {int(text[4:6])}월 {int(text[6:])}일"
-    if re.fullmatch(r"\d{6}", text) and text[:2] in ("19", "20") and "ymd" in name.lower():
-        return f"{text[:4]}년 {int(text[4:])}월"
-    if re.fullmatch(r"\d{12}", text) and name == "tmFc":
-        return f"{text[:4]}년 {int(text[4:6])}월 {int(text[6:8])}일 {text[8:10]}시 발표"
-    if isinstance(value, dict):  # an object item (nts_validate's businesses): its values in words
-        return " ".join(fmt_value(str(k), v) for k, v in value.items())
-    if isinstance(value, list):
-        return ", ".join(fmt_value(name, v) if isinstance(v, dict) else str(v) for v in value)
-    return text
-
-
-_DIGIT_BATCHIM = {
-    "0": True,
-    "1": True,
-    "2": False,
-    "3": True,
-    "4": False,
-    "5": False,
-    "6": True,
-    "7": True,
-    "8": True,
-    "9": False,
-}
-
-
-def has_batchim(word: str) -> bool:
-    word = re.sub(r"[\s'\".,)]+$", "", word)
-    if not word:
-        return False
-    ch = word[-1]
-    if "가" <= ch <= "힣":
-        return (ord(ch) - 0xAC00) % 28 != 0
-    return _DIGIT_BATCHIM.get(ch, False)
-
-
-def josa(word: str, with_batchim: str, without: str) -> str:
-    return word + (with_batchim if has_batchim(word) else without)
-
-
-def ro(word: str) -> str:
-    """'으로' after a final consonant other than ㄹ, else '로' (서울로, 종로구로, 역삼동으로, 1로)."""
-    core = re.sub(r"[\s'\".,)]+$", "", word)
-    ch = core[-1:] if core else ""
-    rieul = ("가" <= ch <= "힣" and (ord(ch) - 0xAC00) % 28 == 8) or ch in ("1", "7", "8")
-    return word + ("으로" if has_batchim(word) and not rieul else "로")
-
-
-def verb(phrase: str, form: str) -> str:
-    """Turn an intent noun phrase ('... 조회', '... 찾기') into a verb form."""
-    if phrase.endswith("찾기"):
-        stem = phrase[:-2] + "찾"
-        return {
-            "and": stem + "고",
-            "then": stem + "은 다음",
-            "req": stem + "아 줘",
-            "polite": stem + "아 주세요",
-            "so": stem + "아서",
-        }[form]
-    return {
-        "and": phrase + "하고",
-        "then": phrase + "한 다음",
-        "req": phrase + "해 줘",
-        "polite": phrase + "해 주세요",
-        "so": phrase + "해서",
-    }[form]
 
 
 def _slots(step: TrajectoryStep) -> dict[str, Any]:
     return {p: v["value"] for p, v in step.provenance.items() if v["kind"] == "slot"}
-
-
-def _short(desc: str) -> str:
-    return re.sub(r"\s*\(.*?\)\s*", "", desc).strip() or desc
 
 
 # ---------------------------------------------------------------------------------------------- goals
@@ -147,7 +75,7 @@ def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, 
     ) or any(w in (s.tool.intent or "") for s in plan.steps[1:] for w in ("근처", "가까운", "주변"))
     parts = []
     for i, (s, st) in enumerate(zip(plan.steps, steps, strict=True)):
-        desc = {p.name: _short(p.description) for p in s.tool.params}
+        desc = {p.name: short_description(p.description) for p in s.tool.params}
         for name, value in _slots(st).items():
             if (i, name) in mentioned:
                 continue
@@ -284,16 +212,10 @@ def answered_fields(items: list[dict[str, Any]], chosen: int = 0) -> list[tuple[
             continue
         if answer_label(k) is None or len(str(v)) > 80:
             continue
-        out.append((k, _clean(v)))
+        out.append((k, clean_value(v)))
         if len(out) == ANSWER_MAX:
             break
     return out
-
-
-def _clean(value: Any) -> str:
-    """A value as an answer states it: HTML breaks as spaces, no trailing period."""
-    text = re.sub(r"<br\s*/?>", " ", str(value).strip())
-    return re.sub(r"\s+", " ", text).rstrip(". ")
 
 
 def _kma_phrase(cat: str, value: str) -> str:
@@ -340,286 +262,6 @@ def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> tuple[str, dict[str,
         else:
             parts.append(f"{title}: {', '.join(labelled)}입니다.")
     return " ".join(parts), answered
-
-
-# ---------------------------------------------------------------------------------------------- special samples
-
-_ASK = {
-    "keyword": "주소",
-    "addr": "주소",
-    "umdname": "동네 이름(읍면동)",
-    "emdongnm": "동네 이름(읍면동)",
-    "stationname": "측정소 이름",
-    "itemname": "약 이름",
-    "item_name": "약 이름",
-    "bno": "사업자등록번호",
-    "sidoname": "시도",
-    "dealymd": "계약 연월",
-    "yadmnm": "기관 이름",
-    "locataddnm": "지역 이름",
-    "nodenm": "정류소 이름",
-    "entpname": "업체 이름",
-    "routeno": "버스 번호",
-}
-
-
-def clarification_turns(
-    record: Trajectory, param: ParamRecord, value: Any, rnd: random.Random
-) -> tuple[str, str, str] | None:
-    """(opening without the value, the assistant's question, the user's reply that supplies it)."""
-    text = fmt_value(param.name, value)
-    if text not in record.request:
-        return None
-    tail = r"'?\s*(지역의|지역|측정소의|측정소|의|근처|기준으로|기준|쪽|관련|번 버스)?\s*"
-    opening = re.sub("'?" + re.escape(text) + tail, "", record.request)
-    opening = re.sub(r"\s+", " ", opening).strip()
-    if len(opening) < 6:
-        return None
-    label = _ASK.get(norm(param.name), _short(param.description) or param.name)
-    if norm(param.name) == "keyword" and "주소" not in param.description:
-        label = "장소 이름"
-    question = rnd.choice(
-        [
-            f"어느 {josa(label, '을', '를')} 기준으로 확인할까요?",
-            f"확인하려면 {label}{'이' if has_batchim(label) else '가'} 필요해요. 알려 주시겠어요?",
-            f"{josa(label, '을', '를')} 알려 주시면 바로 찾아 드릴게요.",
-        ]
-    )
-    reply = rnd.choice(
-        [
-            f"{josa(text, '이요', '요')}.",
-            f"{text} 기준으로 부탁해요.",
-            f"{josa(text, '이에요', '예요')}.",
-            f"{text}입니다.",
-            f"{ro(text)} 알려 주세요.",
-        ]
-    )
-    return opening, question, reply
-
-
-_IRRELEVANT = [
-    "오늘 저녁 메뉴 좀 추천해 줘.",
-    "이 문장을 영어로 번역해 줄래요? '회의는 내일 오전 10시입니다.'",
-    "파이썬으로 리스트를 정렬하는 방법 알려 주세요.",
-    "주말에 볼 만한 영화 추천해 주세요.",
-    "123 곱하기 456은 얼마야?",
-    "자기소개서 첫 문장 좀 다듬어 주세요.",
-    "다음 주 팀 회식 장소 투표 문구 만들어 줘.",
-    "요즘 인기 있는 노래 알려 줘.",
-    "엑셀에서 VLOOKUP 쓰는 법 알려 주세요.",
-    "생일 축하 메시지 짧게 써 줘.",
-    "주식 어떤 종목 사면 좋을까요?",
-    "고양이가 밥을 안 먹는데 왜 그럴까요?",
-    "보고서 제목 세 가지만 제안해 주세요.",
-    "민원 답변 메일 인사말을 써 주세요.",
-    "분석 결과를 요약하는 문장 하나 만들어 주세요.",
-    "회의록 양식 만들어 줄 수 있나요?",
-    "시 한 편 지어 줘.",
-    "이번 달 운동 계획표 짜 줘.",
-    "영어 단어 'ubiquitous' 뜻이 뭐야?",
-    "커피와 녹차 중 카페인이 더 많은 건?",
-]
-
-
-def irrelevant_request(rnd: random.Random) -> str:
-    return rnd.choice(_IRRELEVANT)
-
-
-def irrelevance_answer(tools: list[ToolRecord], rnd: random.Random) -> str:
-    names = ", ".join(goal(t, {})[0] for t in tools[:3])
-    return rnd.choice(
-        [
-            "죄송하지만 이 요청은 제가 쓸 수 있는 도구로는 도와드릴 수 없어요. "
-            f"지금은 {names} 같은 공공데이터 조회를 도와드릴 수 있습니다.",
-            f"지금 연결된 도구({names})는 이 요청과 관련이 없어서 도구를 "
-            "쓰지 않고 답변드려요. 공공데이터 조회가 필요하시면 말씀해 주세요.",
-        ]
-    )
-
-
-def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:
-    """Ask an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) for a natural rewording.
-
-    Falls back to the deterministic text when the endpoint fails or drops a value the request must carry."""
-    body = {
-        "model": "local",
-        "temperature": 0.7,
-        "max_tokens": 256,
-        "messages": [
-            {
-                "role": "system",
-                "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
-                "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요.",
-            },
-            {"role": "user", "content": text},
-        ],
-    }
-    try:
-        resp = httpx.post(url.rstrip("/") + "/v1/chat/completions", json=body, timeout=timeout)
-        resp.raise_for_status()
-        out = str(resp.json()["choices"][0]["message"]["content"]).strip()
-    except (httpx.HTTPError, KeyError, IndexError, ValueError):
-        return text
-    if not out or any(v and v not in out for v in must_keep):
-        return text
-    return out
-
-
-# ---------------------------------------------------------------------------------------------- questions and facts
-
-_ADDRESS_LABEL = re.compile(r"(주소|위치|소재지|시도|시군구|읍면동)")
-_HHMM = re.compile(r"^([01]\d|2[0-3])([0-5]\d)$")
-_NUMERIC = re.compile(r"^-?[\d,]+(\.\d+)?$")
-_CODE_NAME = re.compile(r"(cd|code|id|seq|sn|no|pk|yn|gb|tp|x|y|pos|lati|long|lat|lon)$")
-#: Units of answering fields whose document writes none in parentheses.
-_FIELD_UNITS = {
-    "floor": "층",
-    "grndflrcnt": "층",
-    "kaptdacnt": "세대",
-    "parkqty": "대",
-    "drtotcnt": "명",
-    "intervaltime": "분",
-    "arrprevstationcnt": "정류장",
-    "dealamount": "만원",
-    "deposit": "만원",
-    "monthlyrent": "만원",
-    "totarea": "㎡",
-    "excluusear": "㎡",
-}
-
-
-def _label_of(key: str, desc: str) -> str:
-    return answer_label(key, desc) or _short(desc).split("(")[0].strip() or key
-
-
-def _unit_of(key: str, desc: str) -> str | None:
-    unit = (
-        field_unit(desc)
-        or _FIELD_UNITS.get(norm(key), "")
-        or ("명" if re.search(r"(인구|인원|가입자\s*수|인구수)", desc) else "")
-    )
-    m = re.search(r"\(([^()]*)\)", desc)
-    if not unit and m and m.group(1).strip() in ("cm", "m", "km", "명", "개", "원", "세대", "kg", "t"):
-        unit = m.group(1).strip()
-    return unit or None
-
-
-def _judged_unit(unit: str | None) -> str | None:
-    """A unit as the judge reads it (`synthesis.facts.UNITS`); another one is written but not required."""
-    return unit if unit in UNITS else None
-
-
-def _num(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
-
-
-def _fmt_num(v: float, unit: str | None = None) -> str:
-    if v.is_integer():
-        return f"{int(v):,}" if unit in ("원", "만원") else str(int(v))
-    return f"{v:g}"
-
-
-def _field_fact(key: str, value: Any, desc: str) -> tuple[Fact, str] | None:
-    """One answering field as (fact, phrase the answer writes): numbers with their unit, dates in Korean, codes
-    decoded (grades into words), clock times as HH:MM."""
-    text = _clean(value)
-    label = _label_of(key, desc)
-    n = norm(key)
-    if not text or text in ("-", "N", "Y") or len(text) > 80:
-        return None
-    if n.endswith("grade") or n.endswith("grade1h"):
-        word = AIR_GRADES.get(text)
-        return (Fact("text", word, label=label), f"{label} {word}") if word else None
-    if re.fullmatch(r"(19|20)\d{6}", text) and re.search(r"(일자|일$|date|dd$|de$|dt$)", f"{desc} {n}"):
-        iso = f"{text[:4]}-{text[4:6]}-{text[6:]}"
-        return Fact("date", iso, label=label), f"{label} {text[:4]}년 {int(text[4:6])}월 {int(text[6:])}일"
-    if re.fullmatch(r"(19|20)\d{2}(0[1-9]|1[0-2])", text) and re.search(r"(연월|년월|ym$)", f"{desc} {n}"):
-        month = f"{text[:4]}년 {int(text[4:])}월"
-        return Fact("text", month, label=label), f"{label} {month}"
-    if _HHMM.match(text) and re.search(r"(시각|시간|start|end|time)", f"{desc} {n}"):
-        hhmm = f"{text[:2]}:{text[2:]}"
-        return Fact("text", hhmm, label=label), f"{label} {hhmm}"
-    if _NUMERIC.match(text) and not _CODE_NAME.search(n):
-        v = _num(text)
-        if v is None or len(text.replace(",", "").split(".")[0].lstrip("-")) > 9:
-            return None  # a timestamp or an identifier, not a quantity
-        unit = _unit_of(key, desc)
-        written = _fmt_num(v, unit)
-        return Fact("number", v, tolerance=0.0, unit=_judged_unit(unit), label=label), f"{label} {written}{unit or ''}"
-    if _NUMERIC.match(text) or ("코드" in desc and "명" not in desc):
-        return None  # a code is not an answer
-    kind = (
-        "name"
-        if re.search(r"(nm|name|title|명)$", n)
-        or label.endswith(("명", "이름"))
-        or any(long in text for long in SIDO_LONG)
-        or _ADDRESS_LABEL.search(label)
-        else "text"
-    )
-    return Fact(kind, text, label=label), f"{label} {text}"
-
-
-def row_facts(row: dict[str, Any], tool: ToolRecord, skip: set[str]) -> list[tuple[Fact, str]]:
-    """The facts one row answers: fields with an answering label first, then other described scalar fields; a
-    code whose name field is also in the row gives way to the name; values the user gave are not facts."""
-    desc = {f.name: f.description for f in tool.fields}
-    keys = [k for k in row if answer_label(k) is not None] + [k for k in row if answer_label(k) is None]
-    out: list[tuple[Fact, str]] = []
-    for k in keys:
-        v = row[k]
-        if isinstance(v, bool) or not isinstance(v, str | int | float) or k in skip:
-            continue
-        if norm(k).endswith(("cd", "code")) and any(norm(o) in (norm(k) + "nm", norm(k)[:-2] + "nm") for o in row):
-            continue
-        if answer_label(k) is None and not desc.get(k) and tool.fields:
-            continue
-        got = _field_fact(k, v, desc.get(k, ""))
-        if got is None or any(got[0].label == f.label for f, _ in out):
-            continue
-        out.append(got)
-        if len(out) == ANSWER_MAX:
-            break
-    return out
-
-
-def table_facts(items: list[dict[str, Any]]) -> tuple[list[tuple[Fact, str]], str]:
-    """An observation or forecast over the shown rows: per category its value, or its range over the hours
-    shown; coded categories in words. Returns the facts with phrases and the time span ("15시~17시")."""
-    by_cat: dict[str, list[tuple[str, str]]] = {}
-    for row in items:
-        cat = str(row.get("category"))
-        value = row.get("fcstValue", row.get("obsrValue"))
-        if cat in KMA_CATEGORIES and value not in (None, ""):
-            when = str(row.get("fcstTime") or row.get("baseTime") or "")
-            by_cat.setdefault(cat, []).append((when, str(value).strip()))
-    hours = sorted({w for vs in by_cat.values() for w, _ in vs if w})
-    span = (
-        (f"{int(hours[0][:2])}시" if len(hours) == 1 else f"{int(hours[0][:2])}시~{int(hours[-1][:2])}시")
-        if hours
-        else ""
-    )
-    out: list[tuple[Fact, str]] = []
-    for cat, values in by_cat.items():
-        label, unit = KMA_CATEGORIES[cat]
-        if cat in KMA_CODES:
-            words = list(dict.fromkeys(KMA_CODES[cat].get(v, "") for _, v in values if KMA_CODES[cat].get(v)))
-            if words:
-                out.append((Fact("text", words[0], label=label), f"{label} {'·'.join(words)}"))
-            continue
-        nums = [x for x in (_num(v) for _, v in values) if x is not None]
-        if not nums:
-            continue
-        u = _judged_unit(unit or None)
-        lo, hi = min(nums), max(nums)
-        if lo == hi:
-            out.append((Fact("number", lo, unit=u, label=label), f"{label} {_fmt_num(lo)}{unit}"))
-        else:  # each end in its own clause with its label: a range in one clause offers two values for one fact
-            out.append((Fact("number", lo, unit=u, label=f"최저 {label}"), f"최저 {label} {_fmt_num(lo)}{unit}"))
-            out.append((Fact("number", hi, unit=u, label=f"최고 {label}"), f"최고 {label} {_fmt_num(hi)}{unit}"))
-    return out, span
 
 
 _ASK_CLOSE = {
@@ -694,18 +336,18 @@ def _step_answer(
             k
             for k in items[0]
             if answer_label(k)
-            and all(_NUMERIC.match(str(x.get(k, ""))) for x in items)
-            and not _CODE_NAME.search(norm(k))
+            and all(NUMERIC.match(str(x.get(k, ""))) for x in items)
+            and not CODE_NAME.search(norm(k))
         ]
         if numeric and rnd.random() < 0.5:
             k = numeric[0]
-            best = max(items, key=lambda x: _num(str(x.get(k))) or 0.0)
-            got = _field_fact(k, best[k], desc.get(k, ""))
-            who = _clean(best.get(names[0], ""))
+            best = max(items, key=lambda x: number_of(str(x.get(k))) or 0.0)
+            got = field_fact(k, best[k], desc.get(k, ""))
+            who = clean_value(best.get(names[0], ""))
             if got and who:
                 return "highest", [got[0].label], [(Fact("name", who, label=f"{got[0].label} 최고"), who), got], ""
-        listed = [_clean(x.get(names[0], "")) for x in items if _clean(x.get(names[0], ""))]
-        return "list", [], [*facts, *((Fact("name", n, label=_label_of(names[0], "")), n) for n in listed)], ""
+        listed = [clean_value(x.get(names[0], "")) for x in items if clean_value(x.get(names[0], ""))]
+        return "list", [], [*facts, *((Fact("name", n, label=label_of(names[0], "")), n) for n in listed)], ""
     return "count", [], facts, ""
 
 
@@ -764,3 +406,31 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     return request, answer, records, question
+
+
+def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:
+    """Ask an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) for a natural rewording.
+
+    Falls back to the deterministic text when the endpoint fails or drops a value the request must carry."""
+    body = {
+        "model": "local",
+        "temperature": 0.7,
+        "max_tokens": 256,
+        "messages": [
+            {
+                "role": "system",
+                "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
+                "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요.",
+            },
+            {"role": "user", "content": text},
+        ],
+    }
+    try:
+        resp = httpx.post(url.rstrip("/") + "/v1/chat/completions", json=body, timeout=timeout)
+        resp.raise_for_status()
+        out = str(resp.json()["choices"][0]["message"]["content"]).strip()
+    except (httpx.HTTPError, KeyError, IndexError, ValueError):
+        return text
+    if not out or any(v and v not in out for v in must_keep):
+        return text
+    return out

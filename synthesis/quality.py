@@ -15,6 +15,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
@@ -24,7 +25,7 @@ from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from synthesis.conversions import projects
 from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS, answered_fields, fmt_value
-from synthesis.records import Trajectory, as_trajectory
+from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
 from synthesis.routes import PLACE_CONCEPTS, mentioned, row_entity_names, row_identified, user_row
 
 #: Answers a model could give without doing the work (a number dump, a refusal, a generic reply): facts one of
@@ -162,6 +163,86 @@ def facts_confirmed(r: Trajectory) -> bool:
     return bool(facts) and check_answer(r.final_answer, facts).hits == len(facts)
 
 
+def _slot_values(recs: list[Trajectory]) -> tuple[dict[str, set[str]], list[str]]:
+    """The distinct values per slot parameter used at least MIN_USES times."""
+    values: dict[str, set[str]] = defaultdict(set)
+    uses: Counter[str] = Counter()
+    for r in recs:
+        for key, value in r.slots.items():
+            values[key].add(json.dumps(value, ensure_ascii=False, sort_keys=True))
+            uses[key] += 1
+    counted = [k for k in values if uses[k] >= MIN_USES]
+    return {k: values[k] for k in counted}, counted
+
+
+@dataclass
+class _StepFigures:
+    """Counts over the steps of records with tool calls: arguments and their schema violations, linked values
+    and how they were passed, cross-entity pairs, unused steps, answers that state the answered values."""
+
+    violations: list[str] = field(default_factory=list)
+    invisible: int = 0
+    cross: int = 0
+    unused: int = 0
+    arguments: int = 0
+    projected: int = 0
+    conversion_steps: int = 0
+    answered_ok: int = 0
+    answered_total: int = 0
+
+    def add(self, r: Trajectory) -> None:
+        specs = {t["function"]["name"]: t["function"].get("parameters") or {"type": "object"} for t in r.tools}
+        for s in r.steps:
+            self._arguments(r, s, specs)
+            self._links(r, s)
+        finals = set(r.final_steps)
+        for s in r.steps:
+            feeds = any(
+                prov["kind"] == "link" and prov["from_step"] == s.step - 1
+                for later in r.steps
+                for prov in later.provenance.values()
+            )
+            if s.step not in finals and not feeds:
+                self.unused += 1
+        self.answered_total += 1
+        self.answered_ok += self._answered(r, finals)
+
+    def _arguments(self, r: Trajectory, s: TrajectoryStep, specs: dict[str, Any]) -> None:
+        self.arguments += len(s.arguments)
+        self.conversion_steps += s.tool in CONVERSION_TOOLS
+        # a link whose transform projects coordinates: the model would compute it in its head
+        self.projected += sum(
+            1 for prov in s.provenance.values() if prov["kind"] == "link" and projects(prov.get("transform"))
+        )
+        errors = list(jsonschema.Draft202012Validator(specs.get(s.tool, {"type": "object"})).iter_errors(s.arguments))
+        if errors:
+            self.violations.append(f"{r.id} step {s.step} {s.tool}: {errors[0].message[:80]}")
+
+    def _links(self, r: Trajectory, s: TrajectoryStep) -> None:
+        for prov in s.provenance.values():
+            if prov["kind"] != "link":
+                continue
+            up = r.steps[prov["from_step"]]
+            if not any(str(item.get(prov["field"])) == str(prov.get("source_value")) for item in up.response.items):
+                self.invisible += 1
+            pair = (prov.get("transform") or {}).get("pair")
+            if pair and not any(pair in item for item in up.response.items):
+                self.invisible += 1
+        for group in PAIR_GROUPS:
+            origins = {prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"}
+            if len(origins) > 1:
+                self.cross += 1
+
+    @staticmethod
+    def _answered(r: Trajectory, finals: set[int]) -> bool:
+        if r.facts:
+            return facts_confirmed(r)
+        expected = [
+            v for s in r.steps if s.step in finals for _, v in answered_fields(s.response.items, s.response.chosen)
+        ]
+        return bool(expected) and all(v.rstrip(".") in r.final_answer for v in expected)
+
+
 def quality(
     records: Sequence[Trajectory | dict[str, Any]],
     *,
@@ -173,73 +254,11 @@ def quality(
     recs = [as_trajectory(r) for r in records]
     n = len(recs)
     plain = [r for r in recs if r.steps]
-    code_leaks = sum(_code_leak(r) for r in recs if r.kind != "irrelevance")
-    step_lists = sum(_lists_steps(r) for r in recs)
-    frames = {_masked(r) for r in recs if r.kind != "irrelevance"}
-    values: dict[str, set[str]] = defaultdict(set)
-    uses: Counter[str] = Counter()
-    for r in recs:
-        for key, value in r.slots.items():
-            values[key].add(json.dumps(value, ensure_ascii=False, sort_keys=True))
-            uses[key] += 1
-    counted = [k for k in values if uses[k] >= MIN_USES]
+    values, counted = _slot_values(recs)
     single_valued = sorted(k for k in counted if len(values[k]) == 1)
-    violations: list[str] = []
-    invisible = 0
-    cross = 0
-    unused = 0
-    arguments = 0
-    projected = 0
-    conversion_steps = 0
-    answered_ok = 0
-    answered_total = 0
+    steps = _StepFigures()
     for r in plain:
-        specs = {t["function"]["name"]: t["function"].get("parameters") or {"type": "object"} for t in r.tools}
-        for s in r.steps:
-            arguments += len(s.arguments)
-            conversion_steps += s.tool in CONVERSION_TOOLS
-            # a link whose transform projects coordinates: the model would compute it in its head
-            projected += sum(
-                1 for prov in s.provenance.values() if prov["kind"] == "link" and projects(prov.get("transform"))
-            )
-            errors = list(
-                jsonschema.Draft202012Validator(specs.get(s.tool, {"type": "object"})).iter_errors(s.arguments)
-            )
-            if errors:
-                violations.append(f"{r.id} step {s.step} {s.tool}: {errors[0].message[:80]}")
-            for prov in s.provenance.values():
-                if prov["kind"] != "link":
-                    continue
-                up = r.steps[prov["from_step"]]
-                if not any(str(item.get(prov["field"])) == str(prov.get("source_value")) for item in up.response.items):
-                    invisible += 1
-                pair = (prov.get("transform") or {}).get("pair")
-                if pair and not any(pair in item for item in up.response.items):
-                    invisible += 1
-            for group in PAIR_GROUPS:
-                origins = {
-                    prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"
-                }
-                if len(origins) > 1:
-                    cross += 1
-        finals = set(r.final_steps)
-        for s in r.steps:
-            feeds = any(
-                prov["kind"] == "link" and prov["from_step"] == s.step - 1
-                for later in r.steps
-                for prov in later.provenance.values()
-            )
-            if s.step not in finals and not feeds:
-                unused += 1
-        answered_total += 1
-        if r.facts:
-            answered_ok += facts_confirmed(r)
-            continue
-        expected = [
-            v for s in r.steps if s.step in finals for _, v in answered_fields(s.response.items, s.response.chosen)
-        ]
-        if expected and all(v.rstrip(".") in r.final_answer for v in expected):
-            answered_ok += 1
+        steps.add(r)
     kinds = Counter(r.kind for r in recs)
     share = {
         k: round(kinds.get(k, 0) / max(1, n), 3)
@@ -251,21 +270,21 @@ def quality(
     spoken = [r for r in recs if r.kind != "irrelevance"]
     out: dict[str, Any] = {
         "trajectories": n,
-        "code_words_in_requests": code_leaks,
-        "requests_listing_steps": step_lists,
-        "sentence_frames": len(frames),
+        "code_words_in_requests": sum(_code_leak(r) for r in recs if r.kind != "irrelevance"),
+        "requests_listing_steps": sum(_lists_steps(r) for r in recs),
+        "sentence_frames": len({_masked(r) for r in recs if r.kind != "irrelevance"}),
         "slot_parameters": len(counted),
         "slot_parameters_single_value": len(single_valued),
         "single_valued": single_valued[:20],
-        "argument_schema_violations": len(violations),
-        "violations": violations[:10],
-        "linked_values_not_visible": invisible,
-        "cross_entity_pairs": cross,
-        "unused_steps": unused,
-        "arguments": arguments,
-        "arguments_projected_outside_conversion_tool": projected,
-        "conversion_steps": conversion_steps,
-        "answers_with_answered_values": round(answered_ok / max(1, answered_total), 3),
+        "argument_schema_violations": len(steps.violations),
+        "violations": steps.violations[:10],
+        "linked_values_not_visible": steps.invisible,
+        "cross_entity_pairs": steps.cross,
+        "unused_steps": steps.unused,
+        "arguments": steps.arguments,
+        "arguments_projected_outside_conversion_tool": steps.projected,
+        "conversion_steps": steps.conversion_steps,
+        "answers_with_answered_values": round(steps.answered_ok / max(1, steps.answered_total), 3),
         "answers_about_arbitrary_row": sum(arbitrary_rows(r) for r in plain),
         "chains": len(chains),
         "chains_through_unasked_entity": unasked,

@@ -16,9 +16,10 @@ from graph.models import utcnow
 from graph.specs import function_spec
 from synthesis.build import DISTRACTORS, clock_iso, record_id
 from synthesis.execute import TRIM_RULE
-from synthesis.language import clarification_turns, goal, irrelevance_answer, irrelevant_request
+from synthesis.language import goal
 from synthesis.plans import VerifiedGraph
 from synthesis.records import FailedAttempt, Trajectory, TrajectoryMeta
+from synthesis.special_turns import clarification_turns, irrelevance_answer, irrelevant_request
 
 #: Shares of the special samples among the kept records (`synthesize(extras=...)`).
 DEFAULT_EXTRAS: dict[str, float] = {

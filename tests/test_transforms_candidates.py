@@ -190,14 +190,14 @@ def _trial(
     field: str,
 ) -> object:
     from execution.result import CallResult, Outcome
-    from verification.engine import Trial
+    from verification.trials import Trial
 
     return Trial(value, inputs, CallResult(Outcome.OK, items=rows), row, pool, field)
 
 
 def test_a_grid_value_landing_in_the_other_coordinate_is_refuted() -> None:
     from graph.models import LinkRecord
-    from verification.engine import _swapped
+    from verification.trials import swapped as _swapped
 
     link = LinkRecord(id="x", source_tool="a", source_field="ny", target_tool="b", target_param="query:nx")
     row = {"nx": "60", "ny": "127"}
@@ -211,7 +211,7 @@ def test_a_grid_value_landing_in_the_other_coordinate_is_refuted() -> None:
 
 def test_codes_that_coincide_for_one_province_are_refuted_by_the_names_they_bring_back() -> None:
     from graph.models import LinkRecord
-    from verification.engine import _coincides
+    from verification.trials import coincides as _coincides
 
     link = LinkRecord(id="x", source_tool="a", source_field="ctprvnCd", target_tool="b", target_param="query:ctprvnCd")
     pool = [

@@ -10,7 +10,8 @@ from bench.agents import REFUSAL, AgentReply, EpisodeContext, OracleAgent, ToolC
 from bench.gold import GoldError, compute_facts
 from bench.tasks import Task
 from execution.result import CallResult
-from synthesis.facts import _negative, render_fact
+from synthesis.fact_terms import negative as _negative
+from synthesis.facts import render_fact
 from synthesis.language import has_batchim
 
 HEDGE = " 하지만 이 정보는 확인할 수 없습니다."

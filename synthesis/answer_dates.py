@@ -1,0 +1,125 @@
+"""Dates and times written in an answer: ISO, dotted, compact and Korean dates (`2026년 10월 15일(목)`, `10월
+15일` in a given year), and clock times (`13:00`, `오후 1시 30분`, `정오`) with ranges."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from synthesis.answer_values import nfkc
+
+# ---------------------------------------------------------------------------------------------- dates and times
+
+_ISO = re.compile(r"(?<![0-9])(\d{4})\s*[-./]\s*(\d{1,2})\s*[-./]\s*(\d{1,2})(?![0-9])")
+_COMPACT = re.compile(r"(?<![0-9])((?:19|20)\d{2})(\d{2})(\d{2})(?![0-9])")
+_SHORT_YEAR = re.compile(r"(?<![0-9.])(\d{2})\.(\d{1,2})\.(\d{1,2})(?![0-9])")
+_KOREAN = re.compile(r"(?:(\d{4})\s*년\s*)?(\d{1,2})\s*월\s*(\d{1,2})\s*일")
+
+
+def _mkdate(y: int, m: int, d: int) -> date | None:
+    try:
+        return date(y, m, d)
+    except ValueError:
+        return None
+
+
+def date_spans(text: str, default_year: int | None = None) -> list[tuple[date, int, int]]:
+    """(date, start, end) of every date written in the text."""
+    return list(_date_spans(text, default_year))
+
+
+@lru_cache(maxsize=512)
+def _date_spans(text: str, default_year: int | None) -> tuple[tuple[date, int, int], ...]:
+    text = nfkc(text)
+    found: list[tuple[date, int, int]] = []
+    taken: list[tuple[int, int]] = []
+    for rx in (_ISO, _COMPACT, _KOREAN, _SHORT_YEAR):
+        for m in rx.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            if rx is _KOREAN:
+                year = int(m.group(1)) if m.group(1) else default_year
+                if year is None:
+                    continue
+            elif rx is _SHORT_YEAR:
+                year = 2000 + int(m.group(1))
+            else:
+                year = int(m.group(1))
+            d = _mkdate(year, int(m.group(2)), int(m.group(3)))
+            if d:
+                found.append((d, m.start(), m.end()))
+                taken.append((m.start(), m.end()))
+    return tuple(sorted(found, key=lambda x: x[1]))
+
+
+def dates_in(text: str, default_year: int | None = None) -> set[date]:
+    """Dates written as 2026-10-15, 2026.10.15, 2026/10/15, 20261015, 2026년 10월 15일, 26.10.15 or (with a default
+    year) 10월 15일."""
+    return {d for d, _, _ in date_spans(text, default_year)}
+
+
+def as_date(value: Any) -> date | None:
+    """A date from a fact value: a date, or text in any form `dates_in` reads (the first one)."""
+    if isinstance(value, date):
+        return value
+    found = sorted(dates_in(str(value)))
+    return found[0] if found else None
+
+
+_TIME_VALUE = re.compile(r"^(?:([01]\d|2[0-4]):?([0-5]\d))$")
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-4]):([0-5]\d)(?![\d:])")
+_HOUR = re.compile(r"(오전|오후|아침|새벽|낮|저녁|밤|am|pm)?\s*(\d{1,2})\s*시(?!간)(?:\s*(반|(\d{1,2})\s*분))?")
+_RAW_TIME = re.compile(r"(?<![\d.,:])([01]\d|2[0-3])([0-5]\d)(?![\d:]|[.,]\d)")
+
+
+def time_values(value: Any) -> list[int] | None:
+    """The minutes after midnight of a time fact value (`1300`, `13:00`, `09:00~18:00`), or None."""
+    text = nfkc(value).strip()
+    parts = [p.strip() for p in re.split(r"\s*[~\-–]\s*", text) if p.strip()]
+    if not parts or len(parts) > 2:
+        return None
+    out = []
+    for p in parts:
+        m = _TIME_VALUE.match(p)
+        if not m:
+            return None
+        out.append(int(m.group(1)) * 60 + int(m.group(2)))
+    return out
+
+
+def time_spans(text: str) -> list[tuple[set[int], int, int]]:
+    """(possible minutes after midnight, start, end) of every time written in the text: a bare 12-hour `1시` may be
+    either half of the day."""
+    return [(set(m), a, b) for m, a, b in _time_spans(text)]
+
+
+@lru_cache(maxsize=512)
+def _time_spans(text: str) -> tuple[tuple[frozenset[int], int, int], ...]:
+    text = nfkc(text).lower()
+    out: list[tuple[set[int], int, int]] = []
+    for m in _CLOCK.finditer(text):
+        out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))
+    for m in _HOUR.finditer(text):
+        h = int(m.group(2))
+        if h > 24:
+            continue
+        minute = 30 if m.group(3) == "반" else int(m.group(4) or 0)
+        period = m.group(1)
+        if period in ("오후", "저녁", "밤", "pm") and h < 12:
+            hours = {h + 12}
+        elif period in ("오전", "아침", "새벽", "am"):
+            hours = {0 if h == 12 else h}
+        elif period == "낮":
+            hours = {h if h >= 11 else h + 12}
+        else:
+            hours = {h, h + 12} if h < 12 else {h}
+        out.append(({x * 60 + minute for x in hours}, m.start(), m.end()))
+    for word, minutes in (("정오", 12 * 60), ("자정", 0)):
+        for m in re.finditer(word, text):
+            out.append(({minutes, 24 * 60} if word == "자정" else {minutes}, m.start(), m.end()))
+    for m in _RAW_TIME.finditer(text):
+        if not any(a <= m.start() < b for _, a, b in out):
+            out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))
+    return tuple((frozenset(m), a, b) for m, a, b in sorted(out, key=lambda x: x[1]))

@@ -1,0 +1,283 @@
+"""Reading values out of an answer's text, before any fact is compared: normalised names (특별시/광역시 short
+forms, no company suffixes), numbers in every common Korean form with the unit written after them, clauses, and
+negations after a value."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+SIDO_LONG = {
+    "서울특별시": "서울",
+    "부산광역시": "부산",
+    "대구광역시": "대구",
+    "인천광역시": "인천",
+    "광주광역시": "광주",
+    "대전광역시": "대전",
+    "울산광역시": "울산",
+    "세종특별자치시": "세종",
+    "경기도": "경기",
+    "강원특별자치도": "강원",
+    "강원도": "강원",
+    "충청북도": "충북",
+    "충청남도": "충남",
+    "전북특별자치도": "전북",
+    "전라북도": "전북",
+    "전라남도": "전남",
+    "경상북도": "경북",
+    "경상남도": "경남",
+    "제주특별자치도": "제주",
+}
+
+#: Units: canonical name -> (family, scale to the family's base unit, spellings after a number).
+UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
+    "℃": ("temp", 1.0, ("℃", "°c", "° c", "°", "도", "c")),
+    "%": ("pct", 1.0, ("%", "퍼센트", "프로")),
+    "원": ("money", 1.0, ("원",)),
+    "만원": ("money", 1e4, ("만원", "만 원")),
+    "천원": ("money", 1e3, ("천원", "천 원")),
+    "억원": ("money", 1e8, ("억원", "억 원")),
+    "㎍/㎥": ("conc", 1.0, ("㎍/㎥", "µg/m³", "μg/m³", "ug/m3", "ug/㎥", "㎍/m³", "㎍/m3", "마이크로그램")),
+    "ppm": ("ppm", 1.0, ("ppm",)),
+    "km": ("length", 1000.0, ("km", "㎞", "킬로미터", "킬로")),
+    "m": ("length", 1.0, ("m", "미터")),
+    "cm": ("length", 0.01, ("cm", "㎝", "센티미터", "센티")),
+    "mm": ("length", 0.001, ("mm", "㎜", "밀리미터", "밀리")),
+    "m/s": ("speed", 1.0, ("m/s", "㎧", "미터/초")),
+    "㎡": ("area", 1.0, ("㎡", "m²", "m2", "제곱미터")),
+    "시간": ("duration", 60.0, ("시간",)),
+    "분": ("duration", 1.0, ("분",)),
+    "초": ("duration", 1 / 60, ("초",)),
+    "kA": ("current", 1.0, ("ka",)),
+    "deg": ("angle", 1.0, ("deg",)),
+    "건": ("counter", 1.0, ("건", "개", "곳", "명", "대", "군데", "가지", "종")),
+    "세대": ("household", 1.0, ("세대", "가구", "호")),
+    "동": ("building", 1.0, ("동", "개동", "개 동")),
+    "층": ("floor", 1.0, ("층",)),
+    "정거장": ("stops", 1.0, ("정거장", "정류장", "정류소", "개 정류장", "개 정류소", "역")),
+}
+for _name in ("곳", "개", "명", "대"):
+    UNITS[_name] = UNITS["건"]
+#: Kept for readers of the old table: every spelling per canonical unit.
+UNIT_ALIASES: dict[str, tuple[str, ...]] = {k: v[2] for k, v in UNITS.items()}
+_SPELLINGS = sorted(
+    ((unicodedata.normalize("NFKC", s).lower(), k) for k, v in UNITS.items() for s in v[2]), key=lambda x: -len(x[0])
+)
+
+#: An answer with more numbers than max(DUMP_MIN, DUMP_FACTOR × facts) is a dump, not an answer.
+
+# ---------------------------------------------------------------------------------------------- normalising
+
+PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def nfkc(s: Any) -> str:
+    return unicodedata.normalize("NFKC", str(s))
+
+
+def prepare_text(text: str) -> str:
+    """NFKC, lower case, 특별시/광역시/도 names in their short form, no company suffixes."""
+    out = nfkc(text).lower()
+    for long, short in SIDO_LONG.items():
+        out = out.replace(long, short)
+    return out.replace("주식회사", "").replace("(주)", "").replace("㈜", "")
+
+
+def normalise_name(s: str) -> str:
+    """Lower-case NFC text without spaces or punctuation, with 특별시/광역시/도 names in their short form."""
+    return PUNCT.sub("", prepare_text(s))
+
+
+def normalise_text(s: str) -> str:
+    return PUNCT.sub("", nfkc(s).lower())
+
+
+def squeeze(text: str) -> tuple[str, list[int]]:
+    """The text without spaces and punctuation, and the offset in `text` of each kept character."""
+    chars: list[str] = []
+    pos: list[int] = []
+    for i, ch in enumerate(text):
+        if not PUNCT.fullmatch(ch):
+            chars.append(ch)
+            pos.append(i)
+    return "".join(chars), pos
+
+
+# ---------------------------------------------------------------------------------------------- numbers
+
+_MAG = {"억": 1e8, "만": 1e4, "천": 1e3, "백": 1e2}
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+#: a number, optionally followed by Korean magnitudes (`5억 2,340만`, `1억 5천만`, `3천`)
+_AMOUNT = re.compile(rf"(?<![\d.,a-z])-?(?:{_NUM})(?:\s?[억만천백]+(?:\s?(?:{_NUM})\s?[억만천백]+)*)?")
+_NATIVE = {
+    "한": 1,
+    "두": 2,
+    "세": 3,
+    "네": 4,
+    "다섯": 5,
+    "여섯": 6,
+    "일곱": 7,
+    "여덟": 8,
+    "아홉": 9,
+    "열": 10,
+    "스무": 20,
+}
+_NATIVE_RX = re.compile(
+    r"(?<![가-힣])(열\s?[한두세네]|열다섯|열여섯|열일곱|열여덟|열아홉|다섯|여섯|일곱|여덟|아홉|스무|한|두|세|네|열)"
+    r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b)"
+)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A number written in the answer: its value (in the unit written), where, the unit after it, its precision."""
+
+    value: float
+    start: int
+    end: int
+    unit: str = ""
+    decimals: int = 0
+    korean: bool = False  # written with 억/만/천 (already scaled)
+
+
+def _korean_amount(text: str) -> tuple[float, int, bool] | None:
+    """Value, decimals and whether Korean magnitudes were used, of `5억 2,340만`, `1억 5천만`, `82,500`."""
+    tokens = re.findall(rf"{_NUM}|[억만천백]", text.replace(" ", ""))
+    if not tokens:
+        return None
+    total = section = 0.0
+    current: float | None = None
+    korean = False
+    decimals = 0
+    for tok in tokens:
+        if tok in _MAG:
+            korean = True
+            mag = _MAG[tok]
+            if mag >= 1e4:
+                section += current if current is not None else (0.0 if section else 1.0)
+                total += section * mag
+                section = 0.0
+            else:
+                section += (current if current is not None else 1.0) * mag
+            current = None
+        else:
+            current = float(tok.replace(",", ""))
+            decimals = len(tok.split(".")[1]) if "." in tok else 0
+    value = total + section + (current or 0.0)
+    return value, (decimals if not korean else 0), korean
+
+
+def unit_at(text: str, end: int) -> tuple[str, int]:
+    """The canonical unit written right after offset `end` (one space allowed), and where it ends."""
+    rest = text[end : end + 16]
+    skip = len(rest) - len(rest.lstrip(" "))
+    if skip > 1:
+        return "", end
+    low = rest[skip:].lower()
+    for spelling, unit in _SPELLINGS:
+        if low.startswith(spelling):
+            after = low[len(spelling) : len(spelling) + 1]
+            if spelling.isascii() and spelling[-1].isalpha() and after.isascii() and after.isalpha():
+                continue  # `cm` is not `c`, `ms` is not `m`
+            if spelling in ("°", "c") and after.isalpha():
+                continue
+            return unit, end + skip + len(spelling)
+    return "", end
+
+
+def mentions(text: str) -> list[Mention]:
+    """Every number written in the (NFKC) text with the unit after it."""
+    return list(_mentions(text))
+
+
+@lru_cache(maxsize=512)
+def _mentions(text: str) -> tuple[Mention, ...]:
+    out: list[Mention] = []
+    for m in _AMOUNT.finditer(text):
+        raw = m.group()
+        neg = raw.startswith("-")
+        parsed = _korean_amount(raw.lstrip("-"))
+        if parsed is None:
+            continue
+        value, decimals, korean = parsed
+        end = m.end()
+        unit, _ = unit_at(text, end)
+        out.append(Mention(-value if neg else value, m.start(), end, unit, decimals, korean))
+    for m in _NATIVE_RX.finditer(text):
+        word = m.group(1).replace(" ", "")
+        value = float(_NATIVE.get(word, 0) or (10 + _NATIVE.get(word[1:], 0) if word.startswith("열") else 0))
+        unit, _ = unit_at(text, m.end())
+        out.append(Mention(value, m.start(), m.end(), unit, 0, False))
+    return tuple(sorted(out, key=lambda x: x.start))
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number in the text: 1,234.5, -3, Korean 억/만/천 amounts (in 원 when written so) and native counts."""
+    return [m.value for m in mentions(nfkc(text).lower())]
+
+
+def in_base_unit(value: float, unit: str) -> tuple[str, float]:
+    family, scale, _ = UNITS.get(unit, (unit, 1.0, ()))
+    return family, value * scale
+
+
+def unit_family(unit: str | None) -> str:
+    return UNITS[unit][0] if unit and unit in UNITS else (unit or "")
+
+
+# ---------------------------------------------------------------------------------------------- clauses
+
+_SPLIT = re.compile(
+    r"(?<!\d)[.](?!\d)|[!?;\n|/·]|,(?!\d{3})|(?:이고|이며|이고요|하고|하며)(?=\s)|(?<=[있없높낮많적좋쁘])고(?=\s)|\s그리고\s|\s및\s"
+)
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the clauses of the text; a clause holding only a bare value joins the one before (an
+    enumeration of candidates is one clause)."""
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for m in _SPLIT.finditer(text):
+        if m.group() == "/" and re.match(r"[a-z³㎥m]", text[m.end() : m.end() + 1] or " ", re.I):
+            continue  # ㎍/㎥, m/s
+        bounds.append((start, m.start()))
+        start = m.end()
+    bounds.append((start, len(text)))
+    bare = [_bare(text[a:b]) for a, b in bounds]
+    merged: list[tuple[int, int]] = []
+    for i, (a, b) in enumerate(bounds):
+        if merged and (bare[i] or bare[i - 1]):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _bare(segment: str) -> bool:
+    """A clause holding a value and nothing that names it (`14도`, `10월 9일`, `또는 15도`)."""
+    if not re.search(r"\d", segment):
+        return False
+    rest = segment
+    for m in reversed(mentions(segment)):
+        rest = rest[: m.start] + " " + rest[unit_at(segment, m.end)[1] :]
+    rest = re.sub(r"(년|월|일|시|분|중|또는|혹은|아니면|이나|거나|쯤|정도|약|입니다|이에요|예요|요)", "", rest)
+    return len(re.sub(r"[^\w]|\d|_", "", rest)) < 2
+
+
+def clause_of(bounds: list[tuple[int, int]], pos: int) -> tuple[int, int]:
+    for a, b in bounds:
+        if a <= pos <= b:
+            return a, b
+    return 0, 0
+
+
+_NEGATED = re.compile(
+    r"^\s*(?:[)\]]\s*)?(?:\(?(?:이|가|은|는|도|까지|만|이라|라)\)?)*\s*(?:아니|아닌|아님|아닙|않|없|not\b)"
+)
+
+
+def negated_at(text: str, end: int) -> bool:
+    return bool(_NEGATED.match(text[end : end + 12]))

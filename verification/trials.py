@@ -1,0 +1,286 @@
+"""What one trial of a link is (a value of the source field, the call it was fed to, the judged answer) and what
+a set of trials shows beyond success: the entities the values belong to, answers that echo another record
+(swapped or coinciding codes), and whether two answers are the same."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from execution.result import CallResult
+from execution.seeds import PAGE_SIZE_PARAMS
+from graph.concepts import norm, value_shape
+from graph.models import LinkRecord
+
+
+def _cell(v: Any) -> Any:
+    if v is None or isinstance(v, str | list | dict):
+        return "" if v is None else v
+    return str(v) if not isinstance(v, float) or not v.is_integer() else str(int(v))
+
+
+def normalise_rows(items: list[dict[str, Any]], limit: int = 30) -> list[dict[str, Any]]:
+    return [{k: _cell(v) for k, v in row.items()} for row in items[:limit]]
+
+
+def trim(row: dict[str, Any], n: int = 8) -> dict[str, Any]:
+    out = {}
+    for k, v in list(row.items())[:n]:
+        out[k] = v[:80] + "…" if isinstance(v, str) and len(v) > 80 else v
+    return out
+
+
+def interleave(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Rows of several sampling calls, taken in turn, so the first values tried span every call's level."""
+    out: list[dict[str, Any]] = []
+    for i in range(max((len(g) for g in groups), default=0)):
+        out.extend(g[i] for g in groups if i < len(g))
+    return out
+
+
+def diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]]:
+    """Rows reordered so the first values tried differ in kind, level and entity: grouped by value shape and by
+    the trailing zeros that mark the level of a hierarchical code (1100000000 시도, 1111000000 시군구, 1111010100
+    읍면동 in 법정동/행정동 codes), the groups taken in turn; inside a group the entities (see `entity`) taken in
+    turn, each in its sampled order, so two values tried first are never two districts of one province."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        text = str(row.get(field_name, ""))
+        groups.setdefault((value_shape(text), _level(text)), []).append(row)
+    spread = []
+    for group in groups.values():
+        by_entity: dict[str, list[dict[str, Any]]] = {}
+        for row in group:
+            by_entity.setdefault(entity(row.get(field_name)), []).append(row)
+        spread.append(interleave(list(by_entity.values())))
+    # the finest level first: a 읍면동 code is where two code systems differ, and a 시도 code is the one a
+    # district-level target does not take
+    levels = [_level(str(g[0].get(field_name, ""))) for g in groups.values()]
+    return interleave([g for _, g in sorted(zip(levels, spread, strict=True), key=lambda x: x[0])])
+
+
+def entity(value: Any) -> str:
+    """The entity a source value stands for, as far as a link must hold across entities: a region code (five or
+    ten digits: 시군구, 법정동 and 행정동 codes) by its two-digit head, the province (codes of one province are
+    where two code systems coincide: an agency's own 시도 numbering equals the legal-dong prefix for 서울 only;
+    행정동 and 법정동 codes are equal at province and district level); anything else (a company, a date, a
+    station, a name) by its value."""
+    text = str(value if value is not None else "").strip()
+    if text.isdigit() and len(text) in (5, 10) and _as_date(text) is None:
+        return text[:2]
+    return text
+
+
+def _level(value: Any) -> int:
+    """The level of a hierarchical code, read off its trailing zeros in pairs (the parts of 법정동/행정동 codes are
+    two or three digits wide, so 1111010100 and 1111011000 are both 읍면동 rows)."""
+    text = str(value)
+    return (len(text) - len(text.rstrip("0"))) // 2 if text.isdigit() and len(text) >= 5 else 0
+
+
+def levels_empty(trials: list[Trial]) -> bool:
+    return all(t.result.outcome == "empty" for t in trials) and len({_level(t.source_value) for t in trials}) > 1
+
+
+def row_set(rows: list[dict[str, Any]]) -> set[str]:
+    return {repr(sorted((k, str(v)) for k, v in r.items())) for r in rows}
+
+
+def other_values(param: Any, value: Any) -> list[str]:
+    """Up to two values of the same shape as `value` that should select something else: the enumeration's other
+    members from its end (the first member is often the catch-all, 전국 or 전체), a date a day before and after,
+    the digits shifted by one and by five, or the text reversed."""
+    text = str(value if value is not None else "")
+    if param is not None and param.enum:
+        return [str(e) for e in reversed(param.enum) if str(e) != text][:2]
+    if not text:
+        return []
+    day = _as_date(text)
+    if day is not None:  # a date: the day before and after (shifted digits would be no date at all)
+        fmt = "%Y-%m-%d" if "-" in text else "%Y%m%d"
+        return [(day + timedelta(days=n)).strftime(fmt) for n in (-1, 1)]
+    if any(c.isdigit() for c in text):
+        return ["".join(str((int(c) + n) % 10) if c.isdigit() else c for c in text) for n in (1, 5)]
+    flipped = text[::-1]
+    return [flipped] if flipped != text else []
+
+
+def _as_date(text: str) -> datetime | None:
+    """A YYYYMMDD or YYYY-MM-DD date, else None."""
+    fmt = "%Y%m%d" if len(text) == 8 and text.isdigit() else "%Y-%m-%d" if len(text) == 10 else None
+    try:
+        return datetime.strptime(text, fmt) if fmt else None
+    except ValueError:
+        return None
+
+
+def same_answer(a: CallResult, b: CallResult) -> bool:
+    return a.response_hash == b.response_hash or row_set(a.items) == row_set(b.items)
+
+
+def kinds(trials: list[Trial]) -> str:
+    """Which kinds of source values worked: ' (digits10 2/3, hangul 1/1)'."""
+    kinds: dict[str, list[int]] = {}
+    for t in trials:
+        if not t.result.definitive:
+            continue
+        k = kinds.setdefault(value_shape(str(t.source_value)), [0, 0])
+        k[0] += t.result.ok
+        k[1] += 1
+    return " (" + ", ".join(f"{k} {a}/{b}" for k, (a, b) in sorted(kinds.items())) + ")" if kinds else ""
+
+
+@dataclass
+class Trial:
+    source_value: Any
+    inputs: dict[str, Any]
+    result: CallResult
+    #: The source row the value was drawn from (what echo consistency compares the answer with).
+    row: dict[str, Any] = field(default_factory=dict)
+    #: The source rows (one per distinct value of the linked field) the trial's value was drawn among.
+    pool: list[dict[str, Any]] = field(default_factory=list)
+    source_field: str = ""
+
+
+def _echoes(rows: list[dict[str, Any]], inputs: dict[str, Any]) -> dict[str, list[str]]:
+    """For each input, the fields of the answer that carry its value in every row (the provider echoing the
+    parameter), those named like the parameter first."""
+    out: dict[str, list[str]] = {}
+    if not rows:
+        return out
+    for name, value in inputs.items():
+        text = str(value).strip()
+        if not text or isinstance(value, list | dict):
+            continue
+        fields = [f for f in rows[0] if all(str(r.get(f, "")).strip() == text for r in rows)]
+        if fields:
+            out[name] = sorted(fields, key=lambda f: norm(f) != norm(name))
+    return out
+
+
+def inputs_key(args: dict[str, Any]) -> frozenset[tuple[str, str]]:
+    return frozenset((k, str(v)) for k, v in args.items())
+
+
+def _class(value: Any) -> tuple[str, int]:
+    text = str(value if value is not None else "")
+    return value_shape(text), _level(text)
+
+
+def entities(trials: list[Trial], ok: bool = False) -> int:
+    """Distinct entities among the values tried (those that worked, with ok)."""
+    return len({entity(t.source_value) for t in trials if t.result.ok or not ok})
+
+
+def spread(trials: list[Trial]) -> int:
+    """How many entities the source offered of the kinds of value that worked (a value's shape and level): one
+    where every row is of one province, or only one 시군구 code among 시도 codes the target does not take."""
+    first = next((t for t in trials if t.pool), None)
+    if first is None:
+        return 0
+    values = [r.get(first.source_field) for r in first.pool]
+    kinds = {_class(t.source_value) for t in trials if t.result.ok}
+    return max((len({entity(v) for v in values if _class(v) == k}) for k in kinds), default=0)
+
+
+def swapped(link: LinkRecord, trial: Trial) -> str | None:
+    """A value that lands in another field: the answer echoes the linked parameter as one field and carries the
+    source field's own name as the echo of another parameter (`ny` fed into `nx` of a service that echoes both:
+    every grid value answers, but the rows say the value was taken as nx, and ny has its own parameter)."""
+    pname = link.target_param.split(":", 1)[1]
+    src = link.source_field
+    rows = trial.result.items
+    echoes = _echoes(rows, {k: v for k, v in trial.inputs.items() if k not in PAGE_SIZE_PARAMS})
+    mine = echoes.get(pname)
+    if not mine or not rows or src not in rows[0]:
+        return None
+    landed = mine[0]
+    if norm(landed) == norm(src):
+        return None
+    for other, fields in echoes.items():
+        if other != pname and norm(other) == norm(src) and src in fields:
+            return (
+                f"the value of {src} lands in {landed}: the answer echoes {pname} as {landed} and {other} as "
+                f"{src}, so {src} feeds {other}, not {pname}"
+            )
+    return None
+
+
+_CODE_END = re.compile(r"_?(cd|code|id|no)$", re.IGNORECASE)
+_NAME_END = re.compile(r"_?(nm|name)$", re.IGNORECASE)
+
+
+def _name_of(code_field: str, field_name: str) -> bool:
+    """`field_name` names what `code_field` codes, by the standard terms' Cd/Nm pairing (ctprvnCd/ctprvnNm,
+    sido_cd/sido_nm, stationCode/stationName)."""
+    stem_ = _CODE_END.sub("", code_field)
+    return (
+        bool(stem_)
+        and stem_ != code_field
+        and _NAME_END.sub("", field_name).lower() == stem_.lower()
+        and (_NAME_END.search(field_name) is not None)
+    )
+
+
+def _dependent_fields(rows: list[dict[str, Any]], field_name: str) -> list[str]:
+    """The name fields of the source rows that the linked code names (ctprvnCd 26 → ctprvnNm 부산광역시): one
+    value of the code, one value of the name, two values or more."""
+    seen: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for row in rows:
+        key = str(row.get(field_name, ""))
+        if not key:
+            continue
+        for f, v in row.items():
+            if f != field_name and not isinstance(v, list | dict) and str(v).strip():
+                seen[f][key].add(str(v).strip())
+    out = []
+    for f, by_key in seen.items():
+        values = set().union(*by_key.values())
+        if (
+            _name_of(field_name, f)
+            and len(by_key) >= 2
+            and len(values) >= 2
+            and all(len(v) == 1 for v in by_key.values())
+        ):
+            out.append(f)
+    return out
+
+
+def coincides(link: LinkRecord, trials: list[Trial]) -> str | None:
+    """Codes of two systems that coincide for some entities only: the answers carry a field of the source's
+    entity (the same name, one value per answer), which agrees with the source row for one entity and names
+    another entity for another (a legal-dong 시도 code 11 is 서울 to the statistics agency as well, but 26 is
+    부산 in one system and 울산 in the other)."""
+    pool = next((t.pool for t in trials if t.pool), [])
+    dependent = _dependent_fields(pool, link.source_field)
+    if not dependent:
+        return None
+    inputs = {str(v).strip() for t in trials for v in t.inputs.values()}
+    for f in dependent:
+        agree: list[str] = []
+        differ: list[tuple[str, str, str]] = []
+        if value_shape(str(pool[0].get(f, ""))) != "hangul":
+            continue  # names are one across systems; codes are what differs between them
+        for t in trials:
+            if not t.result.ok or f not in t.row or f not in t.result.items[0]:
+                continue
+            got = {str(r.get(f, "")).strip() for r in t.result.items}
+            if len(got) != 1:
+                continue
+            answer, own = got.pop(), str(t.row[f]).strip()
+            if answer in inputs and answer != own:
+                continue  # the echo of another input, not a statement about the entity
+            if answer == own:
+                agree.append(str(t.source_value))
+            else:
+                differ.append((str(t.source_value), own, answer))
+        if agree and differ:
+            value, own, answer = differ[0]
+            return (
+                f"the codes coincide for some entities only: for {link.source_field}={agree[0]} the answer's {f} "
+                f"is the source's, for {link.source_field}={value} it is {answer!r} where the source says {own!r}"
+            )
+    return None
