@@ -37,7 +37,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from graph import meaning as M
+from graph import meaning
 from graph.candidates import (
     MAX_BLOCK,
     MAX_TOKEN_BLOCK,
@@ -438,12 +438,12 @@ def block_sizes(tools: list[ToolRecord]) -> tuple[int, str, int, int]:
             s = signals(p.name, p.description, p.type, pattern=p.pattern, enum=p.enum)
             params.update(
                 _param_keys(s)
-                | {f"d:{x}" for x in M.phrases(p.name, p.description)}
-                | {f"w:{w}" for w in M.korean_words(p.description)}
+                | {f"d:{x}" for x in meaning.phrases(p.name, p.description)}
+                | {f"w:{w}" for w in meaning.korean_words(p.description)}
             )
         for f in t.fields:
             s = signals(f.name, f.description, f.type)
-            fields.update(_field_keys(s) | {f"d:{x}" for x in M.phrases(f.name, f.description)})
+            fields.update(_field_keys(s) | {f"d:{x}" for x in meaning.phrases(f.name, f.description)})
     pairs, key = max(
         (fields[k] * params[k], k)
         for k in params
