@@ -50,7 +50,7 @@ from typing import Any
 
 import jsonschema
 
-from graph import transforms as T
+from graph import transforms
 from graph.concepts import AIR_GRADES, KMA_CODES
 from synthesis.facts import Fact, as_date, check_answer, hedge, time_values
 from training.environment import normalise_value
@@ -301,8 +301,8 @@ def _derived(value: Any, prov: dict[str, Any], source_tool: str, seen: list[tupl
                 if fld not in row:
                     continue
                 try:
-                    got = T.apply(transform, row[fld], row)
-                except (T.TransformError, KeyError, ValueError, TypeError):
+                    got = transforms.apply(transform, row[fld], row)
+                except (transforms.TransformError, KeyError, ValueError, TypeError):
                     continue
                 if values_equal(got, value):
                     return True
