@@ -13,6 +13,9 @@
                present, typed values); multi-step records are left out of `bfcl.jsonl` and counted;
 * `hf`       — a Hugging Face `datasets` folder with the trl lines (same message schema), train/validation splits
                by tool sequence, a config name unique to the export, and a dataset card.
+
+A JSONL format is one entry of `EXPORT_FORMATS` (its converter and which records its file holds); the files,
+the batch route's `format` and its OpenAPI enum follow from it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import hashlib
 import json
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +38,6 @@ from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
 
 Record = Trajectory | dict[str, Any]
 
-FORMATS = ("trl", "openai", "hermes", "sharegpt", "bfcl")
 SYSTEM = (
     "당신은 공공기관 API 도구를 순서대로 호출해 사용자의 질문에 답하는 도우미입니다. "
     "필요한 도구를 호출하고 결과로 답하세요."
@@ -304,31 +307,50 @@ def to_bfcl(rec: Record) -> dict[str, Any]:
     return item
 
 
-CONVERTERS = {"trl": to_trl, "openai": to_openai, "hermes": to_hermes, "sharegpt": to_sharegpt, "bfcl": to_bfcl}
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export format: how a record converts, which records its file holds, and the file's name."""
+
+    convert: Callable[[Record], dict[str, Any]]
+    holds: Callable[[Trajectory], bool] | None = None  # None: every record
+    file: str = ""  # "" for `<name>.jsonl`
+
+
+def _stored(rec: Record) -> dict[str, Any]:
+    return as_trajectory(rec).to_json()
+
+
+#: Every export format by name, the one list a new format is added to: `write_all` writes a file per entry, and
+#: the trajectory-batch route validates `format` against these names (its OpenAPI enum lists them).
+EXPORT_FORMATS: dict[str, ExportFormat] = {
+    "record": ExportFormat(_stored, file="records.jsonl"),  # the stored trajectory as it is
+    "trl": ExportFormat(to_trl),
+    "openai": ExportFormat(to_openai),
+    "hermes": ExportFormat(to_hermes),
+    "sharegpt": ExportFormat(to_sharegpt),
+    "bfcl": ExportFormat(to_bfcl, holds=is_bfcl_single),  # BFCL scores single-call records only
+}
+#: The converted formats (every one but the stored record).
+FORMATS = tuple(name for name in EXPORT_FORMATS if name != "record")
 
 
 def convert(record: Record, fmt: str) -> dict[str, Any]:
-    if fmt == "record":
-        return as_trajectory(record).to_json()
-    return CONVERTERS[fmt](record)
+    return EXPORT_FORMATS[fmt].convert(record)
 
 
 def write_jsonl(path: Path, records: Sequence[Record], fmt: str) -> Path:
-    """One line per record; `bfcl.jsonl` holds only the single-call records BFCL can score."""
+    """One line per record the format holds (`bfcl.jsonl` only the single-call records BFCL can score)."""
+    export = EXPORT_FORMATS[fmt]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
         for r in records:
-            if fmt == "bfcl" and not is_bfcl_single(as_trajectory(r)):
-                continue
-            fh.write(json.dumps(convert(r, fmt), ensure_ascii=False) + "\n")
+            if export.holds is None or export.holds(as_trajectory(r)):
+                fh.write(json.dumps(export.convert(r), ensure_ascii=False) + "\n")
     return path
 
 
 def write_all(out: Path, records: Sequence[Record]) -> dict[str, Path]:
-    paths = {"record": write_jsonl(out / "records.jsonl", records, "record")}
-    for fmt in FORMATS:
-        paths[fmt] = write_jsonl(out / f"{fmt}.jsonl", records, fmt)
-    return paths
+    return {name: write_jsonl(out / (f.file or f"{name}.jsonl"), records, name) for name, f in EXPORT_FORMATS.items()}
 
 
 def sequence_key(record: Trajectory) -> str:

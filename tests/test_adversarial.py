@@ -38,7 +38,8 @@ from training.rewards import DEFAULT_WEIGHTS, REWARDS, answer_facts
 
 TASKS = load_tasks()
 #: the bench fixture plays every shipped task once per agent (about 2-3 minutes on 2 busy cores)
-pytestmark = pytest.mark.timeout(600)
+# every test here uses a module fixture that runs the benchmark agents or synthesises a demo (25-80 s)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 # ---------------------------------------------------------------------------------------------- bench

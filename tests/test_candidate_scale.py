@@ -7,8 +7,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graph import candidates as C
-from graph.candidates import derive_candidates, names_identifier, param_resource, tool_resource
+from graph.candidates import (
+    NAME_SHORTLIST,
+    PER_PARAM,
+    SHORTLIST,
+    derive_candidates,
+    names_identifier,
+    param_resource,
+    tool_resource,
+)
 from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord
 
 GENERIC = ("id", "name", "status", "code", "value", "description", "createdAt", "updatedAt", "url", "count")
@@ -84,9 +91,9 @@ def test_a_large_document_of_generic_names_gives_linear_candidates() -> None:
     assert stats["largest_block"] >= 2_000 * 1_000
     assert stats["capped_blocks"] >= 5
     # every pair of a capped block comes from the parameter's own resource: at most NAME_SHORTLIST per key
-    assert stats["comparisons"] <= stats["params"] * C.NAME_SHORTLIST, stats
-    assert len(links) <= stats["params"] * C.NAME_SHORTLIST, stats
-    assert max(len(v) for v in _per_param(links).values()) <= C.NAME_SHORTLIST
+    assert stats["comparisons"] <= stats["params"] * NAME_SHORTLIST, stats
+    assert len(links) <= stats["params"] * NAME_SHORTLIST, stats
+    assert max(len(v) for v in _per_param(links).values()) <= NAME_SHORTLIST
     by_name = {t.name: t for t in tools}
     for lk in links:  # a generic name never links two resources
         assert tool_resource(by_name[lk.source_tool]) == tool_resource(by_name[lk.target_tool]), lk
@@ -117,7 +124,7 @@ def test_a_huge_generic_block_is_not_squared() -> None:
     stats: dict[str, int] = {}
     links = derive_candidates(tools, {}, stats=stats)
     assert stats["largest_block"] >= 2_000 * 2_000
-    assert len(links) <= 2_000 * C.NAME_SHORTLIST and stats["comparisons"] <= 2_000 * C.NAME_SHORTLIST
+    assert len(links) <= 2_000 * NAME_SHORTLIST and stats["comparisons"] <= 2_000 * NAME_SHORTLIST
     by_name = {t.name: t for t in tools}
     assert not [lk for lk in links if by_name[lk.source_tool].api_id != by_name[lk.target_tool].api_id]
     assert {(lk.source_tool, lk.target_tool) for lk in links} >= {
@@ -181,9 +188,9 @@ def test_a_shared_meaning_crosses_documents_within_the_cap() -> None:
     per = _per_param(links)
     assert len(per) == 300 and stats["capped_blocks"] >= 1
     for found in per.values():
-        assert 1 <= len(found) <= 2 * C.SHORTLIST
+        assert 1 <= len(found) <= 2 * SHORTLIST
         assert len({lk.source_tool for lk in found}) == len(found)  # spread over providers, one field each
-    assert len(links) <= 300 * 2 * C.SHORTLIST
+    assert len(links) <= 300 * 2 * SHORTLIST
 
 
 def test_every_parameter_keeps_its_best_sources_only() -> None:
@@ -201,7 +208,7 @@ def test_every_parameter_keeps_its_best_sources_only() -> None:
         f"p{i}_get_stations": [{"stationName": "종로구"}] for i in range(0, 60, 3)
     }  # observed values fit: ranked higher
     found = derive_candidates([*sources, target], samples)
-    assert len(found) == C.PER_PARAM
+    assert len(found) == PER_PARAM
     assert {lk.source_tool for lk in found[:20]} == set(samples)
     assert len(derive_candidates([*sources, target], samples, per_param=5)) == 5
     assert len(derive_candidates([*sources, target], samples, per_param=1000)) == 60

@@ -148,6 +148,7 @@ def test_trl_jsonl_and_the_hf_folder_share_one_schema_with_unique_configs(
     assert len(train) == len(da["train"]) and len(val) == len(da["validation"])
 
 
+@pytest.mark.slow
 def test_sft_trainer_keeps_every_example_whole_at_the_documented_max_length(
     exported: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -61,6 +61,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         log.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["admin", "reader"])
 def test_schemathesis_finds_nothing(server: tuple[str, dict[str, str], Path], role: str) -> None:
     url, tokens, folder = server

@@ -313,8 +313,6 @@ def _mid_run(store: Neo4jStore, run_id: str, decided: int = 30, timeout: float =
     raise AssertionError("the run made no progress before the outage")
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
 def _fresh_quota_day(redis_url: str) -> None:
     """Forget the quota-exhausted marks earlier tests left for today in the shared Redis (the quota tests run
     their own sandboxes with quotas; their marks would pause this run's APIs 'until tomorrow')."""
@@ -328,9 +326,13 @@ def _fresh_quota_day(redis_url: str) -> None:
         r.close()
 
 
-def test_celery_run_survives_neo4j_stopped_mid_run(
-    neo4j_uri: str, redis_url: str, sandbox_url: str, tmp_path: Path
-) -> None:
+@contextlib.contextmanager
+def _celery_run_under_way(
+    neo4j_uri: str, broker_url: str, shared_redis_url: str, sandbox_url: str, log: Path, worker_prefix: str
+) -> Iterator[tuple[Neo4jStore, str]]:
+    """A fresh graph with the catalog, two Celery workers on `broker_url`, and a Celery run started and part-way
+    through (some links decided); yields the store and the run's id, and stops the workers and closes the store
+    afterwards. `shared_redis_url` is the shared Redis whose quota marks are cleared first."""
     from tests.support.helpers import register_catalog
     from tests.test_celery import ALLOWED, stop
     from workers.celery_app import make_celery
@@ -338,23 +340,37 @@ def test_celery_run_survives_neo4j_stopped_mid_run(
     settings = Settings(
         store="neo4j",
         neo4j=Neo4jSettings(uri=neo4j_uri),
-        redis_url=redis_url,
+        redis_url=broker_url,
         upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
         allowed_hosts=ALLOWED,
     )
     store = Neo4jStore(settings.neo4j)
     store.init_schema()
     store.reset()
-    _fresh_quota_day(redis_url)
+    _fresh_quota_day(shared_redis_url)
     register_catalog(store, settings)
-    workers = [
-        _worker(_celery_env(neo4j_uri, redis_url, sandbox_url), f"n{i}", tmp_path / "workers.log") for i in range(2)
-    ]
+    env = _celery_env(neo4j_uri, broker_url, sandbox_url)
+    workers = [_worker(env, f"{worker_prefix}{i}", log) for i in range(2)]
     try:
         run = new_run(mode="celery")
         store.save_run(run)
         make_celery(settings).send_task("kopa.start_round", args=[run.id])
         _mid_run(store, run.id)
+        yield store, run.id
+    finally:
+        for w in workers:
+            stop(w)
+        store.close()
+
+
+@pytest.mark.slow
+@pytest.mark.celery
+@pytest.mark.timeout(900)
+def test_celery_run_survives_neo4j_stopped_mid_run(
+    neo4j_uri: str, redis_url: str, sandbox_url: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "workers.log"
+    with _celery_run_under_way(neo4j_uri, redis_url, redis_url, sandbox_url, log, "n") as (store, run_id):
         down = time.monotonic()
         ports = {"KOPA_NEO4J_BOLT_PORT": str(urlparse(neo4j_uri).port or 7687)}  # this Neo4j, not another's
         subprocess.run(
@@ -364,63 +380,40 @@ def test_celery_run_survives_neo4j_stopped_mid_run(
             env={**os.environ, **ports},
         )  # stops Neo4j, starts it again (keeping the data), until ready
         back = time.monotonic()
-        took, final = _finished_after(store, run.id, back)
+        took, final = _finished_after(store, run_id, back)
         print(f"\nNeo4j away {back - down:.1f} s; run {final.status} {took:.1f} s after it answered again")
         assert final.status == "completed" or (final.status == "failed" and final.message), final
         assert took < 120
-        log = (tmp_path / "workers.log").read_text(errors="replace")
-        assert "Traceback" not in log or "DependencyLost" not in log, log[-3000:]
-    finally:
-        for w in workers:
-            stop(w)
-        store.close()
+        text = log.read_text(errors="replace")
+        assert "Traceback" not in text or "DependencyLost" not in text, text[-3000:]
 
 
 @pytest.mark.slow
+@pytest.mark.celery
 @pytest.mark.timeout(900)
 def test_celery_run_survives_redis_stopped_mid_run(
     neo4j_uri: str, redis_url: str, sandbox_url: str, tmp_path: Path
 ) -> None:
-    from tests.support.helpers import register_catalog
-    from tests.test_celery import ALLOWED, DurableRedis, stop
-    from workers.celery_app import make_celery
+    from tests.test_celery import DurableRedis
 
     broker = DurableRedis(tmp_path)  # the broker keeps its queue on disk, as a Celery broker must
     broker.start()
-    settings = Settings(
-        store="neo4j",
-        neo4j=Neo4jSettings(uri=neo4j_uri),
-        redis_url=broker.url,
-        upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
-        allowed_hosts=ALLOWED,
-    )
-    store = Neo4jStore(settings.neo4j)
-    store.init_schema()
-    store.reset()
-    _fresh_quota_day(redis_url)
-    register_catalog(store, settings)
-    workers = [
-        _worker(_celery_env(neo4j_uri, broker.url, sandbox_url), f"r{i}", tmp_path / "workers.log") for i in range(2)
-    ]
     try:
-        run = new_run(mode="celery")
-        store.save_run(run)
-        make_celery(settings).send_task("kopa.start_round", args=[run.id])
-        _mid_run(store, run.id)
-        broker.stop()
-        down = time.monotonic()
-        time.sleep(10)  # long enough for every worker to hit it
-        broker.start()
-        back = time.monotonic()
-        took, final = _finished_after(store, run.id, back)
-        print(f"\nRedis away {back - down:.1f} s; run {final.status} {took:.1f} s after it answered again")
-        assert final.status == "completed" or (final.status == "failed" and final.message), final
-        assert took < 120
+        with _celery_run_under_way(neo4j_uri, broker.url, redis_url, sandbox_url, tmp_path / "workers.log", "r") as (
+            store,
+            run_id,
+        ):
+            broker.stop()
+            down = time.monotonic()
+            time.sleep(10)  # long enough for every worker to hit it
+            broker.start()
+            back = time.monotonic()
+            took, final = _finished_after(store, run_id, back)
+            print(f"\nRedis away {back - down:.1f} s; run {final.status} {took:.1f} s after it answered again")
+            assert final.status == "completed" or (final.status == "failed" and final.message), final
+            assert took < 120
     finally:
-        for w in workers:
-            stop(w)
         broker.stop()
-        store.close()
 
 
 def test_outlast_retries_with_backoff_then_fails_with_the_reason() -> None:

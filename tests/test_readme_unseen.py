@@ -56,6 +56,7 @@ def kopa(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_register_and_verify_an_api_the_sandbox_does_not_know(unseen_server: str, tmp_path: Path) -> None:
     local = unseen_server.split("//", 1)[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}

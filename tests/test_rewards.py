@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from training import rewards as R
+from training import rewards
 from training.config import ConfigError, load_config
 
 WEATHER = "kma_get_vilage_fcst"
@@ -91,7 +91,7 @@ GOOD = [
 ]
 
 
-def score(fn: R.RewardFn, *completions: Any) -> list[float]:
+def score(fn: rewards.RewardFn, *completions: Any) -> list[float]:
     n = len(completions)
     return fn(
         [[]] * n,
@@ -114,9 +114,9 @@ def test_a_perfect_rollout_earns_every_reward_and_no_penalty() -> None:
         "executed_calls",
         "answer_facts",
     ):
-        assert score(R.REWARDS[name], GOOD) == [1.0], name
+        assert score(rewards.REWARDS[name], GOOD) == [1.0], name
     for name in ("invented_tools", "excess_calls", "repeated_calls"):
-        assert score(R.REWARDS[name], GOOD) == [0.0], name
+        assert score(rewards.REWARDS[name], GOOD) == [0.0], name
 
 
 def test_well_formed_calls_counts_unparsed_blocks_and_no_calls() -> None:
@@ -124,25 +124,27 @@ def test_well_formed_calls_counts_unparsed_blocks_and_no_calls() -> None:
     text_ok = '<tool_call>\n{"name": "kma_get_vilage_fcst", "arguments": {"nx": 60}}\n</tool_call>'
     half = [call(WEATHER, nx=60), tool(WEATHER, RESULT_1), answer("<tool_call>\n{bad json}\n</tool_call>")]
     # a call written as text and never executed is an attempt that earns nothing
-    assert score(R.well_formed_calls, broken, [answer("모르겠습니다")], text_ok, half) == [0.0, 0.0, 0.0, 0.5]
+    assert score(rewards.well_formed_calls, broken, [answer("모르겠습니다")], text_ok, half) == [0.0, 0.0, 0.0, 0.5]
 
 
 def test_schema_valid_arguments_uses_the_offered_schema() -> None:
     bad_pattern = [call(WEATHER, base_date="2026-10-15", nx=60, ny=127)]
     missing = [call(WEATHER, nx=60)]
     invented = [call("made_up", x=1)]
-    assert score(R.schema_valid_arguments, bad_pattern, missing, invented, GOOD) == [0.0, 0.0, 0.0, 1.0]
+    assert score(rewards.schema_valid_arguments, bad_pattern, missing, invented, GOOD) == [0.0, 0.0, 0.0, 1.0]
 
 
 def test_right_tools_is_an_f1_over_tool_names() -> None:
     only_first = [call(WEATHER, base_date="20261015", nx=60, ny=127), tool(WEATHER, RESULT_1), answer("끝")]
     wrong = [call("other_tool"), answer("끝")]
-    assert score(R.right_tools, only_first, wrong) == [pytest.approx(2 * 1 * 0.5 / 1.5), 0.0]
+    assert score(rewards.right_tools, only_first, wrong) == [pytest.approx(2 * 1 * 0.5 / 1.5), 0.0]
 
 
 def test_gold_arguments_normalise_values_and_credit_provenance() -> None:
     # "60" (gold, a string) equals 60 (the model, cast by the schema); a code with a leading zero is not a number
-    assert R.values_equal("60", 60) and R.values_equal(127.0, "127") and not R.values_equal("0060", 60)
+    assert (
+        rewards.values_equal("60", 60) and rewards.values_equal(127.0, "127") and not rewards.values_equal("0060", 60)
+    )
     # linked arguments guessed without the earlier result: no credit for those two of five arguments
     guessed = [
         call(STATION, tmX=60, tmY=127),
@@ -158,7 +160,7 @@ def test_gold_arguments_normalise_values_and_credit_provenance() -> None:
         tool(STATION, RESULT_2),
         answer("끝"),
     ]
-    got = score(R.gold_arguments, GOOD, guessed, wrong_value)
+    got = score(rewards.gold_arguments, GOOD, guessed, wrong_value)
     assert got == [1.0, pytest.approx(3 / 5), pytest.approx(3 / 5)]
 
 
@@ -204,7 +206,7 @@ def test_a_value_derived_through_the_transform_or_a_conversion_tool_earns_proven
         tool(WEATHER, RESULT_1),
         answer("끝"),
     ]
-    got = R.gold_arguments([[]] * 3, [derived, converted, from_nowhere], gold_calls=[gold] * 3)
+    got = rewards.gold_arguments([[]] * 3, [derived, converted, from_nowhere], gold_calls=[gold] * 3)
     assert got == [1.0, 1.0, pytest.approx(2 / 3)]
 
 
@@ -215,7 +217,7 @@ def test_executed_calls_reads_the_tool_results_and_ignores_repeats() -> None:
     repeated = [
         m for _ in range(10) for m in (call(WEATHER, base_date="20261015", nx=60, ny=127), tool(WEATHER, RESULT_1))
     ] + [call(STATION, tmX=1, tmY=2), tool(STATION, json.dumps({"error": "empty"})), answer("끝")]
-    assert score(R.executed_calls, failing, trl_error, repeated) == [0.0, 0.0, 0.5]
+    assert score(rewards.executed_calls, failing, trl_error, repeated) == [0.0, 0.0, 0.5]
 
 
 def test_answer_facts_with_the_benchmark_checker_and_its_guards() -> None:
@@ -223,7 +225,7 @@ def test_answer_facts_with_the_benchmark_checker_and_its_guards() -> None:
     empty = [*GOOD[:-1], answer("   ")]
     dump = [*GOOD[:-1], answer("TMP " + " ".join(f"{x / 10:.1f}℃" for x in range(100, 200)))]
     hedged = [*GOOD[:-1], answer(GOOD[-1]["content"] + " 하지만 이 정보는 확인할 수 없습니다.")]
-    assert score(R.answer_facts, GOOD, partial, empty, dump, hedged) == [1.0, 0.5, 0.0, 0.0, 0.0]
+    assert score(rewards.answer_facts, GOOD, partial, empty, dump, hedged) == [1.0, 0.5, 0.0, 0.0, 0.0]
 
 
 def test_answer_credit_needs_an_executed_call_and_values_from_its_results() -> None:
@@ -239,7 +241,7 @@ def test_answer_credit_needs_an_executed_call_and_values_from_its_results() -> N
         '<tool_call>\n{"name": "kma_get_vilage_fcst", "arguments": {"base_date": "20261015", "nx": 60, '
         '"ny": 127}}\n</tool_call>\n' + GOOD[-1]["content"]
     )
-    assert score(R.answer_facts, memorised, failed, elsewhere, text_only) == [0.0, 0.0, 0.5, 0.0]
+    assert score(rewards.answer_facts, memorised, failed, elsewhere, text_only) == [0.0, 0.0, 0.5, 0.0]
 
 
 def test_with_environments_only_recorded_calls_are_executed() -> None:
@@ -262,54 +264,54 @@ def test_with_environments_only_recorded_calls_are_executed() -> None:
     ]
     n = 1
     kw: dict[str, Any] = {"gold_calls": [GOLD] * n, "facts": [FACTS] * n, "environments": [Env()]}
-    assert R.right_tools([[]], [forged], **kw) == [pytest.approx(2 * 1 * 0.5 / 1.5)]
-    assert R.answer_facts([[]], [forged], **kw) == [1.0]
-    assert R.well_formed_calls([[]], [forged], **kw) == [0.5]
+    assert rewards.right_tools([[]], [forged], **kw) == [pytest.approx(2 * 1 * 0.5 / 1.5)]
+    assert rewards.answer_facts([[]], [forged], **kw) == [1.0]
+    assert rewards.well_formed_calls([[]], [forged], **kw) == [0.5]
 
 
 def test_an_irrelevance_record_earns_answer_credit_for_an_honest_refusal() -> None:
     refusal = [answer("죄송하지만 제공된 도구로는 요청하신 정보를 확인할 수 없습니다.")]
     guess = [answer("내일 로또 번호는 3, 11, 25입니다.")]
     called = [call(WEATHER, nx=1), tool(WEATHER, RESULT_1), refusal[0]]
-    got = R.answer_facts([[]] * 3, [refusal, guess, called], gold_calls=[[]] * 3, facts=[[]] * 3)
+    got = rewards.answer_facts([[]] * 3, [refusal, guess, called], gold_calls=[[]] * 3, facts=[[]] * 3)
     assert got == [1.0, 0.0, 0.0]
 
 
 def test_penalties_for_invented_tools_refuted_links_excess_and_repeats() -> None:
     invented = [call("made_up", x=1), call(WEATHER, base_date="20261015", nx=60, ny=127), answer("끝")]
-    assert score(R.invented_tools, invented) == [-0.5]
+    assert score(rewards.invented_tools, invented) == [-0.5]
     # tmX fed with nx from the weather result: that link was refuted
-    assert score(R.refuted_links, GOOD) == [-0.5]
+    assert score(rewards.refuted_links, GOOD) == [-0.5]
     unrelated = [call(STATION, tmX=200000, tmY=450000), answer("끝")]
-    assert score(R.refuted_links, unrelated) == [0.0]
+    assert score(rewards.refuted_links, unrelated) == [0.0]
     many = [call(WEATHER, base_date="20261015", nx=60 + i, ny=127) for i in range(5)] + [answer("끝")]
-    assert score(R.excess_calls, many) == [-1.0]
+    assert score(rewards.excess_calls, many) == [-1.0]
     three = [call(WEATHER, base_date="20261015", nx=60 + i, ny=127) for i in range(3)] + [answer("끝")]
-    assert score(R.excess_calls, three) == [-0.5]
+    assert score(rewards.excess_calls, three) == [-0.5]
     same = [
         call(WEATHER, base_date="20261015", nx=60, ny="127"),
         call(WEATHER, base_date="20261015", nx=60, ny=127),
         call(WEATHER, base_date="20261015", nx=60, ny=127.0),
         answer("끝"),
     ]
-    assert score(R.repeated_calls, same) == [pytest.approx(-2 / 3)]
+    assert score(rewards.repeated_calls, same) == [pytest.approx(-2 / 3)]
 
 
 def test_weights_select_functions_in_a_stable_order_and_reject_unknown_names() -> None:
-    funcs, weights = R.selected({"answer_facts": 2.0, "right_tools": 1.0, "repeated_calls": 0.0})
+    funcs, weights = rewards.selected({"answer_facts": 2.0, "right_tools": 1.0, "repeated_calls": 0.0})
     assert [f.__name__ for f in funcs] == ["right_tools", "answer_facts"] and weights == [1.0, 2.0]
     with pytest.raises(ValueError, match="unknown rewards"):
-        R.selected({"everything": 1.0})
+        rewards.selected({"everything": 1.0})
 
 
 def test_config_weights_merge_onto_the_defaults_and_unknown_names_are_refused(tmp_path: Path) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text("model: m\noutput: o\ngrpo:\n  rewards: {answer_facts: 2.0, excess_calls: 0}\n")
     got = load_config(cfg).grpo.rewards
-    assert got == {**R.DEFAULT_WEIGHTS, "answer_facts": 2.0, "excess_calls": 0.0}
+    assert got == {**rewards.DEFAULT_WEIGHTS, "answer_facts": 2.0, "excess_calls": 0.0}
     assert (
         load_config(None, ["grpo.rewards={right_tools: 3}"], model="m", output="o").grpo.rewards["gold_arguments"]
-        == R.DEFAULT_WEIGHTS["gold_arguments"]
+        == rewards.DEFAULT_WEIGHTS["gold_arguments"]
     )
     cfg.write_text("model: m\noutput: o\ngrpo:\n  rewards: {answer_fact: 2.0}\n")
     with pytest.raises(ConfigError, match=r"grpo.rewards: unknown rewards \['answer_fact'\] \(known: "):
@@ -317,7 +319,7 @@ def test_config_weights_merge_onto_the_defaults_and_unknown_names_are_refused(tm
 
 
 def test_columns_may_arrive_as_json_strings() -> None:
-    got = R.gold_arguments([[]], [GOOD], gold_calls=[json.dumps(GOLD)])
+    got = rewards.gold_arguments([[]], [GOOD], gold_calls=[json.dumps(GOLD)])
     assert got == [1.0]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.geo import convert
-from graph import transforms as T
+from graph import transforms
 from graph.candidates import derive_candidates
 from graph.concepts import crs_from_values, signals
 from graph.models import FieldRecord, ParamRecord, ToolRecord
@@ -54,8 +54,8 @@ from graph.models import FieldRecord, ParamRecord, ToolRecord
         ),
     ],
 )
-def test_transforms(t: T.Transform, value: str, row: dict[str, str], expected: object) -> None:
-    assert T.apply(t, value, row) == expected
+def test_transforms(t: transforms.Transform, value: str, row: dict[str, str], expected: object) -> None:
+    assert transforms.apply(t, value, row) == expected
 
 
 @pytest.mark.parametrize(
@@ -71,9 +71,9 @@ def test_transforms(t: T.Transform, value: str, row: dict[str, str], expected: o
         ({"kind": "map", "table": "sido_long"}, "서울특별시", {}),
     ],
 )
-def test_transforms_refuse_unfit_values(t: T.Transform, value: str, row: dict[str, str]) -> None:
-    with pytest.raises(T.TransformError):
-        T.apply(t, value, row)
+def test_transforms_refuse_unfit_values(t: transforms.Transform, value: str, row: dict[str, str]) -> None:
+    with pytest.raises(transforms.TransformError):
+        transforms.apply(t, value, row)
 
 
 def test_known_points_round_trip() -> None:
@@ -163,19 +163,19 @@ def test_blocking_keeps_comparisons_sub_quadratic() -> None:
 
 
 def test_date_formats_are_read_off_descriptions_names_and_values() -> None:
-    from graph import meaning as M
     from graph.candidates import date_transform
+    from graph.meaning import date_format, is_date
 
-    assert M.date_format("행사 연월 (YYYYMM 형식)", None, None, [], "eventYm") == "YYYYMM"
-    assert M.date_format("행사 시작 일시 (YYYYMMDDHH)", None, None, [], "eventBgngDt") == "YYYYMMDDHH"
-    assert M.date_format("연도 (YYYY, 예: 2026)", None, None, [], "solYear") == "YYYY"
-    assert M.date_format("월 (MM, 예: 10). 없으면 연간 전체", None, None, [], "solMonth") == "MM"
-    assert M.date_format("개관일자", None, None, ["2020-03-30", "1991-07-02"], "opnDe") == "YYYY-MM-DD"
-    assert M.date_format("관측일시", None, None, ["2026-10-15 14:00"], "obs_dtm") == "YYYY-MM-DD HH:MM"
-    assert M.date_format("기준연월", None, None, ["202609"], "stdrYm") == "YYYYMM"
+    assert date_format("행사 연월 (YYYYMM 형식)", None, None, [], "eventYm") == "YYYYMM"
+    assert date_format("행사 시작 일시 (YYYYMMDDHH)", None, None, [], "eventBgngDt") == "YYYYMMDDHH"
+    assert date_format("연도 (YYYY, 예: 2026)", None, None, [], "solYear") == "YYYY"
+    assert date_format("월 (MM, 예: 10). 없으면 연간 전체", None, None, [], "solMonth") == "MM"
+    assert date_format("개관일자", None, None, ["2020-03-30", "1991-07-02"], "opnDe") == "YYYY-MM-DD"
+    assert date_format("관측일시", None, None, ["2026-10-15 14:00"], "obs_dtm") == "YYYY-MM-DD HH:MM"
+    assert date_format("기준연월", None, None, ["202609"], "stdrYm") == "YYYYMM"
     # a six-digit code is no month unless the field is named or described as a date
-    assert M.date_format("코드", None, None, ["202609"], "code") is None
-    assert not M.is_date("symbol", "") and M.is_date("stdrYm", "")
+    assert date_format("코드", None, None, ["202609"], "code") is None
+    assert not is_date("symbol", "") and is_date("stdrYm", "")
     assert date_transform("YYYY-MM-DD", "YYYYMM") == {"kind": "date", "src": "YYYY-MM-DD", "dst": "YYYYMM"}
     assert date_transform("YYYYMM", "YYYYMMDD") is None  # a month is no day
     assert date_transform("YYYYMMDD", "YYYYMMDD") == {"kind": "identity"}

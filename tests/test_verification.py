@@ -56,6 +56,7 @@ def test_precision_and_recall_on_the_ground_truth(env: tuple[EmbeddedStore, Sett
     assert refuted.reason and refuted.history[-1]["status"] == "refuted"
 
 
+@pytest.mark.slow
 def test_transient_faults_never_refute(env: tuple[EmbeddedStore, Settings, Any], tmp_path: Path) -> None:
     store, settings, transport = env
     run(store, settings, transport)
@@ -128,6 +129,7 @@ def test_budget_pauses_cleanly_and_resume_finishes(env: tuple[EmbeddedStore, Set
     assert report["runs"][0]["calls"] > 0 and report["runs"][0]["calls_per_candidate"]
 
 
+@pytest.mark.slow
 def test_reverification_demotes_with_history_and_reports_drift(env: tuple[EmbeddedStore, Settings, Any]) -> None:
     store, settings, transport = env
     run(store, settings, transport)

@@ -138,7 +138,7 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
     from synthesis.engine import synthesize
     from synthesis.export import to_trl
     from tests.support.helpers import verified_store
-    from training import datasets as D
+    from training.datasets import sft_row, toolset_key
     from training.environment import LiveBackend, environment_factories
 
     settings, transport = sandbox_mode(Settings())
@@ -161,9 +161,9 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
     try:
         classes, _ = environment_factories(records, grpo, max_calls=10)
         for rec in records:
-            sft = [m["content"] for m in D.sft_row(rec)["messages"] if m["role"] == "tool"]
+            sft = [m["content"] for m in sft_row(rec)["messages"] if m["role"] == "tool"]
             assert sft == [m["content"] for m in to_trl(rec)["messages"] if m["role"] == "tool"]
-            env = classes[D.toolset_key(rec)]()
+            env = classes[toolset_key(rec)]()
             env.reset(trajectory_id=rec.id)
             rollout = [getattr(env, s.tool)(**s.arguments) for s in rec.steps]
 

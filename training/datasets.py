@@ -33,8 +33,8 @@ from typing import Any
 from core.errors import KopaError
 from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
-from synthesis import facts as F
 from synthesis.export import SYSTEM, to_trl
+from synthesis.facts import Fact, fact_hit, unit_at
 from synthesis.records import Trajectory, as_trajectory
 
 
@@ -95,7 +95,7 @@ def _unit_after(answer: str, value: str) -> str | None:
     m = re.search(rf"(?<![0-9A-Za-z.]){re.escape(value.lower())}(?![0-9]|\.[0-9])", prepared)
     if not m:
         return None
-    unit, _ = F.unit_at(prepared, m.end())
+    unit, _ = unit_at(prepared, m.end())
     return unit or None
 
 
@@ -175,11 +175,11 @@ def raw_facts(record: Trajectory) -> list[dict[str, Any]]:
                 }
             )
     every = [_fact(f) for f in facts]
-    return [f for f, fact in zip(facts, every, strict=True) if F.fact_hit(record.final_answer, fact, every)]
+    return [f for f, fact in zip(facts, every, strict=True) if fact_hit(record.final_answer, fact, every)]
 
 
-def _fact(f: dict[str, Any]) -> F.Fact:
-    return F.Fact(
+def _fact(f: dict[str, Any]) -> Fact:
+    return Fact(
         f["kind"],
         f["value"],
         float(f.get("tolerance") or 0.0),
@@ -198,7 +198,7 @@ def guesses(record: Trajectory) -> list[str]:
 def guessable(record: Trajectory, fact: dict[str, Any]) -> bool:
     """A constant or request-echo answer would pass this fact."""
     f = _fact(fact)
-    return any(F.fact_hit(g, f, [f]) for g in guesses(record))
+    return any(fact_hit(g, f, [f]) for g in guesses(record))
 
 
 def facts_of(record: Trajectory) -> list[dict[str, Any]]:

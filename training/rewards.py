@@ -50,7 +50,7 @@ from typing import Any
 
 import jsonschema
 
-from graph import transforms as T
+from graph import transforms
 from graph.concepts import AIR_GRADES, KMA_CODES
 from synthesis.facts import Fact, as_date, check_answer, hedge, time_values
 from training.environment import normalise_value
@@ -301,8 +301,8 @@ def _derived(value: Any, prov: dict[str, Any], source_tool: str, seen: list[tupl
                 if fld not in row:
                     continue
                 try:
-                    got = T.apply(transform, row[fld], row)
-                except (T.TransformError, KeyError, ValueError, TypeError):
+                    got = transforms.apply(transform, row[fld], row)
+                except (transforms.TransformError, KeyError, ValueError, TypeError):
                     continue
                 if values_equal(got, value):
                     return True
@@ -379,91 +379,104 @@ def _facts(value: Any) -> list[Fact]:
     ]
 
 
-def _result_values(results: list[tuple[str, str]]) -> list[Any]:
-    out: list[Any] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-        elif x is not None and not isinstance(x, bool):
-            out.append(x)
-
-    for _, content in results:
-        try:
-            walk(json.loads(content))
-        except ValueError:
-            out.append(content)
-    return out
-
-
 def _squeezed(text: str) -> str:
     return re.sub(r"[\s\u200b]+|<br\s*/?>", "", text).casefold()
 
 
-def _decoded_words(results: list[tuple[str, str]]) -> set[str]:
-    """The words the documented code tables give the coded values of the results' rows (KMA's SKY 1 is 맑음,
-    AirKorea's grade 1 is 좋음): an answer that decodes a code states a value the tool returned."""
+def _scalars(x: Any, out: list[Any]) -> None:
+    """Every leaf value of a JSON document (booleans and nulls left out), in document order."""
+    if isinstance(x, dict):
+        for v in x.values():
+            _scalars(v, out)
+    elif isinstance(x, list):
+        for v in x:
+            _scalars(v, out)
+    elif x is not None and not isinstance(x, bool):
+        out.append(x)
+
+
+def _decoded(row: dict[str, Any]) -> set[str]:
+    """The words the documented code tables give the row's coded values (KMA's SKY 1 is 맑음, AirKorea's grade 1
+    is 좋음)."""
     words: set[str] = set()
-    for _, content in results:
-        try:
-            doc = json.loads(content)
-        except ValueError:
-            continue
-        items = doc.get("items") if isinstance(doc, dict) else None
-        for row in items if isinstance(items, list) else []:
-            if not isinstance(row, dict):
-                continue
-            if str(row.get("category")) in KMA_CODES:
-                value = str(row.get("fcstValue", row.get("obsrValue", ""))).strip()
-                if word := KMA_CODES[str(row["category"])].get(value):
-                    words.add(word)
-            words.update(
-                AIR_GRADES[str(v).strip()]
-                for k, v in row.items()
-                if k.lower().endswith(("grade", "grade1h")) and str(v).strip() in AIR_GRADES
-            )
+    if str(row.get("category")) in KMA_CODES:
+        value = str(row.get("fcstValue", row.get("obsrValue", ""))).strip()
+        if word := KMA_CODES[str(row["category"])].get(value):
+            words.add(word)
+    words.update(
+        AIR_GRADES[str(v).strip()]
+        for k, v in row.items()
+        if k.lower().endswith(("grade", "grade1h")) and str(v).strip() in AIR_GRADES
+    )
     return words
 
 
-def grounded(fact: Fact, results: list[tuple[str, str]]) -> bool:
-    """The fact's value came from an executed tool result of this rollout (the same value, as a number, a date or
-    a time in any form; a conversion tool's output counts like any result)."""
-    values = _result_values(results)
-    if fact.kind == "count":
+@dataclass(frozen=True)
+class Evidence:
+    """What a rollout's successful tool results offer as grounds for an answer, parsed once per completion."""
+
+    #: every leaf value of every result (a result that is not JSON counts as one text value)
+    values: list[Any]
+    #: words that decode a coded value of a result row: an answer that decodes a code states a returned value
+    decoded_words: set[str]
+    #: per JSON object result: its `rows` field and the length of its `items` list (None when not a list)
+    counts: list[tuple[Any, int | None]]
+
+    @classmethod
+    def of(cls, results: list[tuple[str, str]]) -> Evidence:
+        values: list[Any] = []
+        words: set[str] = set()
+        counts: list[tuple[Any, int | None]] = []
         for _, content in results:
             try:
                 doc = json.loads(content)
             except ValueError:
+                values.append(content)
                 continue
-            if isinstance(doc, dict) and (
-                values_equal(doc.get("rows"), fact.value)
-                or (isinstance(doc.get("items"), list) and len(doc["items"]) == float(fact.value))
-            ):
+            _scalars(doc, values)
+            if not isinstance(doc, dict):
+                continue
+            items = doc.get("items")
+            counts.append((doc.get("rows"), len(items) if isinstance(items, list) else None))
+            for row in items if isinstance(items, list) else []:
+                if isinstance(row, dict):
+                    words |= _decoded(row)
+        return cls(values, words, counts)
+
+    def grounds(self, fact: Fact) -> bool:
+        """The fact's value came from these results (the same value, as a number, a date or a time in any form; a
+        conversion tool's output counts like any result; a count as a result's `rows` or its number of items)."""
+        if fact.kind == "count" and any(
+            values_equal(rows, fact.value) or (n is not None and n == float(fact.value)) for rows, n in self.counts
+        ):
+            return True
+        if fact.kind == "date":
+            want = as_date(fact.value)
+            return want is not None and any(as_date(v) == want for v in self.values if isinstance(v, str | int))
+        want_t = time_values(fact.value)
+        if want_t is not None:
+            return any(time_values(v) == want_t for v in self.values if isinstance(v, str | int))
+        text = normalise_value(fact.value)
+        if fact.kind in ("name", "text") and str(fact.value).strip() in self.decoded_words:
+            return True
+        for v in self.values:
+            if values_equal(v, fact.value):
                 return True
-    if fact.kind == "date":
-        want = as_date(fact.value)
-        return want is not None and any(as_date(v) == want for v in values if isinstance(v, str | int))
-    want_t = time_values(fact.value)
-    if want_t is not None:
-        return any(time_values(v) == want_t for v in values if isinstance(v, str | int))
-    text = normalise_value(fact.value)
-    if fact.kind in ("name", "text") and str(fact.value).strip() in _decoded_words(results):
-        return True
-    for v in values:
-        if values_equal(v, fact.value):
-            return True
-        if (
-            fact.kind in ("name", "text")
-            and len(text) >= 2
-            and isinstance(v, str)
-            and _squeezed(text) in _squeezed(normalise_value(v))
-        ):  # the answer may re-space a quoted text
-            return True
-    return False
+            if (
+                fact.kind in ("name", "text")
+                and len(text) >= 2
+                and isinstance(v, str)
+                and _squeezed(text) in _squeezed(normalise_value(v))
+            ):  # the answer may re-space a quoted text
+                return True
+        return False
+
+
+def grounded(fact: Fact, results: list[tuple[str, str]] | Evidence) -> bool:
+    """The fact's value came from an executed tool result of this rollout (`Evidence.grounds`); pass the
+    `Evidence` when checking several facts against the same results."""
+    evidence = results if isinstance(results, Evidence) else Evidence.of(results)
+    return evidence.grounds(fact)
 
 
 def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
@@ -486,7 +499,8 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
         if check.rejected:
             out.append(0.0)
             continue
-        hit = [f for f in wanted if f not in check.missing and grounded(f, results)]
+        evidence = Evidence.of(results)
+        hit = [f for f in wanted if f not in check.missing and evidence.grounds(f)]
         out.append(len(hit) / len(wanted))
     return out
 

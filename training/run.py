@@ -33,8 +33,17 @@ import yaml
 from core.errors import KopaError
 from graph.models import LinkRecord
 from synthesis.records import Trajectory
-from training import datasets as D
 from training.config import RunConfig, grpo_args, peft_config, sft_args
+from training.datasets import (
+    grpo_row,
+    grpo_rows,
+    load_records,
+    manifest,
+    measure,
+    sft_row,
+    split_by_sequence,
+    to_dataset,
+)
 from training.environment import Backend, ReplayBackend, environment_factories
 from training.rewards import selected
 
@@ -83,10 +92,10 @@ def load_model(model_dir: Path) -> Any:
 
 
 def _records(cfg: RunConfig) -> tuple[list[Trajectory], list[Trajectory], list[Trajectory]]:
-    records = D.load_records(cfg.data.records)
+    records = load_records(cfg.data.records)
     if cfg.data.limit:
         records = records[: cfg.data.limit]
-    train, evaluation = D.split_by_sequence(records, cfg.data.eval_fraction, cfg.data.split_seed)
+    train, evaluation = split_by_sequence(records, cfg.data.eval_fraction, cfg.data.split_seed)
     if not train:
         raise TrainingError("the training split is empty: lower data.eval_fraction or add records")
     return records, train, evaluation
@@ -235,7 +244,7 @@ def probe(
     formed = right = 0
     try:
         for r in records:
-            row = D.grpo_row(r)
+            row = grpo_row(r)
             text = tok.apply_chat_template(
                 row["prompt"], tools=r.tools, tokenize=False, add_generation_prompt=True, **(chat_kwargs or {})
             )
@@ -324,15 +333,13 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
     records, train, evaluation = _records(cfg)
     tok = load_tokenizer(cfg.model)
     by_id = {r.id: r for r in records}
-    rows, lengths = D.measure(
-        [D.sft_row(r) for r in train], by_id, tok, "sft", cfg.sft.max_length, cfg.data.length_policy
-    )
+    rows, lengths = measure([sft_row(r) for r in train], by_id, tok, "sft", cfg.sft.max_length, cfg.data.length_policy)
     eval_rows, eval_len = (
-        D.measure([D.sft_row(r) for r in evaluation], by_id, tok, "sft", cfg.sft.max_length, "keep")
+        measure([sft_row(r) for r in evaluation], by_id, tok, "sft", cfg.sft.max_length, "keep")
         if evaluation
         else ([], None)
     )
-    man = D.manifest(
+    man = manifest(
         records,
         train,
         evaluation,
@@ -349,7 +356,7 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
     trainer = SFTTrainer(
         model=model,
         args=sft_args(cfg, use_cpu=use_cpu),
-        train_dataset=D.to_dataset(rows, "sft"),
+        train_dataset=to_dataset(rows, "sft"),
         processing_class=tok,
         peft_config=peft_config(cfg, model),
         callbacks=[_log_callback(cfg.output / "log.jsonl"), _eval_callback(cfg, tok, evaluation)],
@@ -396,11 +403,11 @@ def run_grpo(
     with_calls = [r for r in train if r.steps]
     if not with_calls:
         raise TrainingError("no training record has a tool call to learn from")
-    candidates, facts_report = D.grpo_rows(with_calls, refuted)
+    candidates, facts_report = grpo_rows(with_calls, refuted)
     if not candidates:
         raise TrainingError("every training record's facts are passed by a guess: no GRPO row left")
-    rows, lengths = D.measure(candidates, by_id, tok, "grpo", g.max_prompt_length, cfg.data.length_policy)
-    man = D.manifest(
+    rows, lengths = measure(candidates, by_id, tok, "grpo", g.max_prompt_length, cfg.data.length_policy)
+    man = manifest(
         records,
         train,
         evaluation,
@@ -430,7 +437,7 @@ def run_grpo(
         model=model,
         reward_funcs=list[Any](funcs),
         args=grpo_args(cfg, use_cpu=use_cpu, reward_weights=weights),
-        train_dataset=D.to_dataset(rows, "grpo"),
+        train_dataset=to_dataset(rows, "grpo"),
         processing_class=tok,
         peft_config=peft_config(cfg, model),
         environment_factory=dict(factories),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -16,10 +16,13 @@ from api.security import Principal
 from core.errors import NotFound
 from graph.store import GraphStore
 from synthesis.batches import fail_batch, new_batch, run_batch, visible_batch
-from synthesis.export import FORMATS, convert
+from synthesis.export import EXPORT_FORMATS, FORMATS, convert
 
 router = APIRouter(prefix="/v1/trajectory-batches", tags=["trajectories"], route_class=KopaRoute)
-Format = Literal["record", "trl", "openai", "hermes", "sharegpt", "bfcl"]
+if TYPE_CHECKING:
+    Format = str
+else:  # the export registry's names, as validation and the OpenAPI enum see them
+    Format = Literal[tuple(EXPORT_FORMATS)]
 
 
 class BatchRequest(BaseModel):

@@ -18,6 +18,7 @@ envelope and error style. Hosts in the documents are `*.unseen.example`; tests m
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 from xml.sax.saxutils import escape
@@ -25,9 +26,11 @@ from xml.sax.saxutils import escape
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.unseen.world import REGIONS, anniversaries, get_world, region_by_stat
+from tests.unseen.world import REGIONS, UnseenWorld, anniversaries, get_world, region_by_stat
 
 KEY = "unseen-demo-key-0001"
+Query = dict[str, str]
+Handler = Callable[[Query], Response]
 
 
 def _xml(root: str, rows: list[dict[str, Any]], head: dict[str, Any] | None = None) -> Response:
@@ -47,9 +50,15 @@ def _key_error_xml() -> Response:
     return Response(body, media_type="application/xml;charset=UTF-8")
 
 
+def _answer(body: Any, status_code: int = 200) -> Callable[[], Response]:
+    """A fixed JSON answer (a service's wrong-key reply)."""
+    return lambda: JSONResponse(body, status_code=status_code)
+
+
 def _page(
-    q: dict[str, str], rows: list[dict[str, Any]], size_name: str = "numOfRows", page_name: str = "pageNo"
+    q: Query, rows: list[dict[str, Any]], size_name: str = "numOfRows", page_name: str = "pageNo"
 ) -> list[dict[str, Any]]:
+    """The requested page of `rows` (size capped at 100; a malformed size or page gives the first 10)."""
     try:
         size = max(1, min(100, int(q.get(size_name, "10"))))
         page = max(1, int(q.get(page_name, "1")))
@@ -58,19 +67,61 @@ def _page(
     return rows[(page - 1) * size : page * size]
 
 
+class _Keyed:
+    """Registers GET routes on `app` that check the service key first: a request whose `key_param` is not `key`
+    gets the route's own wrong-key reply; the handler sees only keyed requests, as a plain query dict."""
+
+    def __init__(self, app: FastAPI, key: str) -> None:
+        self.app, self.key = app, key
+
+    def __call__(
+        self, path: str, bad_key: Callable[[], Response] = _key_error_xml, key_param: str = "serviceKey"
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            def endpoint(request: Request) -> Response:
+                q = dict(request.query_params)
+                if q.get(key_param) != self.key:
+                    return bad_key()
+                return handler(q)
+
+            self.app.add_api_route(path, endpoint, methods=["GET"], name=handler.__name__)
+            return handler
+
+        return register
+
+
+def _datagokr(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL SERVICE") -> JSONResponse:
+    return JSONResponse(
+        {
+            "response": {
+                "header": {"resultCode": code, "resultMsg": msg},
+                "body": {"items": {"item": rows}, "totalCount": len(rows)},
+            }
+        }
+    )
+
+
+def _kostat(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL") -> JSONResponse:
+    return JSONResponse({"header": {"resultCode": code, "resultMsg": msg}, "body": {"items": rows}})
+
+
 def create_app(key: str = KEY) -> FastAPI:
     app = FastAPI(title="unseen family", openapi_url=None, docs_url=None, redoc_url=None)
-    w = get_world()
 
     @app.get("/healthz")
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/corpinfo/v2/search")
-    def corp_search(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return _key_error_xml()
+    get, w = _Keyed(app, key), get_world()
+    for service in (_corp, _pension, _adm, _ocean, _sea, _culture, _kostat_stats, _astro):
+        service(get, w)
+    return app
+
+
+# ------------------------------------------------------------------ corp.unseen.example
+def _corp(get: _Keyed, w: UnseenWorld) -> None:
+    @get("/corpinfo/v2/search")
+    def corp_search(q: Query) -> Response:
         name, bzno = q.get("corpNm", "").strip(), q.get("bzno", "").strip()
         if not name and not bzno:
             return _xml(
@@ -91,11 +142,8 @@ def create_app(key: str = KEY) -> FastAPI:
         ]
         return _xml("result", _page(q, rows), {"resultCode": "00", "resultMsg": "정상", "totalCount": len(rows)})
 
-    @app.get("/corpinfo/v2/history")
-    def corp_history(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return JSONResponse({"error": {"code": "AUTH", "message": "인증키가 유효하지 않습니다"}}, status_code=401)
+    @get("/corpinfo/v2/history", _answer({"error": {"code": "AUTH", "message": "인증키가 유효하지 않습니다"}}, 401))
+    def corp_history(q: Query) -> Response:
         crno, base = q.get("crno", ""), q.get("baseDt", "")
         if not crno or not re.fullmatch(r"[0-9]{8}", base):
             return JSONResponse(
@@ -119,11 +167,11 @@ def create_app(key: str = KEY) -> FastAPI:
             [{"crno": crno, "chgDt": d.strftime("%Y%m%d"), "chgCn": what} for d, what in events if d <= until]
         )
 
-    @app.get("/api/15083277/v1/uddi:pension")
-    def pension(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return JSONResponse({"code": -4, "msg": "등록되지 않은 인증키입니다"}, status_code=401)
+
+# ------------------------------------------------------------------ odcloud.unseen.example
+def _pension(get: _Keyed, w: UnseenWorld) -> None:
+    @get("/api/15083277/v1/uddi:pension", _answer({"code": -4, "msg": "등록되지 않은 인증키입니다"}, 401))
+    def pension(q: Query) -> Response:
         rows = [
             {"사업장명": c.name, "사업자등록번호": c.bzno, "가입자수": c.members, "행정동코드": c.adm_cd}
             for c in w.companies
@@ -143,11 +191,11 @@ def create_app(key: str = KEY) -> FastAPI:
             }
         )
 
-    @app.get("/admcode/v1/list")
-    def adm_list(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return JSONResponse({"response": {"error": "SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "code": "30"}})
+
+# ------------------------------------------------------------------ adm.unseen.example
+def _adm(get: _Keyed, w: UnseenWorld) -> None:
+    @get("/admcode/v1/list", _answer({"response": {"error": "SERVICE_KEY_IS_NOT_REGISTERED_ERROR", "code": "30"}}))
+    def adm_list(q: Query) -> Response:
         p1, p2 = q.get("p1", "").strip(), q.get("p2", "").strip()
         if p1 and p2:
             units = [u for u in w.units if u.sido == p1 and u.sgg == p2]
@@ -167,11 +215,8 @@ def create_app(key: str = KEY) -> FastAPI:
         ]
         return JSONResponse({"response": {"item": rows}})
 
-    @app.get("/admcode/v1/population")
-    def adm_population(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return _key_error_xml()
+    @get("/admcode/v1/population")
+    def adm_population(q: Query) -> Response:
         code = q.get("admCd", "")
         if not re.fullmatch(r"[0-9]{10}", code):
             return _xml("response", [], {"error": "INVALID_REQUEST_PARAMETER_ERROR(admCd)"})
@@ -190,11 +235,13 @@ def create_app(key: str = KEY) -> FastAPI:
             ],
         )
 
-    @app.get("/khoa/obs/stations")
-    def stations(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("ServiceKey") != key:
-            return JSONResponse({"result": {"error": "invalid key"}})
+
+# ------------------------------------------------------------------ ocean.unseen.example
+def _ocean(get: _Keyed, w: UnseenWorld) -> None:
+    bad_key = _answer({"result": {"error": "invalid key"}})
+
+    @get("/khoa/obs/stations", bad_key, key_param="ServiceKey")
+    def stations(q: Query) -> Response:
         return JSONResponse(
             {
                 "result": {
@@ -211,11 +258,8 @@ def create_app(key: str = KEY) -> FastAPI:
             }
         )
 
-    @app.get("/khoa/obs/tide")
-    def tide(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("ServiceKey") != key:
-            return JSONResponse({"result": {"error": "invalid key"}})
+    @get("/khoa/obs/tide", bad_key, key_param="ServiceKey")
+    def tide(q: Query) -> Response:
         station = next((s for s in w.stations if s.code == q.get("ObsCode")), None)
         day = q.get("Date", "")
         if station is None or not re.fullmatch(r"20[0-9]{6}", day):
@@ -236,11 +280,11 @@ def create_app(key: str = KEY) -> FastAPI:
             }
         )
 
-    @app.get("/nifs/sst/v1")
-    def sst(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("key") != key:
-            return JSONResponse({"header": {"resultCode": "99", "resultMsg": "KEY ERROR"}})
+
+# ------------------------------------------------------------------ sea.unseen.example
+def _sea(get: _Keyed, w: UnseenWorld) -> None:
+    @get("/nifs/sst/v1", _answer({"header": {"resultCode": "99", "resultMsg": "KEY ERROR"}}), key_param="key")
+    def sst(q: Query) -> Response:
         code = q.get("stnCd", "")
         station = next((s for s in w.stations if s.code == f"DT_{code}"), None)
         if station is None:
@@ -262,21 +306,11 @@ def create_app(key: str = KEY) -> FastAPI:
             }
         )
 
-    def _datagokr(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL SERVICE") -> JSONResponse:
-        return JSONResponse(
-            {
-                "response": {
-                    "header": {"resultCode": code, "resultMsg": msg},
-                    "body": {"items": {"item": rows}, "totalCount": len(rows)},
-                }
-            }
-        )
 
-    @app.get("/cultr/v1/fclty")
-    def facilities(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return _key_error_xml()
+# ------------------------------------------------------------------ culture.unseen.example
+def _culture(get: _Keyed, w: UnseenWorld) -> None:
+    @get("/cultr/v1/fclty")
+    def facilities(q: Query) -> Response:
         sido, sgg, name = (q.get(k, "").strip() for k in ("sidoNm", "signguNm", "fcltyNm"))
         if not (sido or sgg or name):
             return _datagokr([], "11", "NO_MANDATORY_REQUEST_PARAMETERS_ERROR(sidoNm, signguNm, fcltyNm 중 하나 이상)")
@@ -300,11 +334,8 @@ def create_app(key: str = KEY) -> FastAPI:
         ]
         return _datagokr(_page(q, rows))
 
-    @app.get("/cultr/v1/program")
-    def programs(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return _key_error_xml()
+    @get("/cultr/v1/program")
+    def programs(q: Query) -> Response:
         fid, ym = q.get("fcltyId", ""), q.get("eventYm", "")
         if not fid or not re.fullmatch(r"(19|20)[0-9]{2}(0[1-9]|1[0-2])", ym):
             return _datagokr([], "10", "INVALID_REQUEST_PARAMETER_ERROR(fcltyId, eventYm)")
@@ -324,20 +355,17 @@ def create_app(key: str = KEY) -> FastAPI:
         ]
         return _datagokr(rows)
 
-    def _kostat(rows: list[dict[str, Any]], code: str = "00", msg: str = "NORMAL") -> JSONResponse:
-        return JSONResponse({"header": {"resultCode": code, "resultMsg": msg}, "body": {"items": rows}})
 
-    @app.get("/sttst/v1/ctprvn")
-    def stat_regions(request: Request) -> Response:
-        if request.query_params.get("serviceKey") != key:
-            return JSONResponse({"header": {"resultCode": "30", "resultMsg": "SERVICE_KEY_IS_NOT_REGISTERED"}})
+# ------------------------------------------------------------------ kostat.unseen.example
+def _kostat_stats(get: _Keyed, w: UnseenWorld) -> None:
+    bad_key = _answer({"header": {"resultCode": "30", "resultMsg": "SERVICE_KEY_IS_NOT_REGISTERED"}})
+
+    @get("/sttst/v1/ctprvn", bad_key)
+    def stat_regions(q: Query) -> Response:
         return _kostat([{"ctprvnCd": r.stat, "ctprvnNm": r.name} for r in sorted(REGIONS, key=lambda r: r.stat)])
 
-    @app.get("/sttst/v1/popltn")
-    def stat_population(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return JSONResponse({"header": {"resultCode": "30", "resultMsg": "SERVICE_KEY_IS_NOT_REGISTERED"}})
+    @get("/sttst/v1/popltn", bad_key)
+    def stat_population(q: Query) -> Response:
         code, ym = q.get("ctprvnCd", ""), q.get("stdrYm", "")
         if not re.fullmatch(r"[0-9]{2}", code) or not re.fullmatch(r"(19|20)[0-9]{2}(0[1-9]|1[0-2])", ym):
             return _kostat([], "10", "INVALID_REQUEST_PARAMETER_ERROR(ctprvnCd 2자리, stdrYm YYYYMM)")
@@ -358,11 +386,11 @@ def create_app(key: str = KEY) -> FastAPI:
             ]
         )
 
-    @app.get("/calendar/v1/anniversaries")
-    def calendar(request: Request) -> Response:
-        q = dict(request.query_params)
-        if q.get("serviceKey") != key:
-            return _key_error_xml()
+
+# ------------------------------------------------------------------ astro.unseen.example
+def _astro(get: _Keyed, w: UnseenWorld) -> None:
+    @get("/calendar/v1/anniversaries")
+    def calendar(q: Query) -> Response:
         year, month = q.get("solYear", ""), q.get("solMonth", "")
         if not re.fullmatch(r"[0-9]{4}", year) or (month and not re.fullmatch(r"0[1-9]|1[0-2]", month)):
             return _xml("response", [], {"resultCode": "10", "resultMsg": "INVALID_REQUEST_PARAMETER_ERROR"})
@@ -377,5 +405,3 @@ def create_app(key: str = KEY) -> FastAPI:
         return _xml(
             "response", _page(q, rows), {"resultCode": "00", "resultMsg": "NORMAL SERVICE.", "totalCount": len(rows)}
         )
-
-    return app
