@@ -19,7 +19,7 @@ from sandbox import generated as G
 from sandbox.examples import example_args
 from sandbox.keys import DEMO_KEY
 from sandbox.world import get_world
-from tests.support.generated import instance_map, link_kind, register_generated
+from tests.support.generated import carry_oracle, instance_map, label_links, link_kind, register_generated
 
 
 def test_documents_are_deterministic_and_reach_a_thousand_operations() -> None:
@@ -160,3 +160,26 @@ def test_every_generated_mode_call_is_a_fresh_app_without_daily_quotas() -> None
             return (await client.get(path)).status_code
 
     assert asyncio.run(unknown()) == 404
+
+
+def test_ground_truth_lifts_the_sandbox_labels_to_the_copies(catalog: dict[str, Any]) -> None:
+    """The oracle executes each true sandbox link's values in two copies: a 법정동코드 crosses (national standard),
+    a 요양기호 does not (issued by one copy); labels follow, within a copy as in the sandbox."""
+    from graph.store import all_links
+
+    oracle = carry_oracle()
+    assert oracle["T01"].crosses  # region_cd -> LAWD_CD: a national code
+    assert oracle["T62"].determined and not oracle["T62"].crosses  # ykiho: only the issuing copy knows it
+    store = catalog["store"]
+    tools = store.all_tools()
+    links = all_links(store)
+    labels = label_links(links, tools, oracle)
+    im = instance_map(tools)
+    seen = {(link_kind(lk, im), labels[lk.id]) for lk in links}
+    assert {("same", "true"), ("cross", "true"), ("cross", "false")} <= seen
+    ykiho = {
+        labels[lk.id]
+        for lk in links
+        if lk.source_field == "ykiho" and lk.target_param.endswith(":ykiho") and link_kind(lk, im) == "cross"
+    }
+    assert "false" in ykiho and "true" not in ykiho
