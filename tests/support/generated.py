@@ -94,10 +94,17 @@ class Carry:
         return self.same > 0
 
     @property
+    def verdict(self) -> str:
+        """'crosses': every value that answers at home answers in the other copy too (a national standard:
+        법정동코드, coordinates, dates, drug names); 'local': none does (an identifier only the issuing copy knows:
+        a 요양기호, a stop id); 'mixed': some do (a building number that happens to exist in both); 'undetermined'."""
+        if not self.determined:
+            return "undetermined"
+        return "crosses" if self.cross == self.same else "local" if self.cross == 0 else "mixed"
+
+    @property
     def crosses(self) -> bool:
-        """Most values that answer at home answer in the other copy too: a national standard (법정동코드, coordinates,
-        dates, drug names), not an identifier that only the issuing copy knows (a 요양기호, a stop id)."""
-        return self.determined and self.cross * 2 > self.same
+        return self.verdict == "crosses"
 
 
 def _typed_key(source: str, field_: str, target: str, param: str, transform: dict[str, Any] | None) -> tuple[str, ...]:
@@ -119,10 +126,20 @@ async def _rows(client: httpx.AsyncClient, host: str, op: Operation, args: dict[
         return []
 
 
+def _target_args(dst: Operation, examples: dict[str, dict[str, Any]], param: str, value: Any) -> dict[str, Any]:
+    """The copy's own example arguments of the target with the carried value in place."""
+    args = dict(examples[dst.op_id])
+    if dst.method == "POST":
+        args["__body__"] = {param: value}
+    else:
+        args[param] = value
+    return args
+
+
 async def _carry(client: httpx.AsyncClient, gt: dict[str, Any], a: Instance, b: Instance) -> Carry:
     src, dst = OPS[gt["source"]["op"]], OPS[gt["target"]["op"]]
     ex_a, ex_b = example_args(get_world(a.seed)), example_args(get_world(b.seed))
-    rows = await _rows(client, a.local_host, src, {**ex_a[src.op_id], "numOfRows": "50"})
+    rows = await _rows(client, a.local_host, src, {**ex_a[src.op_id], src.provider.paging[1]: "50"})
     field_, param, t = gt["source"]["field"], gt["target"]["param"], gt["transform"]
     out, seen = Carry(), set[str]()
     for row in rows:
@@ -136,30 +153,37 @@ async def _carry(client: httpx.AsyncClient, gt: dict[str, Any], a: Instance, b: 
             continue
         seen.add(json.dumps(value))
         out.tried += 1
-        for inst, examples, attr in ((a, ex_a, "same"), (b, ex_b, "cross")):
-            args = dict(examples[dst.op_id])
-            if dst.method == "POST":
-                args["__body__"] = {param: value}
-            else:
-                args[param] = value
-            if await _rows(client, inst.local_host, dst, args):
-                setattr(out, attr, getattr(out, attr) + 1)
+        if await _rows(client, a.local_host, dst, _target_args(dst, ex_a, param, value)):
+            out.same += 1
+            if await _rows(client, b.local_host, dst, _target_args(dst, ex_b, param, value)):
+                out.cross += 1
     return out
 
 
-def carry_oracle(seed: int = DEFAULT_SEED, a: int = 1, b: int = 2) -> dict[str, Carry]:
-    """By executing them in two copies, which true links of the sandbox's ground truth carry values that another
+#: The pairs of copies the oracle compares (summed): more source values than one pair gives.
+ORACLE_PAIRS = ((1, 2), (3, 4), (5, 6), (7, 8))
+
+
+def carry_oracle(seed: int = DEFAULT_SEED, pairs: tuple[tuple[int, int], ...] = ORACLE_PAIRS) -> dict[str, Carry]:
+    """By executing them in pairs of copies, which true links of the sandbox's ground truth carry values that another
     copy accepts. Direct calls on the emulated servers (no engine code): the ground truth the labels use."""
-    insts = {i.index: i for i in instances_for(max(a, b) + 1, seed=seed)}
-    app = GeneratedApp([insts[a], insts[b]])
+    insts = {i.index: i for i in instances_for(max(max(p) for p in pairs) + 1, seed=seed)}
+    app = GeneratedApp(list(insts.values()))
+    true_links = [g for g in load_ground_truth() if g["kind"] == "true"]
 
     async def go() -> dict[str, Carry]:
+        out = {g["id"]: Carry() for g in true_links}
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as client:  # type: ignore[arg-type]
-            out = {}
-            for gt in load_ground_truth():
-                if gt["kind"] == "true":
-                    out[gt["id"]] = await _carry(client, gt, insts[a], insts[b])
-            return out
+            for a, b in pairs:
+                for gt in true_links:
+                    got = await _carry(client, gt, insts[a], insts[b])
+                    total = out[gt["id"]]
+                    total.tried, total.same, total.cross = (
+                        total.tried + got.tried,
+                        total.same + got.same,
+                        total.cross + got.cross,
+                    )
+        return out
 
     return asyncio.run(go())
 
@@ -169,8 +193,9 @@ def label_links(
 ) -> dict[str, str]:
     """Link id -> 'true', 'false', 'undetermined' or 'unlisted': the sandbox's ground truth lifted to the copies. A
     link within one copy is what its sandbox counterpart is; across copies, a true sandbox link stays true only when
-    the oracle saw its values cross (else 'false': the identifier is unknown to the other copy; 'undetermined' when
-    the oracle could not tell); decoys are false everywhere; links the ground truth does not list are 'unlisted'."""
+    the oracle saw all its values cross ('false' when none did: the identifier is unknown to the other copy;
+    'undetermined' when some did or the oracle could not tell); decoys are false everywhere; links the ground truth
+    does not list are 'unlisted'."""
     oracle = oracle if oracle is not None else carry_oracle()
     im = instance_map(tools)
     op_by_path = {op.path: op.op_id for op in OPS.values()}
@@ -190,7 +215,7 @@ def label_links(
             out[lk.id] = "false"
         elif kind == "cross":
             carry = oracle.get(g["id"], Carry())
-            out[lk.id] = ("true" if carry.crosses else "false") if carry.determined else "undetermined"
+            out[lk.id] = {"crosses": "true", "local": "false"}.get(carry.verdict, "undetermined")
         else:
             out[lk.id] = "true"
     return out
