@@ -31,6 +31,9 @@ def test_documents_are_deterministic_and_reach_a_thousand_operations() -> None:
     n = len(G.instances_for())
     assert n * G.sandbox_operation_count() == G.operation_count(docs)
     assert (n - 1) * G.sandbox_operation_count() < 1000  # the fewest instances that reach the target
+    assert len(G.instances_for(min_operations=100)) == 3 and len(G.instances_for(7)) == 7
+    with pytest.raises(ValueError):
+        G.instances_for(0)
     # another base seed is another catalog: other worlds, so other parameter examples
     other = G.generated_documents(2, seed=G.DEFAULT_SEED + 1000)
     assert G.documents_hash(other) != G.documents_hash(G.generated_documents(2))
