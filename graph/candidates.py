@@ -239,7 +239,7 @@ class _Registry:
             resource = tool_resource(t)
             entry = t.method in ("GET", "HEAD") and not any(q.required for q in t.params if q.name not in NON_LINKABLE)
             for prm in t.params:
-                if prm.name in NON_LINKABLE or (t.format_param and prm.name == t.format_param.split("=")[0]):
+                if prm.name in NON_LINKABLE or prm.name == t.format_name:
                     continue
                 pr = reader.param(t, prm)
                 keys = _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}
