@@ -395,7 +395,12 @@ class VerifiedGraph:
             targets[link.target_tool] = ids
         else:
             targets.pop(link.target_tool, None)
-        self._triples = None
+        if self._triples is not None:
+            # fan-in triples whose edges remain (each is checked again when drawn): not recomputed per decision
+            e = self.edges
+            self._triples = [
+                (a, b, t) for a, b, t in self._triples if b in e.get(a, {}) and t in e.get(b, {}) and t in e.get(a, {})
+            ]
         if link.status == "refuted" and link.source_tool in self.tools and link.target_tool in self.tools:
             self.refuted.append(link)
 
