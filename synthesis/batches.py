@@ -175,10 +175,10 @@ async def run_batch(
                 benchmark_overlap=out["benchmark_overlap"]["discarded_as_overlapping"],
             )
             if len(records) < batch["count"]:
+                # the same words as every synthesis path ("282 of 300 requested: ..."), and what to do about it
                 batch["message"] = (
-                    f"the verified graph yielded {len(records)} distinct executable trajectories "
-                    f"of {batch['count']} requested; verify more links or widen the shapes"
-                )
+                    out["shortfall"] or f"{len(records)} of {batch['count']} requested"
+                ) + "; verify more links or widen the shapes"
         store.add_trajectories(batch["id"], records)
         batch.update(status="completed", produced=len(records), finished_at=utcnow())
     except asyncio.CancelledError:
