@@ -19,6 +19,7 @@ shorter route answers the same). Every plan records why it was chosen (`Plan.rou
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import re
@@ -127,6 +128,11 @@ class VerifiedGraph:
         self._clock: dict[tuple[str, str], Any] = {}
         self._triples: list[tuple[str, str, str]] | None = None
         self._entity: dict[str, ParamRecord | None] = {}
+        #: The pending graph's evidence per step pair: pairs with a verified link, refuted links per pair.
+        self.pair_verified: set[tuple[str, str]] = {
+            (lk.source_tool, lk.target_tool) for lk in self.links.values() if lk.status == "verified"
+        }
+        self.pair_refuted: Counter[tuple[str, str]] = Counter((lk.source_tool, lk.target_tool) for lk in self.refuted)
         self._kinds: dict[str, str] = {}
 
     # ------------------------------------------------------------------ roles and values
@@ -315,7 +321,15 @@ class VerifiedGraph:
                     return None
                 out[p.name] = Source("constant", coerce(value, param_schema(tool, p.name)))
             elif options:
-                options.sort(key=lambda o: (self.link_use[o[1].id], -o[1].score, o[1].id))
+                # least used first; in the pending graph a verified link before one still to verify
+                options.sort(
+                    key=lambda o: (
+                        self.pending and o[1].status != "verified",
+                        self.link_use[o[1].id],
+                        -o[1].score,
+                        o[1].id,
+                    )
+                )
                 best = [o for o in options if self.link_use[o[1].id] == self.link_use[options[0][1].id]]
                 i, lk = rnd.choice(best)
                 out[p.name] = Source("link", link=lk, from_step=i)
@@ -358,7 +372,22 @@ class VerifiedGraph:
                     out[q.name] = Source("link", link=lk, from_step=i)
 
     def weight(self, names: list[str]) -> float:
-        return 1.0 / (1.0 + sum(self.tool_use[n] for n in names))
+        w = 1.0 / (1.0 + sum(self.tool_use[n] for n in names))
+        if self.pending:
+            # demand learns from what verification said: a step pair with a verified link is a better bet than
+            # one whose links keep coming out refuted (in a graph of many copies, most pairs are of the latter)
+            for a, b in itertools.pairwise(names):
+                w *= self.pair_prior(a, b)
+        return w
+
+    def pair_prior(self, a: str, b: str) -> float:
+        """How promising the step a -> b is to the pending graph: 4 with a verified link, else 1 / (1 + 2 per
+        refuted link between them); always 1 outside the pending graph."""
+        if not self.pending:
+            return 1.0
+        if (a, b) in self.pair_verified:
+            return 4.0
+        return 1.0 / (1.0 + 2 * self.pair_refuted[(a, b)])
 
     def paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
         """Verified graph: the store's path query (Cypher on Neo4j); candidate graph: the same walk in Python."""
@@ -381,6 +410,8 @@ class VerifiedGraph:
         other leaves the graph (a refuted one joins `refuted`), unless `keep_pending` (inconclusive: tried
         again later)."""
         if link.status == "verified" or (keep_pending and link.status in PENDING):
+            if link.status == "verified":
+                self.pair_verified.add((link.source_tool, link.target_tool))
             if link.id in self.links:
                 self.links[link.id] = link
                 key = (link.target_tool, link.target_param)
@@ -403,6 +434,7 @@ class VerifiedGraph:
             ]
         if link.status == "refuted" and link.source_tool in self.tools and link.target_tool in self.tools:
             self.refuted.append(link)
+            self.pair_refuted[(link.source_tool, link.target_tool)] += 1
 
     # ------------------------------------------------------------------ the world behind the endpoints
 
@@ -783,6 +815,8 @@ def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Pla
     root = _choose(rnd, options, [graph.weight([r]) for r in options])
     children = sorted(graph.edges[root])
     rnd.shuffle(children)
+    if graph.pending:  # the most promising pairs first (stable: the shuffled order among equals)
+        children.sort(key=lambda c: -graph.pair_prior(root, c))
     picked: list[Step] = []
     for child in children:
         sources = graph.fed_sources(graph.tools[child], [(0, root)], rnd)
