@@ -13,7 +13,7 @@ from bench.backends import Backend
 from bench.tasks import ConstArg, DateArg, FactSpec, FromArg, GoldStep, Row, Task, UserArg, When, Where
 from core.errors import KopaError
 from execution.result import CallResult, Outcome
-from graph import transforms as T
+from graph import transforms
 from synthesis.facts import Fact, as_date
 
 KST = timezone(timedelta(hours=9), "KST")
@@ -83,8 +83,12 @@ def resolve_args(step: GoldStep, results: dict[str, CallResult], now: datetime) 
         elif isinstance(src, FromArg):
             value, row = from_value(src, results)
             try:
-                args[name] = T.apply(src.transform, value, row) if src.transform else T.apply(T.IDENTITY, value, row)
-            except T.TransformError as exc:
+                args[name] = (
+                    transforms.apply(src.transform, value, row)
+                    if src.transform
+                    else transforms.apply(transforms.IDENTITY, value, row)
+                )
+            except transforms.TransformError as exc:
                 raise GoldError(f"step {step.id!r} argument {name!r}: transform failed: {exc}") from None
     return args
 

@@ -13,7 +13,7 @@ from execution.limits import MemoryEconomy
 from graph.models import LinkRecord, RunRecord
 from graph.store import GraphStore, all_apis
 from synthesis.batches import synthesize_guarded
-from verification.runs import execute_run
+from verification.runs import DemandVerifier, execute_run
 
 
 def verify_inprocess(store: GraphStore, settings: Settings, run: RunRecord, transport: Any = None) -> RunRecord:
@@ -52,13 +52,21 @@ def synth_inprocess(
     max_steps: int,
     seed: int,
     unverified: bool = False,
+    on_demand: bool = False,
 ) -> dict[str, Any]:
     """Synthesise trajectories in this process with a progress bar, through the guarded path REST and Celery
-    batches take too (never a trajectory that reproduces a KOPA-Bench task)."""
+    batches take too (never a trajectory that reproduces a KOPA-Bench task). `on_demand`: the links the plans
+    traverse are verified first (verification.runs.DemandVerifier, sharing the executor's economy)."""
     apis = {a.id: a for a in all_apis(store)}
 
     async def go() -> dict[str, Any]:
-        executor = Executor(settings, MemoryEconomy(), apis, transport=transport)
+        economy = MemoryEconomy()
+        executor = Executor(settings, economy, apis, transport=transport)
+        verifier = (
+            DemandVerifier(store, settings, economy=economy, transport=transport)
+            if on_demand and not unverified
+            else None
+        )
         with Progress(TextColumn("[bold]synthesising"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
             task = bar.add_task("", total=count)
             try:
@@ -73,8 +81,11 @@ def synth_inprocess(
                     seed=seed,
                     progress=lambda _r: bar.advance(task),
                     unverified=unverified,
+                    verifier=verifier,
                 )
             finally:
                 await executor.aclose()
+                if verifier is not None:
+                    await verifier.close()
 
     return asyncio.run(go())

@@ -48,10 +48,19 @@ def synth_cmd(
             "keep what executes.",
         ),
     ] = False,
+    on_demand: Annotated[
+        bool,
+        typer.Option(
+            "--on-demand",
+            help="Verify the links the plans traverse, once, before they run (instead of a full `kopa verify` "
+            "first); they are saved with their evidence and reused by later runs and batches.",
+        ),
+    ] = False,
 ) -> None:
     """Sample trajectories over verified links, execute them, and export them (trl, OpenAI, Hermes, ShareGPT,
-    BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first; [bold]--baseline[/bold] makes the
-    synthesise-then-filter data of the same budget for the ablation."""
+    BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first, or pass [bold]--on-demand[/bold] to verify
+    only what the plans traverse; [bold]--baseline[/bold] makes the synthesise-then-filter data of the same budget
+    for the ablation. When the graph yields fewer than --count, both paths say so ("282 of 300 requested: ...")."""
     check_range("--count", count, 1, MAX_COUNT)
     chosen = tuple(s.strip() for s in shapes.split(",") if s.strip()) or SHAPES
     if set(chosen) - set(SHAPES) or not 1 <= min_steps <= max_steps <= 6:
@@ -62,8 +71,10 @@ def synth_cmd(
     if sandbox:
         settings, transport = sandbox_mode(settings)
     store = open_configured_store(settings)
+    if baseline and on_demand:
+        fail("--baseline walks every candidate link unverified; it cannot be combined with --on-demand")
     links = store.stats()["links"]
-    if not (sum(links.values()) if baseline else links.get("verified")):
+    if not on_demand and not (sum(links.values()) if baseline else links.get("verified")):
         fail(
             "no candidate links yet: run `kopa verify` first"
             if baseline
@@ -79,6 +90,7 @@ def synth_cmd(
         max_steps=max_steps,
         seed=seed,
         unverified=baseline,
+        on_demand=on_demand,
     )
     exported = export_all(
         out,
@@ -91,20 +103,30 @@ def synth_cmd(
             "seed": seed,
             "min_steps": min_steps,
             "max_steps": max_steps,
-            "links": "all candidates (baseline)" if baseline else "verified only",
+            "links": "all candidates (baseline)"
+            if baseline
+            else "verified on demand"
+            if on_demand
+            else "verified only",
         },
     )
+    verification = result.get("verification")
     typer.echo(
         json.dumps(
             {
                 "kept": len(result["records"]),
+                "requested": count,
                 "discarded": len(result["discarded"]),
                 "calls": result["calls"],
+                **({"verification": verification} if verification else {}),
                 **{k: v for k, v in exported["distribution"].items() if k != "tool_counts"},
             },
             ensure_ascii=False,
         )
     )
+    if result.get("shortfall"):
+        # the same on every path (EDGE, on demand, baseline): fewer kept than asked is said, not left silent
+        typer.echo(result["shortfall"], err=True)
     typer.echo(f"exports in {out}", err=True)
     store.close()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from core.settings import Settings
 from execution.seeds import configured, expand, now, seed_args, seed_value
-from graph import meaning as M
+from graph import meaning
 from graph.models import ParamRecord, ToolRecord
 
 #: Parameters that page or format, never filters.
@@ -41,7 +41,7 @@ PAGING = {
 _EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
 _DATE_FORMATS = (("YYYYMMDDHH", "%Y%m%d%H"), ("YYYY-MM-DD", "%Y-%m-%d"), ("YYYYMMDD", "%Y%m%d"), ("YYYYMM", "%Y%m"))
 #: A provider's way of saying that some optional filter must be given.
-NEEDS_FILTER = M.NEEDS_FILTER
+NEEDS_FILTER = meaning.NEEDS_FILTER
 NEEDS_FILTER_CODES = {"11", "011"}
 
 
@@ -148,4 +148,4 @@ def sampling_args(
 
 
 def narrows(p: ParamRecord) -> bool:
-    return M.narrows(p.description)
+    return meaning.narrows(p.description)

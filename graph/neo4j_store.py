@@ -25,7 +25,7 @@ from neo4j.exceptions import (
 from core.egress import hide_addresses
 from core.errors import StoreBusy, StoreUnavailable
 from core.settings import Neo4jSettings
-from graph import queries as Q
+from graph import queries
 from graph.models import (
     ApiRecord,
     FieldRecord,
@@ -99,7 +99,7 @@ _FIELD_JSON = ("example",)
 #: queries.tool_write_queries turns them back into properties, adding id, tool, key and removed.
 PARAM_COLUMNS = (*ParamRecord.model_fields, "hash")
 FIELD_COLUMNS = (*FieldRecord.model_fields, "hash")
-CREATE_TOOLS, UPSERT_TOOLS = Q.tool_write_queries(PARAM_COLUMNS, FIELD_COLUMNS)
+CREATE_TOOLS, UPSERT_TOOLS = queries.tool_write_queries(PARAM_COLUMNS, FIELD_COLUMNS)
 _LINK_JSON = ("transform", "evidence", "history")
 
 
@@ -232,7 +232,7 @@ def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[dict[str, Any]]) -> set[
     """Mark the links on the given params and fields for re-verification; their ids."""
     ids: set[str] = set()
     for i in range(0, len(flag_rows), BATCH):
-        rec = tx.run(Q.FLAG_LINKS, flags=flag_rows[i : i + BATCH]).single()
+        rec = tx.run(queries.FLAG_LINKS, flags=flag_rows[i : i + BATCH]).single()
         ids.update(rec["ids"] if rec else ())
     return ids
 
@@ -244,7 +244,7 @@ def _write_tools(
     others with UPSERT_TOOLS; then flag the links of flag_rows. Returns the ids of the flagged links."""
     existing: set[str] = set()
     if create:
-        existing = {r["name"] for r in tx.run(Q.EXISTING_TOOLS, names=[r["name"] for r in rows])}
+        existing = {r["name"] for r in tx.run(queries.EXISTING_TOOLS, names=[r["name"] for r in rows])}
     new = [r for r in rows if create and r["name"] not in existing]
     old = [r for r in rows if not create or r["name"] in existing]
     if new:
@@ -311,9 +311,9 @@ class Neo4jStore:
     def init_schema(self) -> None:
         try:
             with self.driver.session(database=self.db) as session:
-                for stmt in Q.SCHEMA:
+                for stmt in queries.SCHEMA:
                     session.run(stmt).consume()
-                session.run(Q.AWAIT_INDEXES).consume()
+                session.run(queries.AWAIT_INDEXES).consume()
         except _UNAVAILABLE as exc:
             raise self._unavailable(exc) from exc
 
@@ -321,7 +321,7 @@ class Neo4jStore:
         """One round trip, no retries: readiness answers within CONNECT_TIMEOUT_S when Neo4j is away."""
         try:
             with self.driver.session(database=self.db, default_access_mode=neo4j.READ_ACCESS) as session:
-                session.run(Q.PING).consume()
+                session.run(queries.PING).consume()
         except (*_UNAVAILABLE, OSError) as exc:
             raise self._unavailable(exc) from exc
 
@@ -348,14 +348,14 @@ class Neo4jStore:
 
         def finish(tx: neo4j.ManagedTransaction) -> set[str]:
             if retire:
-                tx.run(Q.RETIRE_TOOLS, names=retire, now=utcnow()).consume()
+                tx.run(queries.RETIRE_TOOLS, names=retire, now=utcnow()).consume()
             return _flag(tx, retire_flags + stray)
 
         if rows <= SINGLE_TX_ROWS:
             built = [[_tool_row(t) for t in chunk] for chunk in chunks]
 
             def work(tx: neo4j.ManagedTransaction, create: bool) -> int:
-                tx.run(Q.UPSERT_API, api=api_props).consume()
+                tx.run(queries.UPSERT_API, api=api_props).consume()
                 ids: set[str] = set()
                 for chunk, chunk_rows in zip(chunks, built, strict=True):
                     ids |= _write_tools(tx, chunk_rows, _chunk_flags(chunk, flags), create)
@@ -366,7 +366,7 @@ class Neo4jStore:
             except ConstraintError:  # a concurrent registration created one of the new tools first
                 return int(self._write(lambda tx: work(tx, False)))
 
-        self._write(lambda tx: tx.run(Q.UPSERT_API, api=api_props).consume())
+        self._write(lambda tx: tx.run(queries.UPSERT_API, api=api_props).consume())
         ids: set[str] = set()
         with ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="kopa-register") as pool:
             futures = [pool.submit(self._write_chunk, chunk, _chunk_flags(chunk, flags)) for chunk in chunks]
@@ -401,25 +401,27 @@ class Neo4jStore:
 
     def list_apis(self, offset: int = 0, limit: int = 50) -> tuple[list[ApiRecord], int]:
         offset, limit = _page(offset, limit)
-        recs = self._read(Q.LIST_APIS, offset=offset, limit=limit)
+        recs = self._read(queries.LIST_APIS, offset=offset, limit=limit)
         return [_api_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
 
     def get_api(self, api_id: str) -> ApiRecord | None:
-        recs = self._read(Q.GET_API, id=api_id)
+        recs = self._read(queries.GET_API, id=api_id)
         return _api_from(recs[0]["api"]) if recs else None
 
     def delete_api(self, api_id: str) -> int:
         def work(tx: neo4j.ManagedTransaction) -> int:
-            rec = tx.run(Q.DELETE_API, id=api_id).single()
+            rec = tx.run(queries.DELETE_API, id=api_id).single()
             return int(rec["removed"]) if rec else -1
 
         return int(self._write(work))
 
     def tools_of_api(self, api_id: str) -> list[ToolRecord]:
-        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(Q.TOOLS_OF_API, api_id=api_id)]
+        return [
+            _tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(queries.TOOLS_OF_API, api_id=api_id)
+        ]
 
     def tool_owners(self, names: list[str]) -> dict[str, str]:
-        return {r["name"]: r["api_id"] for r in self._read(Q.TOOL_OWNERS, names=names)}
+        return {r["name"]: r["api_id"] for r in self._read(queries.TOOL_OWNERS, names=names)}
 
     def list_tools(
         self,
@@ -430,15 +432,15 @@ class Neo4jStore:
         status: str | None = "active",
     ) -> tuple[list[ToolRecord], int]:
         offset, limit = _page(offset, limit)
-        recs = self._read(Q.LIST_TOOLS, offset=offset, limit=limit, api_id=api_id, q=q, status=status)
+        recs = self._read(queries.LIST_TOOLS, offset=offset, limit=limit, api_id=api_id, q=q, status=status)
         total = int(recs[0]["total"]) if recs else 0
         return [_tool_from(r["tool"], r["params"], r["fields"]) for r in recs if r["tool"] is not None], total
 
     def all_tools(self, status: str | None = "active") -> list[ToolRecord]:
-        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(Q.ALL_TOOLS, status=status)]
+        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(queries.ALL_TOOLS, status=status)]
 
     def get_tool(self, name: str) -> ToolRecord | None:
-        recs = self._read(Q.GET_TOOL, name=name)
+        recs = self._read(queries.GET_TOOL, name=name)
         return _tool_from(recs[0]["tool"], recs[0]["params"], recs[0]["fields"]) if recs else None
 
     # ------------------------------------------------------------------ links
@@ -456,7 +458,7 @@ class Neo4jStore:
         def work(tx: neo4j.ManagedTransaction) -> int:
             n = 0
             for i in range(0, len(rows), BATCH):
-                rec = tx.run(Q.UPSERT_CANDIDATES, links=rows[i : i + BATCH]).single()
+                rec = tx.run(queries.UPSERT_CANDIDATES, links=rows[i : i + BATCH]).single()
                 n += int(rec["n"]) if rec else 0
             return n
 
@@ -466,52 +468,54 @@ class Neo4jStore:
         self, status: str | None = None, tool: str | None = None, offset: int = 0, limit: int = 100
     ) -> tuple[list[LinkRecord], int]:
         offset, limit = _page(offset, limit)
-        recs = self._read(Q.LIST_LINKS, status=status, tool=tool, offset=offset, limit=limit)
+        recs = self._read(queries.LIST_LINKS, status=status, tool=tool, offset=offset, limit=limit)
         return [_link_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
 
     def get_link(self, link_id: str) -> LinkRecord | None:
-        recs = self._read(Q.GET_LINK, id=link_id)
+        recs = self._read(queries.GET_LINK, id=link_id)
         return _link_from(recs[0]["link"]) if recs else None
 
     def save_link(self, link: LinkRecord) -> None:
         def work(tx: neo4j.ManagedTransaction) -> None:
-            tx.run(Q.SAVE_LINK, id=link.id, props=_link_props(link)).consume()
-            tx.run(Q.REFRESH_FEEDS_MANY, pairs=[[link.source_tool, link.target_tool]]).consume()
+            tx.run(queries.SAVE_LINK, id=link.id, props=_link_props(link)).consume()
+            tx.run(queries.REFRESH_FEEDS_MANY, pairs=[[link.source_tool, link.target_tool]]).consume()
 
         with self._outcomes:
             self._write(work)
 
     def run_counts(self, run_id: str) -> dict[str, int]:
-        return {r["status"]: int(r["n"]) for r in self._read(Q.RUN_COUNTS, run=run_id)}
+        return {r["status"]: int(r["n"]) for r in self._read(queries.RUN_COUNTS, run=run_id)}
 
     # ------------------------------------------------------------------ runs
     def save_run(self, run: RunRecord) -> None:
         self._write(
-            lambda tx: tx.run(Q.SAVE_RUN, id=run.id, data=run.model_dump_json(), created_at=run.created_at).consume()
+            lambda tx: tx.run(
+                queries.SAVE_RUN, id=run.id, data=run.model_dump_json(), created_at=run.created_at
+            ).consume()
         )
 
     def get_run(self, run_id: str) -> RunRecord | None:
-        recs = self._read(Q.GET_RUN, id=run_id)
+        recs = self._read(queries.GET_RUN, id=run_id)
         return RunRecord.model_validate_json(recs[0]["data"]) if recs else None
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
-        return [RunRecord.model_validate_json(r["data"]) for r in self._read(Q.LIST_RUNS, limit=limit)]
+        return [RunRecord.model_validate_json(r["data"]) for r in self._read(queries.LIST_RUNS, limit=limit)]
 
     # ------------------------------------------------------------------ verified graph, trajectories
     def verified_edges(self) -> dict[str, dict[str, list[str]]]:
         out: dict[str, dict[str, list[str]]] = {}
-        for r in self._read(Q.VERIFIED_EDGES):
+        for r in self._read(queries.VERIFIED_EDGES):
             out.setdefault(r["source"], {})[r["target"]] = sorted(r["links"] or [])
         return out
 
     def sample_paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
-        recs = self._read(Q.sample_paths_query(min_hops, max_hops), starts=starts, per_start=per_start)
+        recs = self._read(queries.sample_paths_query(min_hops, max_hops), starts=starts, per_start=per_start)
         return [list(r["path"]) for r in recs]
 
     def save_batch(self, batch: dict[str, Any]) -> None:
         self._write(
             lambda tx: tx.run(
-                Q.SAVE_BATCH,
+                queries.SAVE_BATCH,
                 id=batch["id"],
                 data=json.dumps(batch, ensure_ascii=False),
                 team=batch.get("team", ""),
@@ -520,24 +524,24 @@ class Neo4jStore:
         )
 
     def get_batch(self, batch_id: str) -> dict[str, Any] | None:
-        recs = self._read(Q.GET_BATCH, id=batch_id)
+        recs = self._read(queries.GET_BATCH, id=batch_id)
         return json.loads(recs[0]["data"]) if recs else None
 
     def list_batches(self, team: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        return [json.loads(r["data"]) for r in self._read(Q.LIST_BATCHES, team=team, limit=limit)]
+        return [json.loads(r["data"]) for r in self._read(queries.LIST_BATCHES, team=team, limit=limit)]
 
     def add_trajectories(self, batch_id: str, items: list[dict[str, Any]]) -> None:
         rows = [
             {"id": f"{batch_id}:{it['id']}", "seq": it.get("seq", i), "data": json.dumps(it, ensure_ascii=False)}
             for i, it in enumerate(items)
         ]
-        self._write(lambda tx: tx.run(Q.ADD_TRAJECTORIES, batch_id=batch_id, items=rows).consume())
+        self._write(lambda tx: tx.run(queries.ADD_TRAJECTORIES, batch_id=batch_id, items=rows).consume())
 
     def list_trajectories(
         self, batch_id: str | None, offset: int = 0, limit: int = 100
     ) -> tuple[list[dict[str, Any]], int]:
         offset, limit = _page(offset, limit)
-        rec = self._read(Q.LIST_TRAJECTORIES, batch_id=batch_id, offset=offset, limit=limit)[0]
+        rec = self._read(queries.LIST_TRAJECTORIES, batch_id=batch_id, offset=offset, limit=limit)[0]
         return [json.loads(d) for d in rec["rows"]], int(rec["total"])
 
     def save_links(self, links: list[LinkRecord]) -> None:
@@ -547,26 +551,26 @@ class Neo4jStore:
 
         def work(tx: neo4j.ManagedTransaction) -> None:
             for i in range(0, len(rows), BATCH):
-                tx.run(Q.SAVE_LINKS, links=rows[i : i + BATCH]).consume()
+                tx.run(queries.SAVE_LINKS, links=rows[i : i + BATCH]).consume()
             for i in range(0, len(pairs), BATCH):
-                tx.run(Q.REFRESH_FEEDS_MANY, pairs=[list(p) for p in pairs[i : i + BATCH]]).consume()
+                tx.run(queries.REFRESH_FEEDS_MANY, pairs=[list(p) for p in pairs[i : i + BATCH]]).consume()
 
         self._write(work)
 
     # ------------------------------------------------------------------ tokens, stats
     def add_token(self, token: TokenRecord) -> None:
-        self._write(lambda tx: tx.run(Q.ADD_TOKEN, token=token.model_dump()).consume())
+        self._write(lambda tx: tx.run(queries.ADD_TOKEN, token=token.model_dump()).consume())
 
     def find_token(self, token_hash: str) -> TokenRecord | None:
-        recs = self._read(Q.FIND_TOKEN, hash=token_hash)
+        recs = self._read(queries.FIND_TOKEN, hash=token_hash)
         return TokenRecord.model_validate(recs[0]["token"]) if recs else None
 
     def list_tokens(self) -> list[TokenRecord]:
-        return [TokenRecord.model_validate(r["token"]) for r in self._read(Q.LIST_TOKENS)]
+        return [TokenRecord.model_validate(r["token"]) for r in self._read(queries.LIST_TOKENS)]
 
     def revoke_token(self, token_id: str) -> TokenRecord | None:
         def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
-            rec = tx.run(Q.REVOKE_TOKEN, id=token_id, now=utcnow()).single()
+            rec = tx.run(queries.REVOKE_TOKEN, id=token_id, now=utcnow()).single()
             return dict(rec["token"]) if rec else None
 
         props = self._write(work)
@@ -576,34 +580,34 @@ class Neo4jStore:
     def repair(self) -> dict[str, int]:
         """Rebuild the derived relationships of a graph written before they were keyed: one FEEDS per verified
         tool pair, one VERIFIED per verified link, no parallel HAS_TOOL/HAS_PARAM/PRODUCES. Idempotent."""
-        before = int(self._read(Q.REPAIR_COUNT_FEEDS)[0]["n"])
-        pairs = [[r["source"], r["target"]] for r in self._read(Q.REPAIR_VERIFIED_PAIRS)]
+        before = int(self._read(queries.REPAIR_COUNT_FEEDS)[0]["n"])
+        pairs = [[r["source"], r["target"]] for r in self._read(queries.REPAIR_VERIFIED_PAIRS)]
         try:
             with self.driver.session(database=self.db) as session:
-                session.run(Q.REPAIR_DROP_FEEDS).consume()  # implicit transaction (CALL ... IN TRANSACTIONS)
+                session.run(queries.REPAIR_DROP_FEEDS).consume()  # implicit transaction (CALL ... IN TRANSACTIONS)
         except _UNAVAILABLE as exc:
             raise self._unavailable(exc) from exc
 
         def work(tx: neo4j.ManagedTransaction) -> dict[str, int]:
             for i in range(0, len(pairs), BATCH):
-                tx.run(Q.REFRESH_FEEDS_MANY, pairs=pairs[i : i + BATCH]).consume()
+                tx.run(queries.REFRESH_FEEDS_MANY, pairs=pairs[i : i + BATCH]).consume()
             out = {}
             for key, query in (
-                ("duplicate_verified_removed", Q.REPAIR_DUPLICATE_VERIFIED),
-                ("stray_verified_removed", Q.REPAIR_STRAY_VERIFIED),
-                ("missing_verified_added", Q.REPAIR_MISSING_VERIFIED),
-                ("duplicate_structure_removed", Q.REPAIR_DUPLICATE_STRUCTURE),
+                ("duplicate_verified_removed", queries.REPAIR_DUPLICATE_VERIFIED),
+                ("stray_verified_removed", queries.REPAIR_STRAY_VERIFIED),
+                ("missing_verified_added", queries.REPAIR_MISSING_VERIFIED),
+                ("duplicate_structure_removed", queries.REPAIR_DUPLICATE_STRUCTURE),
             ):
                 rec = tx.run(query).single()
                 out[key] = int(rec[0]) if rec else 0
             return out
 
         counts = self._write(work)
-        after = int(self._read(Q.REPAIR_COUNT_FEEDS)[0]["n"])
+        after = int(self._read(queries.REPAIR_COUNT_FEEDS)[0]["n"])
         return {"feeds_before": before, "feeds_after": after, **counts}
 
     def stats(self) -> dict[str, Any]:
-        rec = self._read(Q.STATS)[0]
+        rec = self._read(queries.STATS)[0]
         return {
             "apis": rec["apis"],
             "tools": rec["tools"],
@@ -614,6 +618,6 @@ class Neo4jStore:
     def reset(self) -> None:
         try:
             with self.driver.session(database=self.db) as session:
-                session.run(Q.RESET).consume()
+                session.run(queries.RESET).consume()
         except Neo4jError as exc:
             raise StoreUnavailable(str(exc)) from exc

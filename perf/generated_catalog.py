@@ -35,7 +35,7 @@ from graph.candidates import derive_candidates
 from graph.embedded_store import EmbeddedStore
 from graph.models import LinkRecord, ToolRecord
 from graph.store import all_links
-from sandbox import generated as G
+from sandbox import generated
 from sandbox.inprocess import sandbox_mode
 from tests.support.generated import carry_oracle, instance_map, label_links, link_kind, register_generated
 from tests.support.helpers import register_catalog, verified_store
@@ -69,9 +69,9 @@ def _gt_true_within(links: list[LinkRecord], tools: list[ToolRecord], labels: di
 
 def catalog_figures(root: Path, min_operations: int, seed: int) -> dict[str, Any]:
     clock = _Clock()
-    docs = G.generated_documents(min_operations=min_operations, seed=seed)
+    docs = generated.generated_documents(min_operations=min_operations, seed=seed)
     built = clock.lap()
-    settings, _ = G.generated_mode(Settings(store="embedded", embedded_path=root / "g.sqlite3"), seed=seed)
+    settings, _ = generated.generated_mode(Settings(store="embedded", embedded_path=root / "g.sqlite3"), seed=seed)
     store = register_generated(
         EmbeddedStore(root / "g.sqlite3"), settings, min_operations=min_operations, seed=seed, derive=False
     )
@@ -88,9 +88,12 @@ def catalog_figures(root: Path, min_operations: int, seed: int) -> dict[str, Any
     labels = label_links(candidates, tools, oracle)
     within = _gt_true_within(candidates, tools, labels)
     store.close()
-    n = len(G.instances_for(min_operations=min_operations, seed=seed))
+    n = len(generated.instances_for(min_operations=min_operations, seed=seed))
     per_copy = [within.get(k, 0) for k in range(n)]
-    print(f"documents {len(docs)}, operations {G.operation_count(docs)} ({n} copies x {G.sandbox_operation_count()})")
+    print(
+        f"documents {len(docs)}, operations {generated.operation_count(docs)} "
+        f"({n} copies x {generated.sandbox_operation_count()})"
+    )
     print(f"tools {len(tools)} (with the built-in conversion API), unique names {len({t.name for t in tools})}")
     print(f"build documents: {built}")
     print(f"register (graph.registry.register, embedded store): {registered}")
@@ -130,7 +133,7 @@ def _sandbox_alone(root: Path) -> tuple[int, int, int]:
 def _verify(root: Path, seed: int, pair: tuple[int, int] | None, min_operations: int) -> None:
     """Verify two copies (a run scoped to their APIs) or, without `pair`, the whole catalog, in process."""
     n = max(pair) + 1 if pair else None
-    settings, transport = G.generated_mode(
+    settings, transport = generated.generated_mode(
         Settings(store="embedded", embedded_path=root / "v.sqlite3"),
         seed=seed,
         instances=n,
@@ -212,7 +215,7 @@ def _reference(root: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--min-operations", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=G.DEFAULT_SEED)
+    ap.add_argument("--seed", type=int, default=generated.DEFAULT_SEED)
     ap.add_argument("--pair", type=int, nargs=2, default=(1, 2))
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--full", action="store_true", help="verify the whole catalog (minutes) instead of --pair")

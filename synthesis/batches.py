@@ -18,7 +18,7 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import economy_for
 from graph.models import utcnow
-from graph.store import GraphStore
+from graph.store import GraphStore, all_apis
 from synthesis.contamination import BenchFingerprints
 from synthesis.engine import SHAPES, synthesize
 
@@ -150,7 +150,7 @@ async def run_batch(
             records = _from_pool(store, batch)
             batch["message"] = f"{len(records)} trajectories drawn from the stored pool"
         else:
-            apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
+            apis = {a.id: a for a in all_apis(store)}
             executor = Executor(settings, economy_for(settings), apis, transport=transport)
             try:
                 out = await synthesize_guarded(
@@ -175,10 +175,10 @@ async def run_batch(
                 benchmark_overlap=out["benchmark_overlap"]["discarded_as_overlapping"],
             )
             if len(records) < batch["count"]:
+                # the same words as every synthesis path ("282 of 300 requested: ..."), and what to do about it
                 batch["message"] = (
-                    f"the verified graph yielded {len(records)} distinct executable trajectories "
-                    f"of {batch['count']} requested; verify more links or widen the shapes"
-                )
+                    out["shortfall"] or f"{len(records)} of {batch['count']} requested"
+                ) + "; verify more links or widen the shapes"
         store.add_trajectories(batch["id"], records)
         batch.update(status="completed", produced=len(records), finished_at=utcnow())
     except asyncio.CancelledError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph import transforms as T
+from graph import transforms
 from graph.conversions import API_ID, CONVERT, TO_KMA_GRID, conversion_tools
 from graph.models import LinkRecord, ToolRecord
 from synthesis.records import Plan, Source, Step
@@ -70,7 +70,11 @@ def with_conversions(plan: Plan, tools: dict[str, ToolRecord]) -> Plan:
             conv = steps[made[key]]
             out_field = ("nx" if axis == "x" else "ny") if key[4] == "KMA_GRID" else axis
             fed = link.model_copy(
-                update={"source_tool": conv.tool.name, "source_field": out_field, "transform": dict(T.IDENTITY)}
+                update={
+                    "source_tool": conv.tool.name,
+                    "source_field": out_field,
+                    "transform": dict(transforms.IDENTITY),
+                }
             )
             sources[pname] = Source("link", link=fed, from_step=made[key])
         index[old] = len(steps)
@@ -102,7 +106,7 @@ def _conversion_step(
                     "source_field": field,
                     "target_tool": tool.name,
                     "target_param": _param_key(tool, param),
-                    "transform": dict(T.IDENTITY),
+                    "transform": dict(transforms.IDENTITY),
                 }
             ),
         )

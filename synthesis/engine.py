@@ -37,8 +37,17 @@ from synthesis.build import (
 )
 from synthesis.contamination import BenchFingerprints
 from synthesis.conversions import with_conversions
+from synthesis.demand import DemandGate, LinkVerifier
 from synthesis.execute import TRIM_RULE, Outcome, execute_plan
-from synthesis.plans import SHAPES, WHOLE_PAGE, VerifiedGraph, fan_in_triples, route_check, sample_plans
+from synthesis.plans import (
+    SHAPES,
+    WHOLE_PAGE,
+    PlanSampler,
+    VerifiedGraph,
+    fan_in_triples,
+    route_check,
+    sample_plans,
+)
 from synthesis.records import Plan, Trajectory
 from synthesis.samples import (
     DEFAULT_EXTRAS,
@@ -57,6 +66,7 @@ __all__ = [
     "TRIM_RULE",
     "WHOLE_PAGE",
     "Outcome",
+    "PlanSampler",
     "RecordError",
     "VerifiedGraph",
     "build_record",
@@ -92,14 +102,24 @@ async def synthesize(
     unverified: bool = False,
     extras: dict[str, float] | None = None,
     guard: BenchFingerprints | None = None,
+    verifier: LinkVerifier | None = None,
 ) -> dict[str, Any]:
     """Sample, execute and record up to `count` trajectories; failures are discarded with their reason and the
     links that failed inside a trajectory are queued for re-verification. Plans run in waves until enough are
     kept, so no call is spent beyond need. `extras` sets the shares of irrelevance, clarification,
     error-recovery and hard-negative samples (DEFAULT_EXTRAS when None; {} for none). `guard` (the benchmark's
     fingerprints) discards any trajectory that reproduces a benchmark task: same tool sequence with the same user
-    values, or a near-duplicate request."""
-    graph = VerifiedGraph(store, settings, api_ids, unverified=unverified)
+    values, or a near-duplicate request. With a `verifier` (synthesis.demand), verification is driven by demand:
+    plans are proposed over the links no run has refuted, the links on each wave's plans are verified first, and
+    only plans whose links all came out verified run. Plans are drawn until enough are kept or the plan space is
+    exhausted (`shortfall` then says how many are missing)."""
+    gate: DemandGate | None = None
+    if verifier is not None and not unverified:
+        await verifier.discover()
+        graph = VerifiedGraph(store, settings, api_ids, pending=True)
+        gate = DemandGate(graph, verifier)
+    else:
+        graph = VerifiedGraph(store, settings, api_ids, unverified=unverified)
     snap = snapshot_id(graph)
     kept: list[Trajectory] = []
     shingles: dict[str, set[str]] = {}
@@ -107,8 +127,9 @@ async def synthesize(
     calls = await graph.harvest(executor)
     quota = _quota(DEFAULT_EXTRAS if extras is None else extras, count)
     normal_needed = max(1, count - quota.get("irrelevance", 0)) if count > 1 else count
-    pool = sample_plans(graph, int(count * 1.6) + 5, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
-    pool = [with_conversions(p, graph.tools) for p in pool]  # projections become conversion-tool steps
+    sampler = PlanSampler(graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
+    # the first draw is what most counts need; more are drawn while too few are kept, until the plan space runs out
+    pool = [with_conversions(p, graph.tools) for p in sampler.more(int(count * 1.6) + 5)]
     sem = asyncio.Semaphore(settings.verify.concurrency)
 
     async def one(i: int, plan: Plan) -> tuple[int, Plan, Outcome, random.Random]:
@@ -119,10 +140,31 @@ async def synthesize(
     flagged: set[str] = set()
     wave = max(8, settings.verify.concurrency * 2)
     attempted = 0
-    for start in range(0, len(pool), wave):
-        if len(kept) >= normal_needed:
-            break
-        chunk = list(enumerate(pool))[start : start + wave]
+    start = 0
+    while len(kept) < normal_needed:
+        if start >= len(pool):
+            more = sampler.more(max(wave, 2 * (normal_needed - len(kept))))
+            if not more and gate is not None and await gate.expand():
+                # links verified on demand reach tools no sampling could call: sampled now, their candidates
+                # derived, the draw goes on over the grown graph
+                graph = VerifiedGraph(store, settings, api_ids, pending=True)
+                calls += await graph.harvest(executor)
+                gate.graph = graph
+                sampler.rebase(graph)
+                more = sampler.more(max(wave, 2 * (normal_needed - len(kept))))
+            if not more:
+                break  # the plan space is exhausted
+            pool.extend(with_conversions(p, graph.tools) for p in more)
+        chunk = [(i, pool[i]) for i in range(start, min(start + wave, len(pool)))]
+        start += wave
+        if gate is not None:
+            # verify what this wave will traverse; a plan over a link that did not come out verified never runs
+            admitted = await gate.admit([p for _, p in chunk])
+            for (_, plan), why in zip(chunk, admitted, strict=True):
+                if why is not None:
+                    discarded.append({"plan": plan.key, "reason": why})
+                    sampler.release(plan)
+            chunk = [c for c, why in zip(chunk, admitted, strict=True) if why is None]
         results = await asyncio.gather(*(one(i, p) for i, p in chunk))
         for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
             attempted += 1
@@ -196,10 +238,26 @@ async def synthesize(
                 },
             ]
             store.save_link(link.model_copy(update={"needs_reverify": True, "history": history[-20:]}))
+    if gate is not None:
+        # the verified graph the records were drawn from, as it stands once demand has decided its links
+        snap = snapshot_id(graph)
+        for rec in kept:
+            rec.metadata.graph_snapshot = snap
+    normal = sum(1 for r in kept if r.kind != "irrelevance")
+    shortfall = (
+        f"{len(kept)} of {count} requested: the "
+        + ("candidate" if unverified else "verified")
+        + f" graph yielded {normal} distinct executable trajectories of {normal_needed} needed "
+        f"({len(pool)} plans drawn, the plan space exhausted)"
+        if len(kept) < count
+        else ""
+    )
     return {
         "records": kept,
         "discarded": discarded,
         "calls": calls,
+        "shortfall": shortfall,
+        "verification": gate.figures() if gate is not None else None,
         "snapshot": snap,
         "requeued_links": sorted(flagged),
         "planned": len(pool),

@@ -17,7 +17,7 @@ from typing import Any
 from execution.executor import Executor
 from execution.seeds import coerce, param_schema
 from execution.view import VIEW_RULE, visible
-from graph import transforms as T
+from graph import transforms
 from synthesis.plans import VerifiedGraph
 from synthesis.records import Plan, StepResponse, TrajectoryStep
 from synthesis.routes import user_row
@@ -82,7 +82,7 @@ async def execute_plan(
                     if src.kind == "link" and src.link is not None:
                         row = chosen_rows[src.from_step]
                         raw = row.get(src.link.source_field)
-                        args[pname] = coerce(T.apply(src.link.transform, raw, row), schema)
+                        args[pname] = coerce(transforms.apply(src.link.transform, raw, row), schema)
                         prov[pname] = {**src.provenance(), "source_value": raw}
                         continue
                     if src.kind == "slot" and graph is not None:
@@ -93,7 +93,7 @@ async def execute_plan(
                     prov[pname] = {"kind": src.kind, "value": args[pname]}
                     if src.kind == "slot":
                         words.append(str(args[pname]))
-            except T.TransformError as exc:
+            except transforms.TransformError as exc:
                 ok, reason = False, f"step {idx + 1} ({step.tool.name}): transform failed: {exc}"
                 failed = [s.link.id for s in step.sources.values() if s.link is not None]
                 break

@@ -19,6 +19,7 @@ shorter route answers the same). Every plan records why it was chosen (`Plan.rou
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import re
@@ -38,7 +39,7 @@ from execution.seeds import (
     seed_value,
     user_date,
 )
-from graph import transforms as T
+from graph import transforms
 from graph.candidates import NON_LINKABLE
 from graph.concepts import ROLE_EXTENSION, concepts_of, norm, pair_group, param_role
 from graph.models import LinkRecord, ParamRecord, ToolRecord
@@ -48,6 +49,8 @@ from synthesis.records import Plan, Source, Step
 from synthesis.routes import PLACE_CONCEPTS, carries_place, entity_name_fields, is_area_field, row_kind
 
 SHAPES = ("single", "chain", "fan_in", "parallel")
+#: Link states no run has settled: the pending graph proposes plans over them, to be verified before they run.
+PENDING = ("candidate", "inconclusive")
 #: Page size for tools whose rows are the categories of one answer (see VerifiedGraph._whole_answer).
 WHOLE_PAGE = 60
 #: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
@@ -72,16 +75,28 @@ class VerifiedGraph:
     """Verified links by target parameter, the tool-level edges, and usage counts for coverage-aware sampling."""
 
     def __init__(
-        self, store: GraphStore, settings: Settings, api_ids: list[str] | None = None, *, unverified: bool = False
+        self,
+        store: GraphStore,
+        settings: Settings,
+        api_ids: list[str] | None = None,
+        *,
+        unverified: bool = False,
+        pending: bool = False,
     ) -> None:
-        """`unverified=True` walks every candidate link instead (the synthesise-then-filter baseline)."""
+        """`unverified=True` walks every candidate link instead (the synthesise-then-filter baseline).
+        `pending=True` walks the verified links and those no run has decided yet (candidate, inconclusive),
+        never a refuted one: the demand-driven path (synthesis.demand) proposes plans over them and verifies the
+        links on a plan before it runs (`decide` then keeps or drops each link)."""
         self.store = store
         self.settings = settings
         self.unverified = unverified
+        self.pending = pending and not unverified
         self.tools = {t.name: t for t in store.all_tools() if not api_ids or t.api_id in api_ids}
-        links = all_links(store, status=None if unverified else "verified")
+        links = all_links(store, status=None if unverified or self.pending else "verified")
+        if self.pending:
+            links = [lk for lk in links if lk.status in PENDING or lk.status == "verified"]
         self.links = {lk.id: lk for lk in links if lk.source_tool in self.tools and lk.target_tool in self.tools}
-        if unverified:
+        if unverified or self.pending:
             edges: dict[str, dict[str, list[str]]] = {}
             for lk in self.links.values():
                 if lk.source_tool != lk.target_tool:
@@ -112,6 +127,13 @@ class VerifiedGraph:
         self._roots: dict[str, dict[str, Source] | None] = {}
         self._clock: dict[tuple[str, str], Any] = {}
         self._triples: list[tuple[str, str, str]] | None = None
+        self._entity: dict[str, ParamRecord | None] = {}
+        #: The pending graph's evidence per step pair: pairs with a verified link, refuted links per pair.
+        self.pair_verified: set[tuple[str, str]] = {
+            (lk.source_tool, lk.target_tool) for lk in self.links.values() if lk.status == "verified"
+        }
+        self.pair_refuted: Counter[tuple[str, str]] = Counter((lk.source_tool, lk.target_tool) for lk in self.refuted)
+        self._kinds: dict[str, str] = {}
 
     # ------------------------------------------------------------------ roles and values
 
@@ -177,13 +199,23 @@ class VerifiedGraph:
         return out
 
     def _required(self, tool: ToolRecord) -> list[ParamRecord]:
-        fmt = tool.format_param.split("=")[0] if tool.format_param else None
+        fmt = tool.format_name
         return [p for p in tool.params if p.required and p.name != fmt]
 
     def entity_param(self, tool: ToolRecord) -> ParamRecord | None:
         """The user parameter that names the row's entity (a hospital's name for a hospital list), if any."""
-        names = {norm(f) for f in entity_name_fields(tool)}
-        return next((p for p in tool.params if self.role(tool, p) == "user" and norm(p.name) in names), None)
+        if tool.name not in self._entity:
+            names = {norm(f) for f in entity_name_fields(tool)}
+            self._entity[tool.name] = next(
+                (p for p in tool.params if self.role(tool, p) == "user" and norm(p.name) in names), None
+            )
+        return self._entity[tool.name]
+
+    def kind(self, tool: ToolRecord) -> str:
+        """`synthesis.routes.row_kind` of a tool, computed once per graph (planning asks it for every draw)."""
+        if tool.name not in self._kinds:
+            self._kinds[tool.name] = row_kind(tool)
+        return self._kinds[tool.name]
 
     def root_sources(self, tool: ToolRecord, *, named: bool = False) -> dict[str, Source] | None:
         """A tool callable from what a user says (and constants and the clock) alone; None when it needs a
@@ -289,7 +321,15 @@ class VerifiedGraph:
                     return None
                 out[p.name] = Source("constant", coerce(value, param_schema(tool, p.name)))
             elif options:
-                options.sort(key=lambda o: (self.link_use[o[1].id], -o[1].score, o[1].id))
+                # least used first; in the pending graph a verified link before one still to verify
+                options.sort(
+                    key=lambda o: (
+                        self.pending and o[1].status != "verified",
+                        self.link_use[o[1].id],
+                        -o[1].score,
+                        o[1].id,
+                    )
+                )
                 best = [o for o in options if self.link_use[o[1].id] == self.link_use[options[0][1].id]]
                 i, lk = rnd.choice(best)
                 out[p.name] = Source("link", link=lk, from_step=i)
@@ -332,13 +372,69 @@ class VerifiedGraph:
                     out[q.name] = Source("link", link=lk, from_step=i)
 
     def weight(self, names: list[str]) -> float:
-        return 1.0 / (1.0 + sum(self.tool_use[n] for n in names))
+        w = 1.0 / (1.0 + sum(self.tool_use[n] for n in names))
+        if self.pending:
+            # demand learns from what verification said: a step pair with a verified link is a better bet than
+            # one whose links keep coming out refuted (in a graph of many copies, most pairs are of the latter)
+            for a, b in itertools.pairwise(names):
+                w *= self.pair_prior(a, b)
+        return w
+
+    def pair_prior(self, a: str, b: str) -> float:
+        """How promising the step a -> b is to the pending graph: 4 with a verified link, else 1 / (1 + 2 per
+        refuted link between them); always 1 outside the pending graph."""
+        if not self.pending:
+            return 1.0
+        if (a, b) in self.pair_verified:
+            return 4.0
+        return 1.0 / (1.0 + 2 * self.pair_refuted[(a, b)])
 
     def paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
         """Verified graph: the store's path query (Cypher on Neo4j); candidate graph: the same walk in Python."""
-        if self.unverified:
+        if self.unverified or self.pending:
             return enumerate_paths(self.edges, starts, min_hops, max_hops, per_start)
         return self.store.sample_paths(starts, min_hops, max_hops, per_start)
+
+    def unverified_on(self, plan: Plan) -> list[LinkRecord]:
+        """The links on `plan` that are not verified (always none outside the pending graph's proposals)."""
+        out = {
+            src.link.id: self.links.get(src.link.id, src.link)
+            for s in plan.steps
+            for src in s.sources.values()
+            if src.link is not None
+        }
+        return [lk for lk in out.values() if lk.status != "verified"]
+
+    def decide(self, link: LinkRecord, *, keep_pending: bool = False) -> None:
+        """A link of the pending graph decided by verification: a verified one stays (with its evidence), any
+        other leaves the graph (a refuted one joins `refuted`), unless `keep_pending` (inconclusive: tried
+        again later)."""
+        if link.status == "verified" or (keep_pending and link.status in PENDING):
+            if link.status == "verified":
+                self.pair_verified.add((link.source_tool, link.target_tool))
+            if link.id in self.links:
+                self.links[link.id] = link
+                key = (link.target_tool, link.target_param)
+                self.into[key] = [link if lk.id == link.id else lk for lk in self.into.get(key, [])]
+            return
+        self.links.pop(link.id, None)
+        key = (link.target_tool, link.target_param)
+        self.into[key] = [lk for lk in self.into.get(key, []) if lk.id != link.id]
+        targets = self.edges.get(link.source_tool, {})
+        ids = [i for i in targets.get(link.target_tool, []) if i != link.id]
+        if ids:
+            targets[link.target_tool] = ids
+        else:
+            targets.pop(link.target_tool, None)
+        if self._triples is not None:
+            # fan-in triples whose edges remain (each is checked again when drawn): not recomputed per decision
+            e = self.edges
+            self._triples = [
+                (a, b, t) for a, b, t in self._triples if b in e.get(a, {}) and t in e.get(b, {}) and t in e.get(a, {})
+            ]
+        if link.status == "refuted" and link.source_tool in self.tools and link.target_tool in self.tools:
+            self.refuted.append(link)
+            self.pair_refuted[(link.source_tool, link.target_tool)] += 1
 
     # ------------------------------------------------------------------ the world behind the endpoints
 
@@ -375,8 +471,8 @@ class VerifiedGraph:
                 for lk in self.into.get((tool.name, p.key()), []):
                     for r in rows.get(lk.source_tool, []):
                         try:
-                            values.append(T.apply(lk.transform, r.get(lk.source_field), r))
-                        except T.TransformError:
+                            values.append(transforms.apply(lk.transform, r.get(lk.source_field), r))
+                        except transforms.TransformError:
                             continue
                 n = norm(p.name)
                 if n == "keyword":
@@ -425,67 +521,140 @@ def sample_plans(
     max_tool_share: float = 0.25,
 ) -> list[Plan]:
     """Seeded, coverage-aware plans; every required parameter of every step is satisfiable, every plan starts
-    from tools a user's words can call."""
-    rnd = random.Random(seed)
-    roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
-    if not roots:
-        return []
-    cap = max(3, int(count * max_tool_share))
-    # one path query per length, so that long chains are not crowded out by short ones
-    paths = (
-        [
-            p
-            for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
-            for p in graph.paths(roots, hops, hops, per_start=40)
-        ]
-        if max_steps > 1
-        else []
-    )
-    chains = [p for p in paths if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2]
-    plans: list[Plan] = []
-    shortest: dict[tuple[str, str], int] = {}
-    seen: Counter[str] = Counter()
-    wanted = [s for s in shapes if s in SHAPES] or list(SHAPES)
-    made: Counter[str] = Counter()
-    failures: Counter[str] = Counter()
-    attempts = 0
-    while len(plans) < count and attempts < count * 30:
-        attempts += 1
-        # the shape furthest behind its share goes next; shapes that keep failing step aside
-        open_shapes = [s for s in wanted if failures[s] < count * 5] or wanted
-        shape = min(open_shapes, key=lambda s: (made[s], failures[s], wanted.index(s)))
-        plan = None
-        if shape == "single" and min_steps <= 1:
-            name = _choose(rnd, roots, [graph.weight([r]) for r in roots])
-            plan = Plan("single", [Step(graph.tools[name], graph.root_sources(graph.tools[name]) or {})], [0])
-            route_check(graph, plan)
-        elif shape == "chain" and chains:
-            # coverage-aware among a random handful: rarely used tools win, without scoring every path
-            options = rnd.sample(chains, min(48, len(chains)))
-            names = _choose(rnd, options, [graph.weight(p) for p in options])
-            plan = None if _shorter_exists(graph, chains, names, shortest) else _chain(graph, names, rnd)
-        elif shape == "fan_in" and max_steps >= 3:
-            plan = _fan_in(graph, rnd, roots)
-        elif shape == "parallel" and max_steps >= 3:
-            plan = _parallel(graph, rnd, roots)
-        # a plan may repeat a few times: its user values are drawn from the pools at execution
-        # the cap spreads use over tools; the first step is exempt (few tools take what a user says)
-        if (
-            plan is None
-            or seen[plan.key] >= REPEATS.get(plan.shape, 1)
-            or any(graph.tool_use[s.tool.name] >= cap for s in plan.steps[1:])
-        ):
-            failures[shape] += 1
-            continue
-        seen[plan.key] += 1
-        made[shape] += 1
-        plans.append(plan)
+    from tools a user's words can call. Up to `count` plans (fewer when the plan space runs out)."""
+    return PlanSampler(
+        graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed, max_tool_share=max_tool_share
+    ).more(count)
+
+
+class PlanSampler:
+    """`sample_plans` that can be asked for more: `more(n)` draws up to n further plans, continuing the same
+    seeded, coverage-aware draw (the shares, repeats and the per-tool cap grow with what was asked in all), so
+    synthesis samples until it has kept enough or the plan space is exhausted (`exhausted`), with no cap on the
+    pool."""
+
+    def __init__(
+        self,
+        graph: VerifiedGraph,
+        *,
+        shapes: tuple[str, ...] = SHAPES,
+        min_steps: int = 1,
+        max_steps: int = 6,
+        seed: int = 7,
+        max_tool_share: float = 0.25,
+    ) -> None:
+        self.graph = graph
+        self.min_steps, self.max_steps, self.share = min_steps, max_steps, max_tool_share
+        self.rnd = random.Random(seed)
+        self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
+        self.wanted = [s for s in shapes if s in SHAPES] or list(SHAPES)
+        self.asked = 0
+        self.made_total = 0
+        self.exhausted = not self.roots
+        self.shortest: dict[tuple[str, str], int] = {}
+        self.seen: Counter[str] = Counter()
+        self.made: Counter[str] = Counter()
+        self.failures: Counter[str] = Counter()
+        self._chains: list[list[str]] | None = None
+
+    @property
+    def chains(self) -> list[list[str]]:
+        if self._chains is None:
+            graph, min_steps, max_steps = self.graph, self.min_steps, self.max_steps
+            # one path query per length, so that long chains are not crowded out by short ones
+            paths = (
+                [
+                    p
+                    for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
+                    for p in graph.paths(self.roots, hops, hops, per_start=40)
+                ]
+                if max_steps > 1
+                else []
+            )
+            self._chains = [
+                p
+                for p in paths
+                if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2
+            ]
+        return self._chains
+
+    def more(self, count: int) -> list[Plan]:
+        """Up to `count` further plans; fewer (and `exhausted` set when none) once the plan space runs out."""
+        if self.exhausted or count <= 0:
+            return []
+        graph, rnd, roots, wanted = self.graph, self.rnd, self.roots, self.wanted
+        min_steps, max_steps = self.min_steps, self.max_steps
+        self.asked += count
+        total = self.asked
+        cap = max(3, int(total * self.share))
+        chains = self.chains
+        seen, made, failures = self.seen, self.made, self.failures
+        plans: list[Plan] = []
+        attempts = 0
+        while len(plans) < count and attempts < count * 30:
+            attempts += 1
+            # the shape furthest behind its share goes next; shapes that keep failing step aside
+            open_shapes = [s for s in wanted if failures[s] < total * 5] or wanted
+            shape = min(open_shapes, key=lambda s: (made[s], failures[s], wanted.index(s)))
+            plan = None
+            if shape == "single" and min_steps <= 1:
+                name = _choose(rnd, roots, [graph.weight([r]) for r in roots])
+                plan = Plan("single", [Step(graph.tools[name], graph.root_sources(graph.tools[name]) or {})], [0])
+                route_check(graph, plan)
+            elif shape == "chain" and chains:
+                # coverage-aware among a random handful: rarely used tools win, without scoring every path
+                options = rnd.sample(chains, min(48, len(chains)))
+                names = _choose(rnd, options, [graph.weight(p) for p in options])
+                plan = None if _shorter_exists(graph, chains, names, self.shortest) else _chain(graph, names, rnd)
+            elif shape == "fan_in" and max_steps >= 3:
+                plan = _fan_in(graph, rnd, roots)
+            elif shape == "parallel" and max_steps >= 3:
+                plan = _parallel(graph, rnd, roots)
+            # a plan may repeat a few times: its user values are drawn from the pools at execution
+            # the cap spreads use over tools; the first step is exempt (few tools take what a user says)
+            if (
+                plan is None
+                or seen[plan.key] >= REPEATS.get(plan.shape, 1)
+                or any(graph.tool_use[s.tool.name] >= cap for s in plan.steps[1:])
+            ):
+                failures[shape] += 1
+                continue
+            seen[plan.key] += 1
+            made[shape] += 1
+            plans.append(plan)
+            for s in plan.steps:
+                graph.tool_use[s.tool.name] += 1
+                for src in s.sources.values():
+                    if src.link is not None:
+                        graph.link_use[src.link.id] += 1
+        self.made_total += len(plans)
+        self.exhausted = not plans
+        return plans
+
+    def release(self, plan: Plan) -> None:
+        """A drawn plan that never ran (a link on it did not come out verified): its repeat slot and its use of
+        tools and links are given back, so the plan space is that of the graph as verification leaves it."""
+        if self.seen[plan.key] <= 0:
+            return
+        self.seen[plan.key] -= 1
+        self.made[plan.shape] -= 1
+        self.exhausted = False
         for s in plan.steps:
-            graph.tool_use[s.tool.name] += 1
+            self.graph.tool_use[s.tool.name] -= 1
             for src in s.sources.values():
                 if src.link is not None:
-                    graph.link_use[src.link.id] += 1
-    return plans
+                    self.graph.link_use[src.link.id] -= 1
+
+    def rebase(self, graph: VerifiedGraph) -> None:
+        """Continue the same draw over a grown graph (more tools reached, more candidate links): the repeats, the
+        shares and the use of tools and links carry over."""
+        graph.tool_use.update(self.graph.tool_use)
+        graph.link_use.update(self.graph.link_use)
+        self.graph = graph
+        self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
+        self._chains = None
+        self.shortest.clear()
+        self.exhausted = not self.roots
 
 
 def _shorter_exists(
@@ -517,7 +686,7 @@ def route_check(graph: VerifiedGraph, plan: Plan) -> str | None:
     would: the kind of entity each step's rows are, against what the question is about."""
     parts = []
     for i, step in enumerate(plan.steps):
-        kind = row_kind(step.tool)
+        kind = graph.kind(step.tool)
         outs = [
             (later, src)
             for later in plan.steps[i + 1 :]
@@ -569,7 +738,7 @@ def identifies(tool: ToolRecord, entity: ParamRecord | None, slots: list[str]) -
 
 def _root_for(graph: VerifiedGraph, tool: ToolRecord, intermediate: bool) -> dict[str, Source] | None:
     """A root step: an entity list the route passes through is searched by the name the user gives."""
-    if intermediate and row_kind(tool) == "entity":
+    if intermediate and graph.kind(tool) == "entity":
         named = graph.root_sources(tool, named=True)
         if named is not None:
             return named
@@ -646,6 +815,8 @@ def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Pla
     root = _choose(rnd, options, [graph.weight([r]) for r in options])
     children = sorted(graph.edges[root])
     rnd.shuffle(children)
+    if graph.pending:  # the most promising pairs first (stable: the shuffled order among equals)
+        children.sort(key=lambda c: -graph.pair_prior(root, c))
     picked: list[Step] = []
     for child in children:
         sources = graph.fed_sources(graph.tools[child], [(0, root)], rnd)

@@ -32,7 +32,7 @@ from synthesis.engine import synthesize
 from synthesis.records import Trajectory
 from tests.support.gaming import GAMING_AGENTS
 from tests.support.helpers import verified_store
-from training import datasets as D
+from training import datasets
 from training.environment import ReplayBackend, ToolEnvironment, environment_factories
 from training.rewards import DEFAULT_WEIGHTS, REWARDS, answer_facts
 
@@ -106,7 +106,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     finally:
         store.close()
     with_calls = [r for r in records if r.steps]
-    rows, report = D.grpo_rows(with_calls)
+    rows, report = datasets.grpo_rows(with_calls)
     classes, _ = environment_factories(with_calls, ReplayBackend(with_calls))
     return {"records": {r.id: r for r in records}, "rows": rows, "report": report, "classes": classes}
 
@@ -254,7 +254,7 @@ def test_the_dataset_drops_facts_a_guess_would_pass(demo: dict[str, Any]) -> Non
     assert report.records > 0 and report.facts > 0
     for row in demo["rows"]:
         record: Trajectory = demo["records"][row["trajectory_id"]]
-        assert row["facts"] and not any(D.guessable(record, f) for f in row["facts"])
+        assert row["facts"] and not any(datasets.guessable(record, f) for f in row["facts"])
     # single digits survive only with their label
     assert all(f["label"] for row in demo["rows"] for f in row["facts"] if len(str(f["value"]).removesuffix(".0")) == 1)
 

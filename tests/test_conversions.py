@@ -22,7 +22,7 @@ from core.settings import Settings, get_settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from execution.view import tool_view
-from graph import transforms as T
+from graph import transforms
 from graph.conversions import (
     API_ID,
     CONVERT,
@@ -88,11 +88,15 @@ def test_same_values_as_the_coord_transform_it_replaces() -> None:
     lon, lat = CITY_HALL
     ex, ey = convert(lon, lat, "WGS84", "UTMK")
     row = {"entX": f"{ex:.6f}", "entY": f"{ey:.6f}"}
-    tx = T.apply({"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "entY"}, row["entX"], row)
-    ty = T.apply({"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "y", "pair": "entX"}, row["entY"], row)
+    tx = transforms.apply(
+        {"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "x", "pair": "entY"}, row["entX"], row
+    )
+    ty = transforms.apply(
+        {"kind": "coord", "src": "UTMK", "dst": "KMA_GRID", "axis": "y", "pair": "entX"}, row["entY"], row
+    )
     (grid,) = to_kma_grid_rows({"x": row["entX"], "y": row["entY"], "crs": "UTMK"})
     assert (str(grid["nx"]), str(grid["ny"])) == (tx, ty) == ("60", "127")
-    tm = T.apply({"kind": "coord", "src": "UTMK", "dst": "TM", "axis": "x", "pair": "entY"}, row["entX"], row)
+    tm = transforms.apply({"kind": "coord", "src": "UTMK", "dst": "TM", "axis": "x", "pair": "entY"}, row["entX"], row)
     (out,) = convert_rows({"x": row["entX"], "y": row["entY"], "from_crs": "UTMK", "to_crs": "TM"})
     assert out["crs"] == "TM" and abs(out["x"] - float(tm)) < 0.001
 
@@ -404,7 +408,7 @@ def test_plan_rewrite_puts_one_shared_conversion_step_before_the_projecting_step
             assert link is not None and fed[p].from_step == 1 and link.source_tool == TO_KMA_GRID
             assert (
                 link.source_field == p
-                and link.transform == T.IDENTITY
+                and link.transform == transforms.IDENTITY
                 and link.id == f"l_{out.steps[i].tool.name}_{p[1]}"
             )
             assert not projects(link.transform)
@@ -477,7 +481,7 @@ def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
             shown = up.response.items[up.response.chosen]
             for axis in ("x", "y"):  # the inputs are the source row's values as the model saw them
                 prov = s.provenance[axis]
-                assert prov["kind"] == "link" and prov["transform"] == T.IDENTITY
+                assert prov["kind"] == "link" and prov["transform"] == transforms.IDENTITY
                 assert str(shown[prov["field"]]) == str(prov["source_value"])
                 assert float(s.arguments[axis]) == float(shown[prov["field"]])
             (row,) = s.response.items
@@ -496,7 +500,7 @@ def test_synthesised_trajectories_call_the_conversion_tool_with_visible_inputs(
                 dst = "KMA_GRID" if s.tool == TO_KMA_GRID else s.arguments["to_crs"]
                 axis = "x" if prov["field"] in ("nx", "x") else "y"
                 pair = s.provenance["y" if axis == "x" else "x"]["field"]
-                legacy = T.apply(
+                legacy = transforms.apply(
                     {"kind": "coord", "src": src, "dst": dst, "axis": axis, "pair": pair},
                     shown[s.provenance[axis]["field"]],
                     shown,

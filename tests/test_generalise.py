@@ -15,8 +15,7 @@ from fastapi import FastAPI, Request
 from core.settings import Settings
 from execution.judge import judge
 from execution.limits import MemoryEconomy
-from graph import envelopes
-from graph import meaning as M
+from graph import envelopes, meaning
 from graph.candidates import derive_candidates
 from graph.embedded_store import EmbeddedStore
 from graph.models import AuthConfig, RegistrationMeta
@@ -125,14 +124,14 @@ def test_tool_names_are_readable_when_the_title_is_korean() -> None:
 
 
 def test_meaning_keys() -> None:
-    assert "행정동코드" in M.phrases("admCd", "행정동코드 10자리 (시군구 또는 읍면동)")
-    assert "행정동코드" in M.phrases("행정동코드", "사업장 소재지 행정동코드")
-    assert "사업자등록번호" in M.phrases("cond[사업자등록번호::EQ]", "검색조건: 사업자등록번호가 같은 사업장")
-    assert "시도명" in M.phrases("p1", "시도명 (예: 강원특별자치도). 없으면 시도 목록")
-    assert M.common_prefix(["DT_0012", "DT_0018", "DT_0001"]) == "DT_"
-    assert M.common_prefix(["0012", "0018"]) is None
-    assert M.date_format("설립일자(YYYY-MM-DD)", None, None, []) == "YYYY-MM-DD"
-    assert M.date_format("기준일자", "yyyymmdd", None, []) == "YYYYMMDD"
+    assert "행정동코드" in meaning.phrases("admCd", "행정동코드 10자리 (시군구 또는 읍면동)")
+    assert "행정동코드" in meaning.phrases("행정동코드", "사업장 소재지 행정동코드")
+    assert "사업자등록번호" in meaning.phrases("cond[사업자등록번호::EQ]", "검색조건: 사업자등록번호가 같은 사업장")
+    assert "시도명" in meaning.phrases("p1", "시도명 (예: 강원특별자치도). 없으면 시도 목록")
+    assert meaning.common_prefix(["DT_0012", "DT_0018", "DT_0001"]) == "DT_"
+    assert meaning.common_prefix(["0012", "0018"]) is None
+    assert meaning.date_format("설립일자(YYYY-MM-DD)", None, None, []) == "YYYY-MM-DD"
+    assert meaning.date_format("기준일자", "yyyymmdd", None, []) == "YYYYMMDD"
 
 
 def test_candidates_from_descriptions_prefixes_and_dates() -> None:

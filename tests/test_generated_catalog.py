@@ -11,11 +11,12 @@ import httpx
 import pytest
 
 from core.settings import Settings
-from execution.executor import CallResult, Executor
+from execution.executor import Executor
 from execution.limits import MemoryEconomy
+from execution.result import CallResult
 from graph.embedded_store import EmbeddedStore
 from graph.models import ToolRecord
-from sandbox import generated as G
+from sandbox import generated
 from sandbox.examples import example_args
 from sandbox.keys import DEMO_KEY
 from sandbox.world import get_world
@@ -23,24 +24,24 @@ from tests.support.generated import carry_oracle, instance_map, label_links, lin
 
 
 def test_documents_are_deterministic_and_reach_a_thousand_operations() -> None:
-    docs = G.generated_documents()
-    G._documents.cache_clear()
-    again = G.generated_documents()
-    assert G.documents_hash(docs) == G.documents_hash(again)
-    assert G.operation_count(docs) >= 1000
-    n = len(G.instances_for())
-    assert n * G.sandbox_operation_count() == G.operation_count(docs)
-    assert (n - 1) * G.sandbox_operation_count() < 1000  # the fewest instances that reach the target
-    assert len(G.instances_for(min_operations=100)) == 3 and len(G.instances_for(7)) == 7
+    docs = generated.generated_documents()
+    generated._documents.cache_clear()
+    again = generated.generated_documents()
+    assert generated.documents_hash(docs) == generated.documents_hash(again)
+    assert generated.operation_count(docs) >= 1000
+    n = len(generated.instances_for())
+    assert n * generated.sandbox_operation_count() == generated.operation_count(docs)
+    assert (n - 1) * generated.sandbox_operation_count() < 1000  # the fewest instances that reach the target
+    assert len(generated.instances_for(min_operations=100)) == 3 and len(generated.instances_for(7)) == 7
     with pytest.raises(ValueError):
-        G.instances_for(0)
+        generated.instances_for(0)
     # another base seed is another catalog: other worlds, so other parameter examples
-    other = G.generated_documents(2, seed=G.DEFAULT_SEED + 1000)
-    assert G.documents_hash(other) != G.documents_hash(G.generated_documents(2))
+    other = generated.generated_documents(2, seed=generated.DEFAULT_SEED + 1000)
+    assert generated.documents_hash(other) != generated.documents_hash(generated.generated_documents(2))
     op_ids = [op["operationId"] for d in docs for m in d["paths"].values() for op in m.values()]
     assert len(op_ids) == len(set(op_ids))
     hosts = {d["servers"][0]["url"].split("/")[2] for d in docs}
-    assert hosts == {i.host for i in G.instances_for()}
+    assert hosts == {i.host for i in generated.instances_for()}
 
 
 def test_instance_zero_is_the_sandbox_rewritten() -> None:
@@ -49,7 +50,7 @@ def test_instance_zero_is_the_sandbox_rewritten() -> None:
     from sandbox.catalog import shipped_documents
 
     shipped = shipped_documents()
-    first = G.generated_documents(1)
+    first = generated.generated_documents(1)
     assert len(first) == len(shipped)
     for doc in first:
         did = doc["info"]["x-kopa-generated"]["service"]
@@ -65,7 +66,7 @@ def test_instance_zero_is_the_sandbox_rewritten() -> None:
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("generated")
-    settings, transport = G.generated_mode(Settings(store="embedded", embedded_path=root / "g.sqlite3"))
+    settings, transport = generated.generated_mode(Settings(store="embedded", embedded_path=root / "g.sqlite3"))
     store = register_generated(EmbeddedStore(root / "g.sqlite3"), settings)
     yield {"store": store, "settings": settings, "transport": transport}
     store.close()
@@ -76,15 +77,17 @@ def test_registration_takes_every_operation_with_unique_tool_names(catalog: dict
     tools = store.all_tools()
     im = instance_map(tools)
     catalogued = [t for t in tools if im[t.name] is not None]
-    assert len(catalogued) == G.operation_count(G.generated_documents())
+    assert len(catalogued) == generated.operation_count(generated.generated_documents())
     assert len({t.name for t in tools}) == len(tools)
     assert all(t.name.endswith(f"_r{im[t.name]:02d}") for t in catalogued)
     apis = store.list_apis(limit=10_000)[0]
-    assert len([a for a in apis if a.server_url.split("/")[2].endswith(G.DOMAIN)]) == len(G.generated_documents())
+    assert len([a for a in apis if a.server_url.split("/")[2].endswith(generated.DOMAIN)]) == len(
+        generated.generated_documents()
+    )
 
 
 def _tool(tools: list[ToolRecord], path_end: str, index: int) -> ToolRecord:
-    host = G.Instance(index, 0).host
+    host = generated.Instance(index, 0).host
     return next(t for t in tools if t.url.split("/")[2] == host and t.url.endswith(path_end))
 
 
@@ -107,7 +110,7 @@ def test_an_identifier_of_one_copy_means_nothing_to_another(catalog: dict[str, A
     code (시도코드) answers in both, with each copy's own hospitals."""
     store, settings, transport = catalog["store"], catalog["settings"], catalog["transport"]
     tools = store.all_tools()
-    ykiho = example_args(get_world(G.DEFAULT_SEED + 1))["MadmDtlInfoService2.7.getDtlInfo2.7"]["ykiho"]
+    ykiho = example_args(get_world(generated.DEFAULT_SEED + 1))["MadmDtlInfoService2.7.getDtlInfo2.7"]["ykiho"]
     own = asyncio.run(_call(settings, transport, store, _tool(tools, "/getDtlInfo2.7", 1), {"ykiho": ykiho}))
     other = asyncio.run(_call(settings, transport, store, _tool(tools, "/getDtlInfo2.7", 2), {"ykiho": ykiho}))
     assert own.ok and own.items, own
@@ -135,10 +138,10 @@ def test_candidates_are_labelled_same_or_cross_instance(catalog: dict[str, Any])
 
 
 def test_every_generated_mode_call_is_a_fresh_app_without_daily_quotas() -> None:
-    s1, t1 = G.generated_mode(Settings())
-    s2, t2 = G.generated_mode(Settings())
+    s1, t1 = generated.generated_mode(Settings())
+    s2, t2 = generated.generated_mode(Settings())
     app1, app2 = t1.app, t2.app
-    assert isinstance(app1, G.GeneratedApp) and isinstance(app2, G.GeneratedApp) and app1 is not app2
+    assert isinstance(app1, generated.GeneratedApp) and isinstance(app2, generated.GeneratedApp) and app1 is not app2
     path = "/B551182/hospInfoServicev2/getHospBasisList"
 
     async def hit(transport: httpx.AsyncBaseTransport, n: int) -> list[int]:

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from core.settings import Neo4jSettings, Settings
-from graph import neo4j_store
-from graph import queries as Q
+from graph import neo4j_store, queries
 from graph.models import ApiRecord, LinkRecord, ParamRecord, RegistrationMeta, ToolRecord
 from graph.neo4j_store import Neo4jStore, _tool_from
 from graph.openapi import parse_document
@@ -272,7 +271,7 @@ def test_tools_another_registration_created_meanwhile_are_merged(
     doc = _document(uid, 6)
     first = register(neo4j, SETTINGS, doc, meta)
     try:
-        monkeypatch.setattr(Q, "EXISTING_TOOLS", "UNWIND $names AS name WITH name WHERE false RETURN name")
+        monkeypatch.setattr(queries, "EXISTING_TOOLS", "UNWIND $names AS name WITH name WHERE false RETURN name")
         doc["paths"]["/op001"]["get"]["parameters"][2]["schema"] = {"type": "integer"}
         doc["paths"]["/op004"]["get"]["parameters"][2]["schema"] = {"type": "integer"}
         changed = register(neo4j, SETTINGS, doc, meta)

@@ -25,7 +25,7 @@ from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.records import Trajectory
 from tests.support.helpers import verified_store
-from training import datasets as D
+from training import datasets
 from training.environment import BoundTool, ReplayBackend, environment_factories
 from training.run import load_model, load_tokenizer
 from training.tiny import build_tiny, conversation_texts
@@ -78,17 +78,20 @@ def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(
     )
     names = [t["function"]["name"] for t in rec.tools]
     model_dir = build_tiny(
-        tmp_path / "tiny", conversation_texts([D.sft_row(r) for r in records]), vocab_size=1024, max_positions=4096
+        tmp_path / "tiny",
+        conversation_texts([datasets.sft_row(r) for r in records]),
+        vocab_size=1024,
+        max_positions=4096,
     )
     tok = load_tokenizer(model_dir)
 
     # SFT: the row's tools, rendered as SFTTrainer renders the conversation
-    row = D.sft_row(rec)
+    row = datasets.sft_row(rec)
     sft = tool_lines(tok.apply_chat_template(row["messages"], tools=row["tools"], tokenize=False))
 
     # GRPO: the prompt trl tokenises for this row's environment, decoded
     factories, _ = environment_factories([rec], ReplayBackend([rec]))
-    grow = D.grpo_row(rec)
+    grow = datasets.grpo_row(rec)
 
     def zero(completions: list[Any], **kwargs: Any) -> list[float | None]:
         return [0.0] * len(completions)
@@ -107,7 +110,7 @@ def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(
         model=load_model(model_dir),
         reward_funcs=[zero],
         args=args,
-        train_dataset=D.to_dataset([grow], "grpo"),
+        train_dataset=datasets.to_dataset([grow], "grpo"),
         processing_class=tok,
         environment_factory=dict(factories),
     )

@@ -24,7 +24,7 @@ from sandbox.keys import DEMO_KEY
 from synthesis.engine import synthesize
 from synthesis.records import Trajectory
 from tests.support.helpers import verified_store
-from training import datasets as D
+from training import datasets
 from training.environment import LiveBackend, ReplayBackend, environment_factories, secret_values
 from training.rewards import REWARDS
 from training.tiny import build_tiny, check_template, conversation_texts, load_tokenizer
@@ -84,7 +84,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     (root / "records.jsonl").write_text(
         "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
     )
-    rows = [D.sft_row(r) for r in records]
+    rows = [datasets.sft_row(r) for r in records]
     model = build_tiny(root / "tiny", conversation_texts(rows), vocab_size=1024, max_positions=2048)
     yield {
         "root": root,
@@ -99,23 +99,23 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str, Any]) -> None:
     records: list[Trajectory] = world["records"]
-    train, evaluation = D.split_by_sequence(records, 0.3, seed=1)
+    train, evaluation = datasets.split_by_sequence(records, 0.3, seed=1)
     assert train and evaluation and len(train) + len(evaluation) == len(records)
-    assert not {D.sequence_key(r) for r in train} & {D.sequence_key(r) for r in evaluation}
-    assert D.split_by_sequence(records, 0.3, seed=1) == (train, evaluation)
-    ds = D.to_dataset([D.grpo_row(r) for r in train], "grpo")
+    assert not {datasets.sequence_key(r) for r in train} & {datasets.sequence_key(r) for r in evaluation}
+    assert datasets.split_by_sequence(records, 0.3, seed=1) == (train, evaluation)
+    ds = datasets.to_dataset([datasets.grpo_row(r) for r in train], "grpo")
     first = ds[0]
     calls = first["gold_calls"]
-    assert calls == D.gold_calls(train[0]) and first["trajectory_id"] == train[0].id
+    assert calls == datasets.gold_calls(train[0]) and first["trajectory_id"] == train[0].id
     assert "tool_calls" not in first["prompt"][1] and set(calls[0]["arguments"]) == set(train[0].steps[0].arguments)
-    sft = D.to_dataset([D.sft_row(r) for r in train], "sft")
+    sft = datasets.to_dataset([datasets.sft_row(r) for r in train], "sft")
     assert all("name" not in m for m in sft[0]["messages"] if m["role"] != "tool")
     # facts: what the recorded answer states, checked by the benchmark's checker
-    assert any(D.facts_of(r) for r in records)
+    assert any(datasets.facts_of(r) for r in records)
     # the recorded rollout (its calls, their results, the answer) earns the answer reward; the bare answer, with
     # no executed call behind it, earns nothing
-    rollout = [m for m in D.sft_row(train[0])["messages"] if m["role"] not in ("system", "user")]
-    facts = [D.facts_of(train[0])]
+    rollout = [m for m in datasets.sft_row(train[0])["messages"] if m["role"] not in ("system", "user")]
+    facts = [datasets.facts_of(train[0])]
     assert REWARDS["answer_facts"]([[]], [rollout], facts=facts) == [1.0] or not facts[0]
     assert REWARDS["answer_facts"]([[]], [[{"role": "assistant", "content": train[0].final_answer}]], facts=facts) == [
         0.0
@@ -123,11 +123,11 @@ def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str
     tok = load_tokenizer(world["model"])
     assert check_template(tok) == {"tool_calling": True, "prefix_preserving": True}
     by_id = {r.id: r for r in records}
-    kept, report = D.measure([D.sft_row(r) for r in train], by_id, tok, "sft", 4096)
+    kept, report = datasets.measure([datasets.sft_row(r) for r in train], by_id, tok, "sft", 4096)
     assert len(kept) == len(train) and report.longest < 4096 and not report.over
-    with pytest.raises(D.DatasetError, match="exceed 16 tokens"):
-        D.measure([D.sft_row(r) for r in train], by_id, tok, "sft", 16)
-    dropped, report = D.measure([D.sft_row(r) for r in train], by_id, tok, "sft", 16, "drop")
+    with pytest.raises(datasets.DatasetError, match="exceed 16 tokens"):
+        datasets.measure([datasets.sft_row(r) for r in train], by_id, tok, "sft", 16)
+    dropped, report = datasets.measure([datasets.sft_row(r) for r in train], by_id, tok, "sft", 16, "drop")
     assert dropped == [] and len(report.over) == len(train)
 
 
@@ -147,7 +147,7 @@ def test_environment_executes_live_and_replays(world: dict[str, Any]) -> None:
     step = rec.steps[0]
     try:
         classes, counter = environment_factories(records, live, max_calls=2, secrets=secret_values(settings, apis))
-        env = classes[D.toolset_key(rec)]()
+        env = classes[datasets.toolset_key(rec)]()
         env.reset(trajectory_id=rec.id)
         out = getattr(env, step.tool)(**step.arguments)
         doc = json.loads(out)
@@ -159,7 +159,7 @@ def test_environment_executes_live_and_replays(world: dict[str, Any]) -> None:
         live.close()
     replay = ReplayBackend(records)
     classes, _ = environment_factories(records, replay)
-    env = classes[D.toolset_key(rec)]()
+    env = classes[datasets.toolset_key(rec)]()
     env.reset(trajectory_id=rec.id)
     assert json.loads(getattr(env, step.tool)(**step.arguments))["items"] == step.response.items
     assert "replay" in json.loads(getattr(env, step.tool)(**{k: "0" for k in step.arguments}))["error"]

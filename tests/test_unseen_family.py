@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from graph import transforms as T
+from graph import transforms
 from tests.unseen.app import KEY, create_app
 from tests.unseen.harness import documents, ground_truth, run_unseen
 from tests.unseen.world import get_world
@@ -78,8 +78,8 @@ def test_ground_truth_executes_true_links_work_decoys_never() -> None:
         tried = worked = 0
         for row in rows[:12]:
             try:
-                value = T.apply(gt["transform"], row[src["field"]], row)
-            except T.TransformError:
+                value = transforms.apply(gt["transform"], row[src["field"]], row)
+            except transforms.TransformError:
                 continue
             if value in ("", None):
                 continue  # a row without this field's value (a 시도 row has no 시군구명)

@@ -15,9 +15,9 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
 from graph.conversions import is_conversion
-from graph.models import ApiRecord, RunRecord, ToolRecord, utcnow
-from graph.store import GraphStore, all_links
-from verification.engine import Engine, Progress, run_rounds
+from graph.models import ApiRecord, LinkRecord, RunRecord, ToolRecord, utcnow
+from graph.store import GraphStore, all_apis, all_links
+from verification.engine import Engine, Progress, prepare_round, run_rounds
 
 
 def new_run(
@@ -29,7 +29,7 @@ def new_run(
 
 
 def scoped_tools(store: GraphStore, run: RunRecord) -> tuple[list[ToolRecord], dict[str, ApiRecord]]:
-    apis = {a.id: a for a in store.list_apis(limit=100_000)[0]}
+    apis = {a.id: a for a in all_apis(store)}
     # the built-in conversion tools are correct by construction: no links of theirs to discover or verify
     tools = [t for t in store.all_tools() if (not run.api_ids or t.api_id in run.api_ids) and not is_conversion(t)]
     return tools, apis
@@ -161,3 +161,93 @@ def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = No
         "estimated_seconds_left": eta,
         "unreachable": run.unreachable,
     }
+
+
+class DemandVerifier:
+    """Verification driven by demand (synthesis.demand.LinkVerifier): one run record, one engine, that samples
+    the tools and derives candidates (`discover`, the first half of a round) and then decides only the links it is
+    asked about (`verify`), saving each with its evidence, as a full run would. Give it the economy the synthesis
+    executor uses, so identical calls are paid once. `close` ends the run (`closing`, like every run)."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        settings: Settings,
+        *,
+        economy: Economy,
+        transport: httpx.AsyncBaseTransport | None = None,
+        api_ids: list[str] | None = None,
+        budget: int | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.store, self.settings, self.economy = store, settings, economy
+        self.transport, self.progress = transport, progress
+        self.run = new_run(api_ids, budget)
+        self.run.message = "demand-driven: the links synthesis is about to traverse"
+        self.engine: Engine | None = None
+        self.tools: list[ToolRecord] = []
+
+    async def discover(self) -> None:
+        if self.engine is not None:
+            return
+        run = self.run
+        run.status, run.started_at = "running", utcnow()
+        await asyncio.to_thread(self.store.save_run, run)
+        self.tools, apis = scoped_tools(self.store, run)
+        executor = Executor(
+            self.settings, self.economy, apis, transport=self.transport, run_id=run.id, budget=run.budget
+        )
+        executor.preflight({t.api_id for t in self.tools})
+        self.engine = Engine(
+            self.store, self.settings, executor, run, tools={t.name: t for t in self.tools}, progress=self.progress
+        )
+        await prepare_round(self.engine, self.tools)
+        run.pending_sources = []
+        await asyncio.to_thread(self.store.save_run, run)
+
+    async def verify(self, links: list[LinkRecord]) -> list[LinkRecord]:
+        """Decide `links` (those still undecided; a decided one is returned as the store has it)."""
+        await self.discover()
+        engine = self.engine
+        assert engine is not None
+        out: list[LinkRecord] = []
+        by_source: dict[str, list[LinkRecord]] = {}
+        for lk in links:
+            stored = await asyncio.to_thread(self.store.get_link, lk.id)
+            if stored is None:
+                continue
+            if stored.status not in ("candidate", "inconclusive") and not stored.needs_reverify:
+                out.append(stored)
+            elif stored.source_tool in engine.samples:
+                by_source.setdefault(stored.source_tool, []).append(stored)
+        decided = await asyncio.gather(*(engine.verify_source(s, lks) for s, lks in sorted(by_source.items())))
+        return out + [lk for group in decided for lk in group]
+
+    def spent(self) -> int:
+        return self.economy.calls(self.run.id).get("calls", 0)
+
+    async def expand(self) -> bool:
+        """The first half of another round (`prepare_round`: samples are cache hits; tools blocked until now fed
+        through links verified since): True when it derived candidate links not in the store before."""
+        await self.discover()
+        assert self.engine is not None
+        before = await asyncio.to_thread(lambda: {lk.id for lk in all_links(self.store)})
+        self.run.round += 1
+        await prepare_round(self.engine, self.tools)
+        after = await asyncio.to_thread(lambda: {lk.id for lk in all_links(self.store)})
+        return bool(after - before)
+
+    async def close(self) -> RunRecord:
+        run = self.run
+        run.calls = self.economy.calls(run.id)
+        if self.engine is not None:
+            executor = self.engine.executor
+            await executor.aclose()
+            run.unreachable = sorted(self.engine.unreachable.values(), key=lambda u: str(u["tool"]))
+            run.status, run.message = closing(executor, executor.exhausted_apis, {t.api_id for t in self.tools})
+            run.message = run.message or "demand-driven: the links synthesis traversed"
+        else:
+            run.status = "completed"
+        run.finished_at = utcnow()
+        self.store.save_run(run)
+        return run

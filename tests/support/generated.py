@@ -17,7 +17,7 @@ import httpx
 
 from core.payload import parse_body
 from core.settings import Settings
-from graph import transforms as T
+from graph import transforms
 from graph.candidates import derive_candidates
 from graph.conversions import register_conversions
 from graph.models import LinkRecord, ToolRecord
@@ -146,8 +146,8 @@ async def _carry(client: httpx.AsyncClient, gt: dict[str, Any], a: Instance, b: 
         if len(seen) >= ORACLE_VALUES or row.get(field_) in (None, ""):
             continue
         try:
-            value = T.apply(t, row[field_], row)
-        except T.TransformError:
+            value = transforms.apply(t, row[field_], row)
+        except transforms.TransformError:
             continue
         if json.dumps(value) in seen:
             continue

@@ -1,0 +1,245 @@
+"""Verification driven by demand (synthesis.demand, verification.runs.DemandVerifier), the uncapped plan pool and
+the shortfall every synthesis path reports. Embedded store, in-process sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from core.settings import Settings, get_settings
+from execution.executor import Executor
+from execution.limits import MemoryEconomy
+from graph.embedded_store import EmbeddedStore
+from graph.models import LinkRecord
+from graph.store import all_links
+from sandbox.inprocess import sandbox_mode
+from synthesis.engine import synthesize
+from synthesis.plans import PlanSampler, VerifiedGraph, sample_plans
+from tests.support.helpers import register_catalog
+from verification.engine import Engine, prepare_round
+from verification.runs import DemandVerifier, new_run
+
+COUNT = 24
+
+
+class Counting(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner, self.requests = inner, 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        return await self.inner.handle_async_request(request)
+
+
+def fresh(path: Path) -> tuple[EmbeddedStore, Settings, Counting]:
+    settings, transport = sandbox_mode(Settings())  # a new sandbox app: fresh quotas
+    return register_catalog(EmbeddedStore(path), settings), settings, Counting(transport)
+
+
+def apis(store: EmbeddedStore) -> dict[str, Any]:
+    return {a.id: a for a in store.list_apis(limit=1000)[0]}
+
+
+async def on_demand(
+    store: EmbeddedStore, settings: Settings, transport: Counting, *, shared: bool = True, count: int = COUNT
+) -> tuple[dict[str, Any], DemandVerifier]:
+    economy = MemoryEconomy()
+    verifier = DemandVerifier(store, settings, economy=economy if shared else MemoryEconomy(), transport=transport)
+    ex = Executor(settings, economy, apis(store), transport=transport)
+    try:
+        out = await synthesize(store, settings, ex, count=count, seed=7, verifier=verifier)
+    finally:
+        await ex.aclose()
+        await verifier.close()
+    return out, verifier
+
+
+@pytest.fixture(scope="module")
+def demand_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedStore, dict[str, Any], DemandVerifier, int]:
+    store, settings, transport = fresh(tmp_path_factory.mktemp("demand") / "g.sqlite3")
+    out, verifier = asyncio.run(on_demand(store, settings, transport))
+    return store, out, verifier, transport.requests
+
+
+def test_demand_never_uses_an_unverified_link(demand_run: Any) -> None:
+    store, out, verifier, _ = demand_run
+    records = out["records"]
+    assert len(records) == COUNT, out["shortfall"]
+    used = {lk for r in records for lk in r.metadata.verified_links}
+    assert used, "chains over links were synthesised"
+    status = {lk.id: lk for lk in all_links(store)}
+    assert all(status[lk].status == "verified" for lk in used)
+    # each was decided by the demand run itself, with its evidence kept in the store
+    assert all(status[lk].evidence.get("run_id") == verifier.run.id for lk in used)
+    run = store.get_run(verifier.run.id)
+    assert run is not None and run.status == "completed"
+    # plans over links that did not come out verified were discarded before any call
+    assert any("not verified: the plan does not run" in d["reason"] for d in out["discarded"])
+
+
+def test_demand_verifies_fewer_links_than_a_full_run(demand_run: Any) -> None:
+    store, out, verifier, requests = demand_run
+    links = all_links(store)
+    decided = [lk for lk in links if lk.last_run == verifier.run.id]
+    # a full run decides every candidate in scope; demand decided only what the plans traverse
+    assert decided and len(decided) < len(links) / 2
+    assert sum(1 for lk in links if lk.status == "candidate") > len(decided)
+    figures = out["verification"]
+    assert figures["verified"] == sum(1 for lk in decided if lk.status == "verified")
+    assert figures["calls"] == verifier.spent() > 0
+    # every upstream request is one or the other (synthesis also counts calls answered without a request)
+    assert figures["calls"] < requests <= figures["calls"] + out["calls"]
+
+
+def test_a_later_run_reuses_the_verified_links(demand_run: Any, tmp_path: Path) -> None:
+    """Links verified on demand are cached in the store: a second synthesis over the same store asks for none of
+    them again."""
+    store, first, _, _ = demand_run
+    settings, transport = sandbox_mode(Settings())
+    counting = Counting(transport)
+    out, verifier = asyncio.run(on_demand(store, settings, counting))
+    again = {lk.id for lk in all_links(store) if lk.last_run == verifier.run.id}
+    before = {lk for r in first["records"] for lk in r.metadata.verified_links}
+    assert not again & before
+    assert out["verification"]["calls"] < first["verification"]["calls"]
+
+
+def test_shared_economy_pays_identical_calls_once(tmp_path: Path) -> None:
+    """Verification and synthesis share one call economy: an identical call (a root tool's sampling call, a trial
+    with the same values) is a cache hit the second time, so the same synthesis costs fewer upstream calls than
+    verifying and synthesising with separate caches."""
+    store_a, settings_a, shared = fresh(tmp_path / "a.sqlite3")
+    out_a, _ = asyncio.run(on_demand(store_a, settings_a, shared, shared=True))
+    store_b, settings_b, separate = fresh(tmp_path / "b.sqlite3")
+    out_b, _ = asyncio.run(on_demand(store_b, settings_b, separate, shared=False))
+    assert len(out_a["records"]) == len(out_b["records"]) == COUNT
+    assert shared.requests < separate.requests
+
+
+class HalfRefuting:
+    """A verifier that refutes most links by their id (no calls): plans keep failing the gate."""
+
+    def __init__(self, store: EmbeddedStore) -> None:
+        self.store = store
+
+    async def discover(self) -> None:
+        return None
+
+    async def verify(self, links: list[LinkRecord]) -> list[LinkRecord]:
+        out = []
+        for lk in links:
+            status = "verified" if int(lk.id[-2:], 16) % 3 == 0 else "refuted"
+            decided = lk.model_copy(update={"status": status, "reason": "test", "last_run": "run_test"})
+            self.store.save_link(decided)
+            out.append(decided)
+        return out
+
+    def spent(self) -> int:
+        return 0
+
+    async def expand(self) -> bool:
+        return False
+
+
+@pytest.fixture(scope="module")
+def candidates(tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedStore, Settings, Counting]:
+    """Sampled and derived (a round's first half), nothing decided."""
+    store, settings, transport = fresh(tmp_path_factory.mktemp("cand") / "g.sqlite3")
+    run = new_run()
+    ex = Executor(settings, MemoryEconomy(), apis(store), transport=transport, run_id=run.id)
+    engine = Engine(store, settings, ex, run, tools={t.name: t for t in store.all_tools()})
+
+    async def go() -> None:
+        try:
+            await prepare_round(engine, store.all_tools())
+        finally:
+            await ex.aclose()
+
+    asyncio.run(go())
+    return store, settings, transport
+
+
+def test_pool_is_not_capped(candidates: Any, tmp_path: Path) -> None:
+    """More plans are drawn while too few are kept: with most links refuted at the gate, the old pool of
+    int(1.6 * count) + 5 plans could never keep `count`."""
+    base, settings, _ = candidates
+    store = EmbeddedStore(tmp_path / "copy.sqlite3")
+    register_catalog(store, settings)
+    store.upsert_candidates(all_links(base))
+    _, transport = sandbox_mode(settings)
+    count = 20
+
+    async def go() -> dict[str, Any]:
+        ex = Executor(settings, MemoryEconomy(), apis(store), transport=transport)
+        try:
+            return await synthesize(store, settings, ex, count=count, seed=7, verifier=HalfRefuting(store), extras={})
+        finally:
+            await ex.aclose()
+
+    out = asyncio.run(go())
+    assert out["planned"] > int(count * 1.6) + 5
+    assert len(out["records"]) == count or out["shortfall"].startswith(f"{len(out['records'])} of {count} requested")
+    assert len(out["records"]) == count
+
+
+def test_sampler_draws_more_until_the_plan_space_is_exhausted(candidates: Any) -> None:
+    store, settings, _ = candidates
+    graph = VerifiedGraph(store, settings, unverified=True)
+    first = sample_plans(VerifiedGraph(store, settings, unverified=True), 30, seed=3)
+    sampler = PlanSampler(graph, shapes=("single",), seed=3, min_steps=1, max_steps=1)
+    drawn = sampler.more(30)
+    assert len(drawn) == 30 and all(p.shape == "single" for p in drawn)
+    total = len(drawn)
+    while not sampler.exhausted:
+        total += len(sampler.more(200))
+    assert total > 30  # drawn beyond the first ask, then the space (repeats per plan) runs out
+    assert sampler.more(10) == []
+    # one ask of the sampler is `sample_plans`: the same seed draws the same plans
+    again = PlanSampler(VerifiedGraph(store, settings, unverified=True), seed=3).more(30)
+    assert [p.key for p in again] == [p.key for p in first]
+
+
+def test_baseline_shortfall_is_reported(candidates: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kopa synth --baseline` says when the graph yields fewer trajectories than asked, as the EDGE path does,
+    with the same exit code."""
+    from cli import app
+
+    base, settings, _ = candidates
+    graph_file = tmp_path / "g.sqlite3"
+    store = EmbeddedStore(graph_file)
+    register_catalog(store, settings)
+    store.upsert_candidates(all_links(base))
+    store.close()
+    monkeypatch.setenv("KOPA_STORE", "embedded")
+    monkeypatch.setenv("KOPA_EMBEDDED_PATH", str(graph_file))
+    monkeypatch.delenv("KOPA_REDIS_URL", raising=False)
+    get_settings.cache_clear()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "synth",
+            "--baseline",
+            "--sandbox",
+            "--count",
+            "400",
+            "--shapes",
+            "single",
+            "--max-steps",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    stdout = result.stdout
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["kept"] < 400 and summary["requested"] == 400
+    assert f"{summary['kept']} of 400 requested: the candidate graph yielded" in result.stderr
+    get_settings.cache_clear()
