@@ -10,6 +10,7 @@ import asyncio
 import json
 import random
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -70,6 +71,21 @@ def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, An
     return msg
 
 
+@dataclass
+class _Tally:
+    """What an episode accumulates over its turns (the record's behaviour fields)."""
+
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "answered"
+    error: str = ""
+    final: str = ""
+    first_reply: dict[str, Any] | None = None
+    model_ms: float = 0.0
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
+    seq: int = 0
+
+
 async def run_episode(
     task: Task,
     agent: Agent,
@@ -86,116 +102,163 @@ async def run_episode(
     offered = {s["function"]["name"] for s in specs}
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(now)}]
     ctx = EpisodeContext(task=task, messages=messages, tools=specs, now=now)
-    turns: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    status = "answered"
-    error = ""
-    final = ""
-    first_reply: dict[str, Any] | None = None
-    model_ms = 0.0
-    tokens = {"prompt": 0, "completion": 0}
-    seq = 0
+    tally = _Tally()
     for ui, user_text in enumerate(task.turns):
         messages.append({"role": "user", "content": user_text})
         ctx.user_turn = ui
-        answered = False
-        for mt in range(max_turns):
-            reply = await agent.reply(ctx)
-            model_ms += reply.latency_ms
-            tokens["prompt"] += reply.prompt_tokens
-            tokens["completion"] += reply.completion_tokens
-            turn: dict[str, Any] = {
-                "user_turn": ui,
-                "model_turn": mt,
-                "content": reply.content,
-                "prompt_tokens": reply.prompt_tokens,
-                "completion_tokens": reply.completion_tokens,
-                "latency_ms": round(reply.latency_ms, 1),
-                "tool_calls": [],
-                "results": [],
-            }
-            turns.append(turn)
-            if reply.error:
-                turn["error"] = reply.error
-                status, error = "agent_error", reply.error
-                break
-            # unique call ids within the episode, whatever the model sent
-            batch: list[ToolCall] = []
-            for c in reply.tool_calls:
-                seq += 1
-                cid = (
-                    c.id
-                    if c.id and c.id not in ctx.observations and all(b.id != c.id for b in batch)
-                    else f"call_{seq}"
-                )
-                batch.append(ToolCall(cid, c.name, c.arguments, c.raw, c.error))
-            turn["tool_calls"] = [
-                {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw, "error": c.error} for c in batch
-            ]
-            if not batch:
-                final = reply.content
-                messages.append({"role": "assistant", "content": reply.content or ""})
-                if first_reply is None:
-                    first_reply = {"user_turn": ui, "content": reply.content, "calls_before": len(calls)}
-                answered = True
-                break
-            if first_reply is None and ui == 0:
-                first_reply = {"user_turn": ui, "content": reply.content, "calls_before": len(calls) + len(batch)}
-            messages.append(_assistant_message(reply, batch))
-            observations = await asyncio.gather(*(_execute(c, offered, backend) for c in batch))
-            for c, obs in zip(batch, observations, strict=True):
-                ctx.observations[c.id] = obs
-                content = tool_message(obs, registry.get(c.name))
-                messages.append({"role": "tool", "tool_call_id": c.id, "name": c.name, "content": content})
-                turn["results"].append(
-                    {
-                        "id": c.id,
-                        "tool": c.name,
-                        "outcome": obs.outcome,
-                        "rows": len(obs.items),
-                        "miss": obs.miss,
-                        "content": content,
-                    }
-                )
-                calls.append(
-                    {
-                        "id": c.id,
-                        "turn": len(turns) - 1,
-                        "user_turn": ui,
-                        "tool": c.name,
-                        "args": canonical_args(c.arguments) if c.arguments is not None else None,
-                        "valid": not c.error and c.name in offered,
-                        "error": c.error,
-                        "outcome": obs.outcome,
-                        "rows": len(obs.items),
-                        "miss": obs.miss,
-                        "seen": visible(obs.items, tool=registry.get(c.name)) if obs.ok else [],
-                    }
-                )
-        if status != "answered":
+        answered = await _user_turn(agent, backend, registry, ctx, messages, offered, tally, ui, max_turns)
+        if tally.status != "answered":
             break
         if not answered:
-            status, error = "loop", f"no final answer after {max_turns} model turns"
+            tally.status, tally.error = "loop", f"no final answer after {max_turns} model turns"
             break
-    harness_ms = (time.perf_counter() - started) * 1000 - model_ms
+    harness_ms = (time.perf_counter() - started) * 1000 - tally.model_ms
+    return _episode_record(task, agent, backend, ctx, tally, offered, distractors, trial, harness_ms)
+
+
+async def _user_turn(
+    agent: Agent,
+    backend: Backend,
+    registry: dict[str, ToolRecord],
+    ctx: EpisodeContext,
+    messages: list[dict[str, Any]],
+    offered: set[str],
+    tally: _Tally,
+    ui: int,
+    max_turns: int,
+) -> bool:
+    """Up to `max_turns` model turns for user turn `ui`; True once the model answers without calling a tool."""
+    for mt in range(max_turns):
+        reply = await agent.reply(ctx)
+        turn = _record_turn(tally, reply, ui, mt)
+        if reply.error:
+            turn["error"] = reply.error
+            tally.status, tally.error = "agent_error", reply.error
+            return False
+        batch = _unique_ids(reply.tool_calls, ctx, tally)
+        turn["tool_calls"] = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments, "raw": c.raw, "error": c.error} for c in batch
+        ]
+        if not batch:
+            tally.final = reply.content
+            messages.append({"role": "assistant", "content": reply.content or ""})
+            if tally.first_reply is None:
+                tally.first_reply = {"user_turn": ui, "content": reply.content, "calls_before": len(tally.calls)}
+            return True
+        if tally.first_reply is None and ui == 0:
+            tally.first_reply = {
+                "user_turn": ui,
+                "content": reply.content,
+                "calls_before": len(tally.calls) + len(batch),
+            }
+        messages.append(_assistant_message(reply, batch))
+        observations = await asyncio.gather(*(_execute(c, offered, backend) for c in batch))
+        for c, obs in zip(batch, observations, strict=True):
+            ctx.observations[c.id] = obs
+            content = tool_message(obs, registry.get(c.name))
+            messages.append({"role": "tool", "tool_call_id": c.id, "name": c.name, "content": content})
+            _record_call(tally, turn, c, obs, content, registry, offered, ui)
+    return False
+
+
+def _record_turn(tally: _Tally, reply: AgentReply, ui: int, mt: int) -> dict[str, Any]:
+    """Count the reply's time and tokens and append its (still empty) turn record."""
+    tally.model_ms += reply.latency_ms
+    tally.tokens["prompt"] += reply.prompt_tokens
+    tally.tokens["completion"] += reply.completion_tokens
+    turn: dict[str, Any] = {
+        "user_turn": ui,
+        "model_turn": mt,
+        "content": reply.content,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "latency_ms": round(reply.latency_ms, 1),
+        "tool_calls": [],
+        "results": [],
+    }
+    tally.turns.append(turn)
+    return turn
+
+
+def _unique_ids(tool_calls: list[ToolCall], ctx: EpisodeContext, tally: _Tally) -> list[ToolCall]:
+    """The reply's calls with ids unique within the episode, whatever the model sent."""
+    batch: list[ToolCall] = []
+    for c in tool_calls:
+        tally.seq += 1
+        cid = (
+            c.id if c.id and c.id not in ctx.observations and all(b.id != c.id for b in batch) else f"call_{tally.seq}"
+        )
+        batch.append(ToolCall(cid, c.name, c.arguments, c.raw, c.error))
+    return batch
+
+
+def _record_call(
+    tally: _Tally,
+    turn: dict[str, Any],
+    c: ToolCall,
+    obs: CallResult,
+    content: str,
+    registry: dict[str, ToolRecord],
+    offered: set[str],
+    ui: int,
+) -> None:
+    """Append one executed call to its turn's results and to the episode's calls."""
+    turn["results"].append(
+        {
+            "id": c.id,
+            "tool": c.name,
+            "outcome": obs.outcome,
+            "rows": len(obs.items),
+            "miss": obs.miss,
+            "content": content,
+        }
+    )
+    tally.calls.append(
+        {
+            "id": c.id,
+            "turn": len(tally.turns) - 1,
+            "user_turn": ui,
+            "tool": c.name,
+            "args": canonical_args(c.arguments) if c.arguments is not None else None,
+            "valid": not c.error and c.name in offered,
+            "error": c.error,
+            "outcome": obs.outcome,
+            "rows": len(obs.items),
+            "miss": obs.miss,
+            "seen": visible(obs.items, tool=registry.get(c.name)) if obs.ok else [],
+        }
+    )
+
+
+def _episode_record(
+    task: Task,
+    agent: Agent,
+    backend: Backend,
+    ctx: EpisodeContext,
+    tally: _Tally,
+    offered: set[str],
+    distractors: list[str],
+    trial: int,
+    harness_ms: float,
+) -> dict[str, Any]:
     return {
         "task": task.id,
         "category": task.category,
         "trial": trial,
         "agent": agent.name,
         "mode": backend.mode,
-        "status": status,
-        "error": error,
-        "final_answer": final,
-        "first_reply": first_reply,
+        "status": tally.status,
+        "error": tally.error,
+        "final_answer": tally.final,
+        "first_reply": tally.first_reply,
         "offered": sorted(offered),
         "distractors": distractors,
-        "turns": turns,
-        "calls": calls,
-        "replay_misses": sum(1 for c in calls if c["miss"]),
-        "tokens": tokens,
+        "turns": tally.turns,
+        "calls": tally.calls,
+        "replay_misses": sum(1 for c in tally.calls if c["miss"]),
+        "tokens": tally.tokens,
         "agent_notes": {k: v for k, v in ctx.scratch.items() if isinstance(v, str)},
-        "model_ms": round(model_ms, 1),
+        "model_ms": round(tally.model_ms, 1),
         "harness_ms": round(max(0.0, harness_ms), 2),
     }
 

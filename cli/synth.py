@@ -7,16 +7,18 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from cli.common import check_range, check_writable_dir, fail, guarded, open_configured_store
 from cli.progress import synth_inprocess, verify_inprocess
-from core.settings import get_settings
+from core.settings import Settings, get_settings
 from execution.limits import MemoryEconomy, NoCache
 from graph.conversions import register_conversions
+from graph.models import RunRecord
 from graph.registry import register
+from graph.store import GraphStore
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import SHAPES
@@ -71,15 +73,7 @@ def synth_cmd(
     if sandbox:
         settings, transport = sandbox_mode(settings)
     store = open_configured_store(settings)
-    if baseline and on_demand:
-        fail("--baseline walks every candidate link unverified; it cannot be combined with --on-demand")
-    links = store.stats()["links"]
-    if not on_demand and not (sum(links.values()) if baseline else links.get("verified")):
-        fail(
-            "no candidate links yet: run `kopa verify` first"
-            if baseline
-            else "no verified links yet: run `kopa verify` first"
-        )
+    _check_links(store, baseline=baseline, on_demand=on_demand)
     result = synth_inprocess(
         store,
         settings,
@@ -92,24 +86,41 @@ def synth_cmd(
         unverified=baseline,
         on_demand=on_demand,
     )
-    exported = export_all(
-        out,
-        result,
-        store,
-        settings,
-        {
-            "count": count,
-            "shapes": list(chosen),
-            "seed": seed,
-            "min_steps": min_steps,
-            "max_steps": max_steps,
-            "links": "all candidates (baseline)"
+    config = {
+        "count": count,
+        "shapes": list(chosen),
+        "seed": seed,
+        "min_steps": min_steps,
+        "max_steps": max_steps,
+        "links": _links_label(baseline=baseline, on_demand=on_demand),
+    }
+    exported = export_all(out, result, store, settings, config)
+    _echo_synth_summary(result, exported, count, out)
+    store.close()
+
+
+def _check_links(store: GraphStore, *, baseline: bool, on_demand: bool) -> None:
+    """Refuse a run with nothing to walk: no verified links (or no candidates for the baseline)."""
+    if baseline and on_demand:
+        fail("--baseline walks every candidate link unverified; it cannot be combined with --on-demand")
+    links = store.stats()["links"]
+    if not on_demand and not (sum(links.values()) if baseline else links.get("verified")):
+        fail(
+            "no candidate links yet: run `kopa verify` first"
             if baseline
-            else "verified on demand"
-            if on_demand
-            else "verified only",
-        },
-    )
+            else "no verified links yet: run `kopa verify` first"
+        )
+
+
+def _links_label(*, baseline: bool, on_demand: bool) -> str:
+    """Which links the exported config says the trajectories walked."""
+    if baseline:
+        return "all candidates (baseline)"
+    return "verified on demand" if on_demand else "verified only"
+
+
+def _echo_synth_summary(result: dict[str, Any], exported: dict[str, Any], count: int, out: Path) -> None:
+    """The JSON summary on stdout; the shortfall (if any) and the export folder on stderr."""
     verification = result.get("verification")
     typer.echo(
         json.dumps(
@@ -128,7 +139,6 @@ def synth_cmd(
         # the same on every path (EDGE, on demand, baseline): fewer kept than asked is said, not left silent
         typer.echo(result["shortfall"], err=True)
     typer.echo(f"exports in {out}", err=True)
-    store.close()
 
 
 @guarded
@@ -142,68 +152,19 @@ def demo(
     trajectories over verified links, export them, and write a report (Markdown + PNG plots).
     """
     check_range("--count", count, 1, MAX_COUNT)
-    if workdir.exists():
-        try:
-            shutil.rmtree(workdir)
-        except OSError as exc:
-            fail(f"--workdir {workdir} cannot be cleared: {exc.strerror or exc}")
-    check_writable_dir("--workdir", workdir)
+    _fresh_workdir(workdir)
     settings = get_settings().model_copy(
         update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3", "redis_url": None}
     )
     settings, transport = sandbox_mode(settings)
     store = open_configured_store(settings)
-    docs = shipped_documents()
-    with typer.progressbar(sorted(docs.items()), label="registering the catalog", file=sys.stderr) as bar:
-        for _, doc in bar:
-            register(store, settings, doc)
-    register_conversions(store, settings)  # the built-in kopa-convert tools (synthesis puts them where links project)
-    stats = store.stats()
-    typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
-    run = verify_inprocess(store, settings, new_run(), transport)
-    p = run_progress(store, run)
-    typer.echo(
-        f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
-        f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
-        f"({p['calls_per_verified_link']} per verified link)"
-    )
-    # the naive baseline (a fresh upstream call per link, no cache) on a scratch copy, for the yield plot
-    scratch_settings = settings.model_copy(update={"embedded_path": workdir / "naive.sqlite3"})
-    scratch = open_configured_store(scratch_settings)
-    for doc in shipped_documents().values():
-        register(scratch, scratch_settings, doc)
-    naive_run = asyncio.run(
-        execute_run(
-            scratch, scratch_settings, new_run(), transport=transport, economy=NoCache(MemoryEconomy()), naive=True
-        )
-    )
-    naive = run_progress(scratch, naive_run)
-    scratch.close()
-    (workdir / "naive.sqlite3").unlink(missing_ok=True)
+    _register_catalog(store, settings)
+    run, p = _verify_catalog(store, settings, transport)
+    naive = _naive_baseline(settings, workdir, transport)
     result = synth_inprocess(
         store, settings, transport, count=count, shapes=SHAPES, min_steps=1, max_steps=6, seed=seed
     )
-    store.save_batch(
-        {
-            "id": "tb_demo",
-            "team": "demo",
-            "status": "completed",
-            "count": count,
-            "shapes": list(SHAPES),
-            "min_steps": 1,
-            "max_steps": 6,
-            "api_ids": [],
-            "seed": seed,
-            "format": "trl",
-            "source": "fresh",
-            "produced": len(result["records"]),
-            "discarded": len(result["discarded"]),
-            "calls": result["calls"],
-            "created_at": run.created_at,
-            "message": "kopa demo",
-        }
-    )
-    store.add_trajectories("tb_demo", [r.to_json() for r in result["records"]])
+    _save_demo_batch(store, result, count=count, seed=seed, run=run)
     config = {
         "count": count,
         "seed": seed,
@@ -230,3 +191,78 @@ def demo(
     for line in quality_lines(exported["quality"]):
         typer.echo(line)
     store.close()
+
+
+def _fresh_workdir(workdir: Path) -> None:
+    """Clear the demo folder and prove it is writable, before any work starts."""
+    if workdir.exists():
+        try:
+            shutil.rmtree(workdir)
+        except OSError as exc:
+            fail(f"--workdir {workdir} cannot be cleared: {exc.strerror or exc}")
+    check_writable_dir("--workdir", workdir)
+
+
+def _register_catalog(store: GraphStore, settings: Settings) -> None:
+    """Register the shipped sandbox catalog and the built-in conversion tools, and say how much."""
+    docs = shipped_documents()
+    with typer.progressbar(sorted(docs.items()), label="registering the catalog", file=sys.stderr) as bar:
+        for _, doc in bar:
+            register(store, settings, doc)
+    register_conversions(store, settings)  # the built-in kopa-convert tools (synthesis puts them where links project)
+    stats = store.stats()
+    typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
+
+
+def _verify_catalog(store: GraphStore, settings: Settings, transport: Any) -> tuple[RunRecord, dict[str, Any]]:
+    """Verify every candidate link in process; the run and its progress figures."""
+    run = verify_inprocess(store, settings, new_run(), transport)
+    p = run_progress(store, run)
+    typer.echo(
+        f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
+        f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
+        f"({p['calls_per_verified_link']} per verified link)"
+    )
+    return run, p
+
+
+def _naive_baseline(settings: Settings, workdir: Path, transport: Any) -> dict[str, Any]:
+    """The naive baseline (a fresh upstream call per link, no cache) on a scratch copy, for the yield plot."""
+    scratch_settings = settings.model_copy(update={"embedded_path": workdir / "naive.sqlite3"})
+    scratch = open_configured_store(scratch_settings)
+    for doc in shipped_documents().values():
+        register(scratch, scratch_settings, doc)
+    naive_run = asyncio.run(
+        execute_run(
+            scratch, scratch_settings, new_run(), transport=transport, economy=NoCache(MemoryEconomy()), naive=True
+        )
+    )
+    naive = run_progress(scratch, naive_run)
+    scratch.close()
+    (workdir / "naive.sqlite3").unlink(missing_ok=True)
+    return naive
+
+
+def _save_demo_batch(store: GraphStore, result: dict[str, Any], *, count: int, seed: int, run: RunRecord) -> None:
+    """Record the demo's trajectories as the completed batch `tb_demo`."""
+    store.save_batch(
+        {
+            "id": "tb_demo",
+            "team": "demo",
+            "status": "completed",
+            "count": count,
+            "shapes": list(SHAPES),
+            "min_steps": 1,
+            "max_steps": 6,
+            "api_ids": [],
+            "seed": seed,
+            "format": "trl",
+            "source": "fresh",
+            "produced": len(result["records"]),
+            "discarded": len(result["discarded"]),
+            "calls": result["calls"],
+            "created_at": run.created_at,
+            "message": "kopa demo",
+        }
+    )
+    store.add_trajectories("tb_demo", [r.to_json() for r in result["records"]])

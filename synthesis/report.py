@@ -66,10 +66,24 @@ def write_report(
         "links",
         "#2ECC71",
     )
+    edge_cost, yields = _yields(run, naive)
+    _dist_plots(out, yields, dist)
+    path = out / "report.md"
+    path.write_text(_markdown(stats, run, synth, dist, exports, config, edge_cost, yields), encoding="utf-8")
+    return path
+
+
+def _yields(run: dict[str, Any], naive: dict[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """EDGE's calls per verified link, and the yields to plot (the naive baseline's where it verified any)."""
     edge_cost = run["calls_per_verified_link"] or 0
     yields = {"EDGE (cache, one upstream call per tool)": edge_cost}
     if naive and naive.get("verified"):
         yields["naive (fresh upstream call per link)"] = round(naive["calls_spent"] / naive["verified"], 2)
+    return edge_cost, yields
+
+
+def _dist_plots(out: Path, yields: dict[str, Any], dist: dict[str, Any]) -> None:
+    """The yield, shape, coverage and length plots."""
     _bar(out / "yield.png", list(yields), list(yields.values()), "API calls per verified link", "calls", "#F79767")
     shapes = dist["shapes"]
     _bar(out / "shapes.png", list(shapes), [float(v) for v in shapes.values()], "Trajectories by shape", "trajectories")
@@ -92,10 +106,26 @@ def write_report(
         "trajectories",
         "#57C7E3",
     )
+
+
+def _markdown(
+    stats: dict[str, Any],
+    run: dict[str, Any],
+    synth: dict[str, Any],
+    dist: dict[str, Any],
+    exports: dict[str, str],
+    config: dict[str, Any],
+    edge_cost: Any,
+    yields: dict[str, Any],
+) -> str:
+    """The report's Markdown text."""
+    links = stats["links"]
+    shapes = dist["shapes"]
+    lengths = dist["lengths"]
     ratio = (
         f"{yields['naive (fresh upstream call per link)'] / edge_cost:.2f}x" if len(yields) > 1 and edge_cost else "n/a"
     )
-    md = f"""# KOPA EDGE run report
+    return f"""# KOPA EDGE run report
 
 ## Verified graph
 - APIs {stats["apis"]}, tools {stats["active_tools"]}; links: {json.dumps(links, ensure_ascii=False)}
@@ -132,6 +162,3 @@ def write_report(
 {json.dumps(config, ensure_ascii=False, indent=1)}
 ```
 """
-    path = out / "report.md"
-    path.write_text(md, encoding="utf-8")
-    return path

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -423,12 +424,7 @@ def run_grpo(
     man["environment"] = g.environment
     (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
     model = load_model(cfg.model)
-    limit = getattr(model.config, "max_position_embeddings", None)
-    if limit and lengths.longest + g.max_completion_length > limit:
-        raise TrainingError(
-            f"prompt ({lengths.longest} tokens) + grpo.max_completion_length "
-            f"({g.max_completion_length}) exceeds the model's {limit} positions"
-        )
+    _check_positions(model, lengths.longest, g.max_completion_length)
     backend = backend or ReplayBackend(records)
     factories, counter = environment_factories(with_calls, backend, max_calls=g.max_calls, secrets=secrets)
     funcs, weights = selected(g.rewards)
@@ -446,25 +442,7 @@ def run_grpo(
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=_resume(cfg))
     model_dir = _save_final(trainer, tok, cfg.output / "model", cfg.lora.enabled)
-    log = read_log(cfg.output)
-    components = [
-        {
-            "step": e["step"],
-            "reward": e.get("reward"),
-            **{k.split("/")[1]: v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")},
-            "calls_per_rollout": e.get("tools/call_frequency"),
-            "tool_failures": e.get("tools/failure_frequency"),
-        }
-        for e in log
-        if "reward" in e
-    ]
-    (cfg.output / "rewards.jsonl").write_text("".join(json.dumps(c) + "\n" for c in components), encoding="utf-8")
-    calls = {
-        "per_tool": dict(counter.most_common()),
-        "total": sum(counter.values()),
-        "calls_per_rollout": [c["calls_per_rollout"] for c in components],
-    }
-    (cfg.output / "tool_calls.json").write_text(json.dumps(calls, ensure_ascii=False, indent=1), encoding="utf-8")
+    components, calls = _write_grpo_logs(cfg.output, counter)
     rewards = [c["reward"] for c in components if c["reward"] is not None]
     summary = {
         "kind": "grpo",
@@ -482,3 +460,37 @@ def run_grpo(
     summary["held_out"] = _held_out(cfg.output)
     write_report(cfg.output, "grpo", summary)
     return summary
+
+
+def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The reward components per logged step (rewards.jsonl) and the executed tool calls (tool_calls.json)."""
+    log = read_log(output)
+    components = [
+        {
+            "step": e["step"],
+            "reward": e.get("reward"),
+            **{k.split("/")[1]: v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")},
+            "calls_per_rollout": e.get("tools/call_frequency"),
+            "tool_failures": e.get("tools/failure_frequency"),
+        }
+        for e in log
+        if "reward" in e
+    ]
+    (output / "rewards.jsonl").write_text("".join(json.dumps(c) + "\n" for c in components), encoding="utf-8")
+    calls = {
+        "per_tool": dict(counter.most_common()),
+        "total": sum(counter.values()),
+        "calls_per_rollout": [c["calls_per_rollout"] for c in components],
+    }
+    (output / "tool_calls.json").write_text(json.dumps(calls, ensure_ascii=False, indent=1), encoding="utf-8")
+    return components, calls
+
+
+def _check_positions(model: Any, longest: int, max_completion_length: int) -> None:
+    """Refuse a run whose longest prompt plus the completion budget exceeds the model's positions."""
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if limit and longest + max_completion_length > limit:
+        raise TrainingError(
+            f"prompt ({longest} tokens) + grpo.max_completion_length "
+            f"({max_completion_length}) exceeds the model's {limit} positions"
+        )
