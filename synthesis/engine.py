@@ -87,6 +87,216 @@ __all__ = [
 ]
 
 
+class _Run:
+    """One `synthesize` call's state: the graph (grown when demand reaches new tools), the plan pool, what was
+    kept and discarded, and the upstream calls spent."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        settings: Settings,
+        executor: Executor,
+        *,
+        count: int,
+        seed: int,
+        api_ids: list[str] | None,
+        unverified: bool,
+        extras: dict[str, float] | None,
+        guard: BenchFingerprints | None,
+    ) -> None:
+        self.store, self.settings, self.executor = store, settings, executor
+        self.count, self.seed, self.api_ids = count, seed, api_ids
+        self.unverified, self.extras, self.guard = unverified, extras, guard
+        self.gate: DemandGate | None = None
+        self.graph: VerifiedGraph
+        self.snap = ""
+        self.kept: list[Trajectory] = []
+        self.shingles: dict[str, set[str]] = {}
+        self.discarded: list[dict[str, str]] = []
+        self.flagged: set[str] = set()
+        self.calls = 0
+        self.attempted = 0
+        self.pool: list[Plan] = []
+        self.made: Counter[str] = Counter()
+        self.quota = _quota(DEFAULT_EXTRAS if extras is None else extras, count)
+        self.normal_needed = max(1, count - self.quota.get("irrelevance", 0)) if count > 1 else count
+        self.sem = asyncio.Semaphore(settings.verify.concurrency)
+
+    async def open(self, verifier: LinkVerifier | None) -> None:
+        """The graph to draw from (pending links too when demand drives verification) and its value pools."""
+        if verifier is not None and not self.unverified:
+            await verifier.discover()
+            self.graph = VerifiedGraph(self.store, self.settings, self.api_ids, pending=True)
+            self.gate = DemandGate(self.graph, verifier)
+        else:
+            self.graph = VerifiedGraph(self.store, self.settings, self.api_ids, unverified=self.unverified)
+        self.snap = snapshot_id(self.graph)
+        self.calls = await self.graph.harvest(self.executor)
+
+    async def draw_more(self, sampler: PlanSampler, wave: int) -> bool:
+        """More plans into the pool; False when the plan space is exhausted."""
+        more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+        if not more and self.gate is not None and await self.gate.expand():
+            # links verified on demand reach tools no sampling could call: sampled now, their candidates
+            # derived, the draw goes on over the grown graph
+            self.graph = VerifiedGraph(self.store, self.settings, self.api_ids, pending=True)
+            self.calls += await self.graph.harvest(self.executor)
+            self.gate.graph = self.graph
+            sampler.rebase(self.graph)
+            more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+        if not more:
+            return False
+        self.pool.extend(with_conversions(p, self.graph.tools) for p in more)
+        return True
+
+    async def admit(self, sampler: PlanSampler, chunk: list[tuple[int, Plan]]) -> list[tuple[int, Plan]]:
+        """Verify what this wave will traverse; a plan over a link that did not come out verified never runs."""
+        if self.gate is None:
+            return chunk
+        admitted = await self.gate.admit([p for _, p in chunk])
+        for (_, plan), why in zip(chunk, admitted, strict=True):
+            if why is not None:
+                self.discarded.append({"plan": plan.key, "reason": why})
+                sampler.release(plan)
+        return [c for c, why in zip(chunk, admitted, strict=True) if why is None]
+
+    async def one(self, i: int, plan: Plan) -> tuple[int, Plan, Outcome, random.Random]:
+        local = random.Random(f"{self.seed}-{i}")
+        async with self.sem:
+            return i, plan, await execute_plan(plan, self.executor, local, graph=self.graph), local
+
+    def keep(self, plan: Plan, outcome: Outcome, local: random.Random) -> None:
+        """One executed plan: recorded, or discarded with its reason (its failed links flagged)."""
+        self.attempted += 1
+        self.calls += outcome.calls
+        if outcome.steps is None:
+            self.discarded.append({"plan": plan.key, "reason": outcome.reason})
+            self.flagged.update(outcome.failed_links)
+            return
+        if len(self.kept) >= self.normal_needed:
+            return
+        try:
+            record = build_record(plan, outcome, self.graph, local, seed=self.seed, snapshot=self.snap)
+        except RecordError as exc:
+            self.discarded.append({"plan": plan.key, "reason": str(exc)})
+            return
+        if is_near_duplicate(record, self.kept, shingles=self.shingles):
+            self.discarded.append({"plan": plan.key, "reason": "near duplicate"})
+            return
+        leak = self.guard.is_contaminated(record) if self.guard is not None else None
+        if leak:
+            self.discarded.append({"plan": plan.key, "reason": f"benchmark overlap: {leak}"})
+            return
+        self.kept.append(record)
+
+    async def waves(self, sampler: PlanSampler) -> None:
+        """Plans run in waves until enough are kept or the plan space is exhausted."""
+        wave = max(8, self.settings.verify.concurrency * 2)
+        start = 0
+        while len(self.kept) < self.normal_needed:
+            if start >= len(self.pool) and not await self.draw_more(sampler, wave):
+                break  # the plan space is exhausted
+            chunk = [(i, self.pool[i]) for i in range(start, min(start + wave, len(self.pool)))]
+            start += wave
+            chunk = await self.admit(sampler, chunk)
+            results = await asyncio.gather(*(self.one(i, p) for i, p in chunk))
+            for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
+                self.keep(plan, outcome, local)
+
+    async def special_samples(self, rnd: random.Random) -> None:
+        """Hard-negative, clarification and error-recovery samples in place of kept records, to their quotas."""
+        kept, graph, made, quota = self.kept, self.graph, self.made, self.quota
+        # special samples never take the first record's place, so readers that look at one example see a plain one
+        order = list(range(1, len(kept)))
+        rnd.shuffle(order)
+        for i in order:
+            rec = kept[i]
+            if made["hard_negative"] < quota.get("hard_negative", 0) and rec.n_steps >= 2:
+                hn = make_hard_negative(rec, graph, rnd)
+                if hn is not None:
+                    kept[i] = hn
+                    made["hard_negative"] += 1
+                    continue
+            if made["clarification"] < quota.get("clarification", 0):
+                cl = make_clarification(rec, graph, rnd)
+                if cl is not None:
+                    kept[i] = cl
+                    made["clarification"] += 1
+                    continue
+            if made["error_recovery"] < quota.get("error_recovery", 0):
+                er, spent = await make_error_recovery(rec, graph, self.executor)
+                self.calls += spent
+                if er is not None:
+                    kept[i] = er
+                    made["error_recovery"] += 1
+
+    async def extras_and_order(self, progress: Any) -> None:
+        """The special samples and irrelevance turns, then the records numbered in order."""
+        rnd = random.Random(f"{self.seed}-extras")
+        kept = self.kept
+        if kept and len(kept) < self.normal_needed:  # the graph gave fewer: keep the configured shares of what there is
+            scale = len(kept) / self.normal_needed
+            self.quota = {k: round(v * scale) for k, v in self.quota.items()}
+        await self.special_samples(rnd)
+        if len(kept) > 1 or self.count > 1:
+            while len(kept) < self.count and self.made["irrelevance"] < self.quota.get("irrelevance", 0) and kept:
+                pos = 1 + rnd.randrange(len(kept))
+                kept.insert(pos, make_irrelevance(self.graph, rnd, seed=self.seed, snapshot=self.snap))
+                self.made["irrelevance"] += 1
+        for n, rec in enumerate(kept):
+            rec.seq = n
+            if progress:
+                progress(rec)
+
+    def requeue(self) -> None:
+        """Verified links that failed inside a trajectory are queued for re-verification."""
+        for link_id in set() if self.unverified else self.flagged:
+            link = self.store.get_link(link_id)
+            if link is not None and link.status == "verified":
+                history = [
+                    *link.history,
+                    {
+                        "at": utcnow(),
+                        "run": "synthesis",
+                        "status": "verified",
+                        "reason": "failed inside a trajectory; queued for re-verification",
+                    },
+                ]
+                self.store.save_link(link.model_copy(update={"needs_reverify": True, "history": history[-20:]}))
+        if self.gate is not None:
+            # the verified graph the records were drawn from, as it stands once demand has decided its links
+            self.snap = snapshot_id(self.graph)
+            for rec in self.kept:
+                rec.metadata.graph_snapshot = self.snap
+
+    def result(self) -> dict[str, Any]:
+        kept, count = self.kept, self.count
+        normal = sum(1 for r in kept if r.kind != "irrelevance")
+        shortfall = (
+            f"{len(kept)} of {count} requested: the "
+            + ("candidate" if self.unverified else "verified")
+            + f" graph yielded {normal} distinct executable trajectories of {self.normal_needed} needed "
+            f"({len(self.pool)} plans drawn, the plan space exhausted)"
+            if len(kept) < count
+            else ""
+        )
+        return {
+            "records": kept,
+            "discarded": self.discarded,
+            "calls": self.calls,
+            "shortfall": shortfall,
+            "verification": self.gate.figures() if self.gate is not None else None,
+            "snapshot": self.snap,
+            "requeued_links": sorted(self.flagged),
+            "planned": len(self.pool),
+            "attempted": self.attempted,
+            "extras": dict(self.made),
+            "extras_wanted": self.quota,
+            "extras_configured": dict(DEFAULT_EXTRAS if self.extras is None else self.extras),
+            "pools": {f"{t}.{p}": len(v) for (t, p), v in self.graph.pools.items()},
+        }
+
+
 async def synthesize(
     store: GraphStore,
     settings: Settings,
@@ -113,160 +323,25 @@ async def synthesize(
     plans are proposed over the links no run has refuted, the links on each wave's plans are verified first, and
     only plans whose links all came out verified run. Plans are drawn until enough are kept or the plan space is
     exhausted (`shortfall` then says how many are missing)."""
-    gate: DemandGate | None = None
-    if verifier is not None and not unverified:
-        await verifier.discover()
-        graph = VerifiedGraph(store, settings, api_ids, pending=True)
-        gate = DemandGate(graph, verifier)
-    else:
-        graph = VerifiedGraph(store, settings, api_ids, unverified=unverified)
-    snap = snapshot_id(graph)
-    kept: list[Trajectory] = []
-    shingles: dict[str, set[str]] = {}
-    discarded: list[dict[str, str]] = []
-    calls = await graph.harvest(executor)
-    quota = _quota(DEFAULT_EXTRAS if extras is None else extras, count)
-    normal_needed = max(1, count - quota.get("irrelevance", 0)) if count > 1 else count
-    sampler = PlanSampler(graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
-    # the first draw is what most counts need; more are drawn while too few are kept, until the plan space runs out
-    pool = [with_conversions(p, graph.tools) for p in sampler.more(int(count * 1.6) + 5)]
-    sem = asyncio.Semaphore(settings.verify.concurrency)
-
-    async def one(i: int, plan: Plan) -> tuple[int, Plan, Outcome, random.Random]:
-        local = random.Random(f"{seed}-{i}")
-        async with sem:
-            return i, plan, await execute_plan(plan, executor, local, graph=graph), local
-
-    flagged: set[str] = set()
-    wave = max(8, settings.verify.concurrency * 2)
-    attempted = 0
-    start = 0
-    while len(kept) < normal_needed:
-        if start >= len(pool):
-            more = sampler.more(max(wave, 2 * (normal_needed - len(kept))))
-            if not more and gate is not None and await gate.expand():
-                # links verified on demand reach tools no sampling could call: sampled now, their candidates
-                # derived, the draw goes on over the grown graph
-                graph = VerifiedGraph(store, settings, api_ids, pending=True)
-                calls += await graph.harvest(executor)
-                gate.graph = graph
-                sampler.rebase(graph)
-                more = sampler.more(max(wave, 2 * (normal_needed - len(kept))))
-            if not more:
-                break  # the plan space is exhausted
-            pool.extend(with_conversions(p, graph.tools) for p in more)
-        chunk = [(i, pool[i]) for i in range(start, min(start + wave, len(pool)))]
-        start += wave
-        if gate is not None:
-            # verify what this wave will traverse; a plan over a link that did not come out verified never runs
-            admitted = await gate.admit([p for _, p in chunk])
-            for (_, plan), why in zip(chunk, admitted, strict=True):
-                if why is not None:
-                    discarded.append({"plan": plan.key, "reason": why})
-                    sampler.release(plan)
-            chunk = [c for c, why in zip(chunk, admitted, strict=True) if why is None]
-        results = await asyncio.gather(*(one(i, p) for i, p in chunk))
-        for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
-            attempted += 1
-            calls += outcome.calls
-            if outcome.steps is None:
-                discarded.append({"plan": plan.key, "reason": outcome.reason})
-                flagged.update(outcome.failed_links)
-                continue
-            if len(kept) >= normal_needed:
-                continue
-            try:
-                record = build_record(plan, outcome, graph, local, seed=seed, snapshot=snap)
-            except RecordError as exc:
-                discarded.append({"plan": plan.key, "reason": str(exc)})
-                continue
-            if is_near_duplicate(record, kept, shingles=shingles):
-                discarded.append({"plan": plan.key, "reason": "near duplicate"})
-                continue
-            leak = guard.is_contaminated(record) if guard is not None else None
-            if leak:
-                discarded.append({"plan": plan.key, "reason": f"benchmark overlap: {leak}"})
-                continue
-            kept.append(record)
-    rnd = random.Random(f"{seed}-extras")
-    made: Counter[str] = Counter()
-    if kept and len(kept) < normal_needed:  # the graph gave fewer: keep the configured shares of what there is
-        scale = len(kept) / normal_needed
-        quota = {k: round(v * scale) for k, v in quota.items()}
-    # special samples never take the first record's place, so readers that look at one example see a plain one
-    order = list(range(1, len(kept)))
-    rnd.shuffle(order)
-    for i in order:
-        rec = kept[i]
-        if made["hard_negative"] < quota.get("hard_negative", 0) and rec.n_steps >= 2:
-            hn = make_hard_negative(rec, graph, rnd)
-            if hn is not None:
-                kept[i] = hn
-                made["hard_negative"] += 1
-                continue
-        if made["clarification"] < quota.get("clarification", 0):
-            cl = make_clarification(rec, graph, rnd)
-            if cl is not None:
-                kept[i] = cl
-                made["clarification"] += 1
-                continue
-        if made["error_recovery"] < quota.get("error_recovery", 0):
-            er, spent = await make_error_recovery(rec, graph, executor)
-            calls += spent
-            if er is not None:
-                kept[i] = er
-                made["error_recovery"] += 1
-    if len(kept) > 1 or count > 1:
-        while len(kept) < count and made["irrelevance"] < quota.get("irrelevance", 0) and kept:
-            pos = 1 + rnd.randrange(len(kept))
-            kept.insert(pos, make_irrelevance(graph, rnd, seed=seed, snapshot=snap))
-            made["irrelevance"] += 1
-    for n, rec in enumerate(kept):
-        rec.seq = n
-        if progress:
-            progress(rec)
-    for link_id in set() if unverified else flagged:
-        link = store.get_link(link_id)
-        if link is not None and link.status == "verified":
-            history = [
-                *link.history,
-                {
-                    "at": utcnow(),
-                    "run": "synthesis",
-                    "status": "verified",
-                    "reason": "failed inside a trajectory; queued for re-verification",
-                },
-            ]
-            store.save_link(link.model_copy(update={"needs_reverify": True, "history": history[-20:]}))
-    if gate is not None:
-        # the verified graph the records were drawn from, as it stands once demand has decided its links
-        snap = snapshot_id(graph)
-        for rec in kept:
-            rec.metadata.graph_snapshot = snap
-    normal = sum(1 for r in kept if r.kind != "irrelevance")
-    shortfall = (
-        f"{len(kept)} of {count} requested: the "
-        + ("candidate" if unverified else "verified")
-        + f" graph yielded {normal} distinct executable trajectories of {normal_needed} needed "
-        f"({len(pool)} plans drawn, the plan space exhausted)"
-        if len(kept) < count
-        else ""
+    run = _Run(
+        store,
+        settings,
+        executor,
+        count=count,
+        seed=seed,
+        api_ids=api_ids,
+        unverified=unverified,
+        extras=extras,
+        guard=guard,
     )
-    return {
-        "records": kept,
-        "discarded": discarded,
-        "calls": calls,
-        "shortfall": shortfall,
-        "verification": gate.figures() if gate is not None else None,
-        "snapshot": snap,
-        "requeued_links": sorted(flagged),
-        "planned": len(pool),
-        "attempted": attempted,
-        "extras": dict(made),
-        "extras_wanted": quota,
-        "extras_configured": dict(DEFAULT_EXTRAS if extras is None else extras),
-        "pools": {f"{t}.{p}": len(v) for (t, p), v in graph.pools.items()},
-    }
+    await run.open(verifier)
+    sampler = PlanSampler(run.graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
+    # the first draw is what most counts need; more are drawn while too few are kept, until the plan space runs out
+    run.pool = [with_conversions(p, run.graph.tools) for p in sampler.more(int(count * 1.6) + 5)]
+    await run.waves(sampler)
+    await run.extras_and_order(progress)
+    run.requeue()
+    return run.result()
 
 
 def distribution(records: list[Trajectory], graph_links: int, graph_tools: int) -> dict[str, Any]:

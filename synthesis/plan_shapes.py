@@ -1,0 +1,193 @@
+"""The plan shapes a careful agent would take (chain, fan-in, parallel) and `route_check`, over a
+`VerifiedGraph`. See synthesis.plans."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from graph.concepts import concepts_of, norm
+from graph.models import ParamRecord, ToolRecord
+from synthesis.records import Plan, Source, Step
+from synthesis.routes import PLACE_CONCEPTS, carries_place, is_area_field
+from synthesis.verified_graph import _DATE_LIKE, VerifiedGraph
+
+
+def _choose(rnd: random.Random, options: list[Any], weights: list[float]) -> Any:
+    return rnd.choices(options, weights=weights, k=1)[0]
+
+
+def _shorter_exists(
+    graph: VerifiedGraph, chains: list[list[str]], names: list[str], shortest: dict[tuple[str, str], int]
+) -> bool:
+    """A careful agent takes the shortest route: a chain is not planned when a shorter planable chain joins the
+    same first and last tools (`shortest` caches the shortest planable length per pair)."""
+    key = (names[0], names[-1])
+    if key not in shortest:
+        probe = random.Random(0)
+        lengths = sorted({len(c) for c in chains if (c[0], c[-1]) == key})
+        shortest[key] = next(
+            (
+                n
+                for n in lengths
+                if any(_chain(graph, c, probe) is not None for c in chains if (c[0], c[-1]) == key and len(c) == n)
+            ),
+            len(names),
+        )
+    return len(names) > shortest[key]
+
+
+def _deps(sources: dict[str, Source]) -> list[int]:
+    return sorted({s.from_step for s in sources.values() if s.kind == "link"})
+
+
+def route_check(graph: VerifiedGraph, plan: Plan) -> str | None:
+    """Why a careful agent would not take this route (None when it would); sets `plan.route` to the reasons it
+    would: the kind of entity each step's rows are, against what the question is about."""
+    parts = []
+    for i, step in enumerate(plan.steps):
+        kind = graph.kind(step.tool)
+        outs = [
+            (later, src)
+            for later in plan.steps[i + 1 :]
+            for src in later.sources.values()
+            if src.kind == "link" and src.link is not None and src.from_step == i
+        ]
+        entity = graph.entity_param(step.tool)
+        named = i == 0 and identifies(step.tool, entity, [n for n, src in step.sources.items() if src.kind == "slot"])
+        if i in plan.finals and not outs:
+            parts.append(f"{step.tool.name}: answers ({kind} rows)")
+            continue
+        targets = [(later.tool, src.link) for later, src in outs if src.link is not None]
+        clock_only = all(
+            graph.role(t, next(p for p in t.params if p.key() == lk.target_param)) == "clock"
+            for t, lk in targets
+            if any(p.key() == lk.target_param for p in t.params)
+        )
+        if targets and clock_only:
+            return f"{step.tool.name} feeds only an issue time the clock gives (a shorter route answers the same)"
+        place_only = all(carries_place(lk, t) for t, lk in targets)
+        if kind == "entity" and place_only and not named:
+            return (
+                f"{step.tool.name} lists {kind} rows the question does not ask about and only their "
+                "location feeds the next call"
+            )
+        how = "its location" if place_only else "its identity"
+        parts.append(f"{step.tool.name}: {kind} rows{' named by the user' if named else ''}, {how} feeds the next call")
+    plan.route = "; ".join(parts) + f" ({len(plan.steps)} calls)"
+    return None
+
+
+def identifies(tool: ToolRecord, entity: ParamRecord | None, slots: list[str]) -> bool:
+    """The user's words name the row's entity: its name parameter, or an identifier a person knows that the rows
+    carry as a field (a business registration number)."""
+    if entity is not None and entity.name in slots:
+        return True
+    fields = {norm(f.name): f for f in tool.fields}
+    for name in slots:
+        f = fields.get(norm(name))
+        if (
+            f is not None
+            and not is_area_field(f.name, f.description)
+            and not concepts_of(f.name, f.description) & PLACE_CONCEPTS
+            and not _DATE_LIKE.search(name.lower())
+        ):
+            return True
+    return False
+
+
+def _root_for(graph: VerifiedGraph, tool: ToolRecord, intermediate: bool) -> dict[str, Source] | None:
+    """A root step: an entity list the route passes through is searched by the name the user gives."""
+    if intermediate and graph.kind(tool) == "entity":
+        named = graph.root_sources(tool, named=True)
+        if named is not None:
+            return named
+    return graph.root_sources(tool)
+
+
+def _chain(graph: VerifiedGraph, names: list[str], rnd: random.Random) -> Plan | None:
+    root = _root_for(graph, graph.tools[names[0]], len(names) > 1)
+    if root is None:
+        return None
+    steps = [Step(graph.tools[names[0]], root)]
+    for i, name in enumerate(names[1:], start=1):
+        sources = graph.fed_sources(graph.tools[name], [(j, names[j]) for j in range(i)], rnd)
+        if sources is None or not any(s.kind == "link" and s.from_step == i - 1 for s in sources.values()):
+            return None
+        steps.append(Step(graph.tools[name], sources, _deps(sources)))
+    plan = Plan("chain", steps, [len(steps) - 1])
+    return plan if route_check(graph, plan) is None else None
+
+
+def fan_in_triples(graph: VerifiedGraph, roots: list[str]) -> list[tuple[str, str, str]]:
+    """(root, middle, target): the middle is fed by the root, the target by both (computed once per graph)."""
+    if graph._triples is None:
+        probe = random.Random(0)
+        out = []
+        for a in roots:
+            for b in sorted(graph.edges.get(a, {})):
+                if b == a or graph.fed_sources(graph.tools[b], [(0, a)], probe) is None:
+                    continue
+                for target in sorted(t for t in graph.edges.get(b, {}) if t in graph.edges[a] and t not in (a, b)):
+                    for _ in range(4):
+                        sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], probe, link_clock=True)
+                        if sources is not None and set(_deps(sources)) == {0, 1}:
+                            out.append((a, b, target))
+                            break
+        graph._triples = out
+    return graph._triples
+
+
+def _fan_in(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan | None:
+    """A step fed by two upstream steps about the same place: a root, a step fed by it, and a target fed by
+    both (the second step refines what the first found, e.g. the current observation's issue time and the
+    place's grid for a forecast)."""
+    triples = fan_in_triples(graph, roots)
+    if not triples:
+        return None
+    a, b, target = _choose(rnd, triples, [graph.weight(list(t)) for t in triples])
+    root = _root_for(graph, graph.tools[a], True)
+    mid = graph.fed_sources(graph.tools[b], [(0, a)], rnd)
+    if graph.fed_sources(graph.tools[target], [(0, a)], random.Random(0)) is not None:
+        return None  # the root alone feeds the target: a careful agent skips the middle call
+    if root is None or mid is None:
+        return None
+    for _ in range(6):
+        sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], rnd, link_clock=True)
+        if sources is not None and set(_deps(sources)) == {0, 1}:
+            plan = Plan(
+                "fan_in",
+                [
+                    Step(graph.tools[a], root),
+                    Step(graph.tools[b], mid, [0]),
+                    Step(graph.tools[target], sources, [0, 1]),
+                ],
+                [2],
+            )
+            return plan if route_check(graph, plan) is None else None
+    return None
+
+
+def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan | None:
+    options = [r for r in roots if len(graph.edges.get(r, {})) >= 2]
+    if not options:
+        return None
+    root = _choose(rnd, options, [graph.weight([r]) for r in options])
+    children = sorted(graph.edges[root])
+    rnd.shuffle(children)
+    if graph.pending:  # the most promising pairs first (stable: the shuffled order among equals)
+        children.sort(key=lambda c: -graph.pair_prior(root, c))
+    picked: list[Step] = []
+    for child in children:
+        sources = graph.fed_sources(graph.tools[child], [(0, root)], rnd)
+        if sources is not None:
+            picked.append(Step(graph.tools[child], sources, [0]))
+        if len(picked) == 2:
+            break
+    if len(picked) < 2:
+        return None
+    first = _root_for(graph, graph.tools[root], True)
+    if first is None:
+        return None
+    plan = Plan("parallel", [Step(graph.tools[root], first), *picked], [1, 2])
+    return plan if route_check(graph, plan) is None else None

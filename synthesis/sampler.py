@@ -1,0 +1,161 @@
+"""Seeded, coverage-aware plan sampling (`PlanSampler`, `sample_plans`). See synthesis.plans."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from synthesis.plan_shapes import _chain, _choose, _fan_in, _parallel, _shorter_exists, route_check
+from synthesis.records import Plan, Step
+from synthesis.verified_graph import VerifiedGraph
+
+SHAPES = ("single", "chain", "fan_in", "parallel")
+#: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
+REPEATS = {"single": 16, "chain": 6, "fan_in": 6, "parallel": 4}
+
+
+def sample_plans(
+    graph: VerifiedGraph,
+    count: int,
+    *,
+    shapes: tuple[str, ...] = SHAPES,
+    min_steps: int = 1,
+    max_steps: int = 6,
+    seed: int = 7,
+    max_tool_share: float = 0.25,
+) -> list[Plan]:
+    """Seeded, coverage-aware plans; every required parameter of every step is satisfiable, every plan starts
+    from tools a user's words can call. Up to `count` plans (fewer when the plan space runs out)."""
+    return PlanSampler(
+        graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed, max_tool_share=max_tool_share
+    ).more(count)
+
+
+class PlanSampler:
+    """`sample_plans` that can be asked for more: `more(n)` draws up to n further plans, continuing the same
+    seeded, coverage-aware draw (the shares, repeats and the per-tool cap grow with what was asked in all), so
+    synthesis samples until it has kept enough or the plan space is exhausted (`exhausted`), with no cap on the
+    pool."""
+
+    def __init__(
+        self,
+        graph: VerifiedGraph,
+        *,
+        shapes: tuple[str, ...] = SHAPES,
+        min_steps: int = 1,
+        max_steps: int = 6,
+        seed: int = 7,
+        max_tool_share: float = 0.25,
+    ) -> None:
+        self.graph = graph
+        self.min_steps, self.max_steps, self.share = min_steps, max_steps, max_tool_share
+        self.rnd = random.Random(seed)
+        self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
+        self.wanted = [s for s in shapes if s in SHAPES] or list(SHAPES)
+        self.asked = 0
+        self.made_total = 0
+        self.exhausted = not self.roots
+        self.shortest: dict[tuple[str, str], int] = {}
+        self.seen: Counter[str] = Counter()
+        self.made: Counter[str] = Counter()
+        self.failures: Counter[str] = Counter()
+        self._chains: list[list[str]] | None = None
+
+    @property
+    def chains(self) -> list[list[str]]:
+        if self._chains is None:
+            graph, min_steps, max_steps = self.graph, self.min_steps, self.max_steps
+            # one path query per length, so that long chains are not crowded out by short ones
+            paths = (
+                [
+                    p
+                    for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
+                    for p in graph.paths(self.roots, hops, hops, per_start=40)
+                ]
+                if max_steps > 1
+                else []
+            )
+            self._chains = [
+                p
+                for p in paths
+                if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2
+            ]
+        return self._chains
+
+    def more(self, count: int) -> list[Plan]:
+        """Up to `count` further plans; fewer (and `exhausted` set when none) once the plan space runs out."""
+        if self.exhausted or count <= 0:
+            return []
+        graph, rnd, roots, wanted = self.graph, self.rnd, self.roots, self.wanted
+        min_steps, max_steps = self.min_steps, self.max_steps
+        self.asked += count
+        total = self.asked
+        cap = max(3, int(total * self.share))
+        chains = self.chains
+        seen, made, failures = self.seen, self.made, self.failures
+        plans: list[Plan] = []
+        attempts = 0
+        while len(plans) < count and attempts < count * 30:
+            attempts += 1
+            # the shape furthest behind its share goes next; shapes that keep failing step aside
+            open_shapes = [s for s in wanted if failures[s] < total * 5] or wanted
+            shape = min(open_shapes, key=lambda s: (made[s], failures[s], wanted.index(s)))
+            plan = None
+            if shape == "single" and min_steps <= 1:
+                name = _choose(rnd, roots, [graph.weight([r]) for r in roots])
+                plan = Plan("single", [Step(graph.tools[name], graph.root_sources(graph.tools[name]) or {})], [0])
+                route_check(graph, plan)
+            elif shape == "chain" and chains:
+                # coverage-aware among a random handful: rarely used tools win, without scoring every path
+                options = rnd.sample(chains, min(48, len(chains)))
+                names = _choose(rnd, options, [graph.weight(p) for p in options])
+                plan = None if _shorter_exists(graph, chains, names, self.shortest) else _chain(graph, names, rnd)
+            elif shape == "fan_in" and max_steps >= 3:
+                plan = _fan_in(graph, rnd, roots)
+            elif shape == "parallel" and max_steps >= 3:
+                plan = _parallel(graph, rnd, roots)
+            # a plan may repeat a few times: its user values are drawn from the pools at execution
+            # the cap spreads use over tools; the first step is exempt (few tools take what a user says)
+            if (
+                plan is None
+                or seen[plan.key] >= REPEATS.get(plan.shape, 1)
+                or any(graph.tool_use[s.tool.name] >= cap for s in plan.steps[1:])
+            ):
+                failures[shape] += 1
+                continue
+            seen[plan.key] += 1
+            made[shape] += 1
+            plans.append(plan)
+            for s in plan.steps:
+                graph.tool_use[s.tool.name] += 1
+                for src in s.sources.values():
+                    if src.link is not None:
+                        graph.link_use[src.link.id] += 1
+        self.made_total += len(plans)
+        self.exhausted = not plans
+        return plans
+
+    def release(self, plan: Plan) -> None:
+        """A drawn plan that never ran (a link on it did not come out verified): its repeat slot and its use of
+        tools and links are given back, so the plan space is that of the graph as verification leaves it."""
+        if self.seen[plan.key] <= 0:
+            return
+        self.seen[plan.key] -= 1
+        self.made[plan.shape] -= 1
+        self.exhausted = False
+        for s in plan.steps:
+            self.graph.tool_use[s.tool.name] -= 1
+            for src in s.sources.values():
+                if src.link is not None:
+                    self.graph.link_use[src.link.id] -= 1
+
+    def rebase(self, graph: VerifiedGraph) -> None:
+        """Continue the same draw over a grown graph (more tools reached, more candidate links): the repeats, the
+        shares and the use of tools and links carry over."""
+        graph.tool_use.update(self.graph.tool_use)
+        graph.link_use.update(self.graph.link_use)
+        self.graph = graph
+        self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
+        self._chains = None
+        self.shortest.clear()
+        self.exhausted = not self.roots
