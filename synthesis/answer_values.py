@@ -10,27 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-SIDO_LONG = {
-    "서울특별시": "서울",
-    "부산광역시": "부산",
-    "대구광역시": "대구",
-    "인천광역시": "인천",
-    "광주광역시": "광주",
-    "대전광역시": "대전",
-    "울산광역시": "울산",
-    "세종특별자치시": "세종",
-    "경기도": "경기",
-    "강원특별자치도": "강원",
-    "강원도": "강원",
-    "충청북도": "충북",
-    "충청남도": "충남",
-    "전북특별자치도": "전북",
-    "전라북도": "전북",
-    "전라남도": "전남",
-    "경상북도": "경북",
-    "경상남도": "경남",
-    "제주특별자치도": "제주",
-}
+from graph.transforms import SIDO_SHORT
 
 #: Units: canonical name -> (family, scale to the family's base unit, spellings after a number).
 UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
@@ -81,7 +61,7 @@ def nfkc(s: Any) -> str:
 def prepare_text(text: str) -> str:
     """NFKC, lower case, 특별시/광역시/도 names in their short form, no company suffixes."""
     out = nfkc(text).lower()
-    for long, short in SIDO_LONG.items():
+    for long, short in SIDO_SHORT.items():
         out = out.replace(long, short)
     return out.replace("주식회사", "").replace("(주)", "").replace("㈜", "")
 

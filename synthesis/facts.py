@@ -46,7 +46,6 @@ from synthesis.answer_dates import date_spans
 from synthesis.answer_dates import dates_in as dates_in
 from synthesis.answer_dates import time_spans as time_spans
 from synthesis.answer_dates import time_values as time_values
-from synthesis.answer_values import SIDO_LONG as SIDO_LONG
 from synthesis.answer_values import UNITS as UNITS
 from synthesis.answer_values import (
     Mention,

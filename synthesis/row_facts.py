@@ -9,7 +9,8 @@ from typing import Any
 
 from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, field_unit, norm
 from graph.models import ToolRecord
-from synthesis.facts import SIDO_LONG, UNITS, Fact
+from graph.transforms import SIDO_SHORT
+from synthesis.facts import UNITS, Fact
 from synthesis.korean import clean_value, short_description
 
 #: How many answering fields of one row an answer states (and the quality check expects).
@@ -104,7 +105,7 @@ def field_fact(key: str, value: Any, desc: str) -> tuple[Fact, str] | None:
         "name"
         if re.search(r"(nm|name|title|명)$", n)
         or label.endswith(("명", "이름"))
-        or any(long in text for long in SIDO_LONG)
+        or any(long in text for long in SIDO_SHORT)
         or _ADDRESS_LABEL.search(label)
         else "text"
     )
