@@ -97,6 +97,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     store.close()
 
 
+def test_the_tiny_tokenizer_is_trained_on_the_text_the_model_reads(world: dict[str, Any]) -> None:
+    """The tokenizer learns the rendered conversations, the chat template's fixed tool instructions included: they
+    come out in a few word-sized tokens, not one token a character (about 200 tokens of every prompt)."""
+    tok = load_tokenizer(world["model"])
+    row = datasets.sft_row(world["records"][0])
+    text = str(tok.apply_chat_template(row["messages"], tools=row["tools"], tokenize=False))
+    instructions = text[text.index("# Tools") : text.index("<tools>\n")]
+    assert "You may call one or more functions" in instructions
+    assert len(tok(instructions)["input_ids"]) < len(instructions) / 3
+
+
 def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str, Any]) -> None:
     records: list[Trajectory] = world["records"]
     train, evaluation = datasets.split_by_sequence(records, 0.3, seed=1)

@@ -111,16 +111,18 @@ def build_model(tok: Any, *, hidden_size: int = 64, layers: int = 2, max_positio
 
 
 def conversation_texts(rows: Iterable[dict[str, Any]]) -> list[str]:
-    """Plain text of conversations with tools (`messages`/`prompt` + `tools`), for tokenizer training."""
+    """Conversations with tools (`messages`/`prompt` + `tools`) rendered by the chat template, one text a row: the
+    text the model will read, the template's fixed instructions and JSON included, so BPE merges what every row
+    repeats (trained on the messages alone, the English tool instructions stay one character a token, about 200
+    tokens of every prompt)."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    template = chat_template()
     out = []
     for row in rows:
-        for tool in row.get("tools") or []:
-            out.append(json.dumps(tool, ensure_ascii=False))
-        for m in row.get("messages") or row.get("prompt") or []:
-            out.append(str(m.get("content") or ""))
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function", call)
-                out.append(json.dumps({"name": fn.get("name"), "arguments": fn.get("arguments")}, ensure_ascii=False))
+        messages = list(row.get("messages") or row.get("prompt") or [])
+        rendered = render_jinja_template([messages], tools=row.get("tools") or None, chat_template=template)[0]
+        out.append(str(rendered[0]))
     return out
 
 
