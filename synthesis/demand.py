@@ -6,7 +6,9 @@ graph's explorers see), the sampler proposes plans over the links no run has ref
 True)`), the links on the plans about to run that are not verified yet are verified, once, by a `LinkVerifier`
 (verification.runs.DemandVerifier: the verification engine, its evidence and run record, the links saved in the
 store where every later run and batch reuses them), and only the plans whose links all came out verified are
-executed. A refuted link leaves the graph at once, so later proposals route around it.
+executed. A refuted link leaves the graph at once, so later proposals route around it. Links the target's own
+sampled answers contradict (graph.echoes: no call) are proposed last (weighted down in the pending graph) and
+verified after the other links of a wave; the signal never decides a link.
 
 Synthesis may not import verification (tests/test_architecture.py): the verifier is handed in by the caller
 (cli, perf, workers), which gives both the same call economy, so a verification call that is also a trajectory
@@ -16,8 +18,9 @@ step (the sampling call of a root tool, a trial with the same values) is paid on
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from graph.models import LinkRecord
 from synthesis.plans import PENDING, VerifiedGraph
@@ -44,6 +47,15 @@ class LinkVerifier(Protocol):
         """Upstream calls verification has made so far."""
         ...
 
+    def samples(self) -> Mapping[str, Sequence[Mapping[str, Any]]]:
+        """The rows discovery sampled per tool: what the pending graph reads each link's echo signal from
+        (graph.echoes), without a call."""
+        ...
+
+    def sample_args(self) -> Mapping[str, Mapping[str, Any]]:
+        """The arguments each tool's sampled rows answered (values the tool knows, for the echo signal)."""
+        ...
+
     async def expand(self) -> bool:
         """Another round's first half: tools blocked until now fed through the links verified since, sampled, and
         their candidate links derived; True when that added candidate links."""
@@ -61,22 +73,16 @@ class DemandGate:
     expansions: int = 0
 
     async def admit(self, plans: list[Plan]) -> list[str | None]:
-        """For each plan, None when every link on it is verified (it may run), else why it may not."""
-        wanted: dict[str, LinkRecord] = {}
-        for plan in plans:
-            for lk in self.graph.unverified_on(plan):
-                if lk.id not in self.decided and self.asked[lk.id] < TRIES:
-                    wanted[lk.id] = lk
-        if wanted:
-            for lk in wanted.values():
-                self.asked[lk.id] += 1
-            got = {lk.id: lk for lk in await self.verifier.verify(sorted(wanted.values(), key=lambda lk: lk.id))}
-            for lid, lk in wanted.items():
-                out = got.get(lid, lk)
-                retry = out.status in PENDING and self.asked[lid] < TRIES
-                self.graph.decide(out, keep_pending=retry)
-                if out.status == "verified" or not retry:
-                    self.decided[lid] = out.status if lid in got else "not verifiable now"
+        """For each plan, None when every link on it is verified (it may run), else why it may not.
+
+        The links the echo signal (graph.echoes, `VerifiedGraph.link_prior`) contradicts are verified after the
+        others, and only for the plans whose other links all came out verified: a plan that failed already needs
+        them no more (they stay undecided, for a later plan)."""
+        first = self._wanted(plans, doubtful=False)
+        await self._verify(first)
+        failed = {lid for lid in first if self.decided.get(lid) != "verified"}
+        viable = [p for p in plans if not any(lk.id in failed for lk in self.graph.unverified_on(p))]
+        await self._verify(self._wanted(viable, doubtful=True))
         reasons: list[str | None] = []
         for plan in plans:
             bad = self.graph.unverified_on(plan)
@@ -87,6 +93,32 @@ class DemandGate:
             status = self.decided.get(lk.id, lk.status)
             reasons.append(f"link {lk.id} is {status}, not verified: the plan does not run")
         return reasons
+
+    def _wanted(self, plans: list[Plan], *, doubtful: bool) -> dict[str, LinkRecord]:
+        """The links on `plans` still to ask about: those the echo signal contradicts (`doubtful`) or the others."""
+        wanted: dict[str, LinkRecord] = {}
+        for plan in plans:
+            for lk in self.graph.unverified_on(plan):
+                if (
+                    lk.id not in self.decided
+                    and self.asked[lk.id] < TRIES
+                    and (self.graph.link_prior(lk) < 1.0) == doubtful
+                ):
+                    wanted[lk.id] = lk
+        return wanted
+
+    async def _verify(self, wanted: dict[str, LinkRecord]) -> None:
+        if not wanted:
+            return
+        for lk in wanted.values():
+            self.asked[lk.id] += 1
+        got = {lk.id: lk for lk in await self.verifier.verify(sorted(wanted.values(), key=lambda lk: lk.id))}
+        for lid, lk in wanted.items():
+            out = got.get(lid, lk)
+            retry = out.status in PENDING and self.asked[lid] < TRIES
+            self.graph.decide(out, keep_pending=retry)
+            if out.status == "verified" or not retry:
+                self.decided[lid] = out.status if lid in got else "not verifiable now"
 
     async def expand(self) -> bool:
         """Grow the graph once the draw over it is exhausted (at most `ROUNDS` times per synthesis)."""

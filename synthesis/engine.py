@@ -126,12 +126,24 @@ class _Run:
         """The graph to draw from (pending links too when demand drives verification) and its value pools."""
         if verifier is not None and not self.unverified:
             await verifier.discover()
-            self.graph = VerifiedGraph(self.store, self.settings, self.api_ids, pending=True)
+            self.graph = self._pending(verifier)
             self.gate = DemandGate(self.graph, verifier)
         else:
             self.graph = VerifiedGraph(self.store, self.settings, self.api_ids, unverified=self.unverified)
         self.snap = snapshot_id(self.graph)
         self.calls = await self.graph.harvest(self.executor)
+
+    def _pending(self, verifier: LinkVerifier) -> VerifiedGraph:
+        """The pending graph of demand-driven synthesis, with each undecided link's echo signal read from what
+        discovery sampled (graph.echoes, VerifiedGraph.link_prior)."""
+        return VerifiedGraph(
+            self.store,
+            self.settings,
+            self.api_ids,
+            pending=True,
+            samples=verifier.samples(),
+            sample_args=verifier.sample_args(),
+        )
 
     async def draw_more(self, sampler: PlanSampler, wave: int) -> bool:
         """More plans into the pool; False when the plan space is exhausted."""
@@ -139,7 +151,7 @@ class _Run:
         if not more and self.gate is not None and await self.gate.expand():
             # links verified on demand reach tools no sampling could call: sampled now, their candidates
             # derived, the draw goes on over the grown graph
-            self.graph = VerifiedGraph(self.store, self.settings, self.api_ids, pending=True)
+            self.graph = self._pending(self.gate.verifier)
             self.calls += await self.graph.harvest(self.executor)
             self.gate.graph = self.graph
             sampler.rebase(self.graph)

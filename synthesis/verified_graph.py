@@ -10,6 +10,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -25,7 +26,7 @@ from execution.seeds import (
     seed_value,
     user_date,
 )
-from graph import transforms
+from graph import echoes, transforms
 from graph.candidates import NON_LINKABLE
 from graph.concepts import ROLE_EXTENSION, concepts_of, norm, pair_group, param_role
 from graph.models import LinkRecord, ParamRecord, ToolRecord
@@ -65,11 +66,16 @@ class VerifiedGraph:
         *,
         unverified: bool = False,
         pending: bool = False,
+        samples: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+        sample_args: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         """`unverified=True` walks every candidate link instead (the synthesise-then-filter baseline).
         `pending=True` walks the verified links and those no run has decided yet (candidate, inconclusive),
         never a refuted one: the demand-driven path (synthesis.demand) proposes plans over them and verifies the
-        links on a plan before it runs (`decide` then keeps or drops each link)."""
+        links on a plan before it runs (`decide` then keeps or drops each link). `samples` (the rows discovery
+        sampled per tool) and `sample_args` (the arguments those rows answered) give the pending graph each
+        undecided link's echo signal (graph.echoes): links the target's own answers contradict are proposed
+        last."""
         self.store = store
         self.settings = settings
         self.unverified = unverified
@@ -79,6 +85,12 @@ class VerifiedGraph:
         if self.pending:
             links = [lk for lk in links if lk.status in PENDING or lk.status == "verified"]
         self.links = {lk.id: lk for lk in links if lk.source_tool in self.tools and lk.target_tool in self.tools}
+        #: The echo signal of each undecided link of the pending graph (no call: discovery's sampled rows).
+        self.echo: dict[str, echoes.Echo] = (
+            echoes.signals_for([lk for lk in self.links.values() if lk.status != "verified"], samples, sample_args)
+            if self.pending and samples
+            else {}
+        )
         if unverified or self.pending:
             edges: dict[str, dict[str, list[str]]] = {}
             for lk in self.links.values():
@@ -287,16 +299,13 @@ class VerifiedGraph:
                     return None
                 out[p.name] = Source("constant", coerce(value, param_schema(tool, p.name)))
             elif options:
-                # least used first; in the pending graph a verified link before one still to verify
-                options.sort(
-                    key=lambda o: (
-                        self.pending and o[1].status != "verified",
-                        self.link_use[o[1].id],
-                        -o[1].score,
-                        o[1].id,
-                    )
-                )
-                best = [o for o in options if self.link_use[o[1].id] == self.link_use[options[0][1].id]]
+                # least used first; in the pending graph a verified link before one still to verify, and one the
+                # target's sampled answers contradict (graph.echoes) after the others
+                def rank(o: tuple[int, LinkRecord]) -> tuple[float, int]:
+                    return -self.link_prior(o[1]), self.link_use[o[1].id]
+
+                options.sort(key=lambda o: (self.pending and o[1].status != "verified", *rank(o), -o[1].score, o[1].id))
+                best = [o for o in options if rank(o) == rank(options[0])]
                 i, lk = rnd.choice(best)
                 out[p.name] = Source("link", link=lk, from_step=i)
                 fed_any = True
@@ -378,13 +387,24 @@ class VerifiedGraph:
         return w
 
     def pair_prior(self, a: str, b: str) -> float:
-        """How promising the step a -> b is to the pending graph: 4 with a verified link, else 1 / (1 + 2 per
-        refuted link between them); always 1 outside the pending graph."""
+        """How promising the step a -> b is to the pending graph: 4 with a verified link, else the best echo prior
+        of its undecided links (`link_prior`) / (1 + 2 per refuted link between them); always 1 outside the
+        pending graph."""
         if not self.pending:
             return 1.0
         if (a, b) in self.pair_verified:
             return 4.0
-        return 1.0 / (1.0 + 2 * self.pair_refuted[(a, b)])
+        ids = self.edges.get(a, {}).get(b, [])
+        bet = max((self.link_prior(self.links[i]) for i in ids if i in self.links), default=1.0)
+        return bet / (1.0 + 2 * self.pair_refuted[(a, b)])
+
+    def link_prior(self, link: LinkRecord) -> float:
+        """What the echo signal (graph.echoes) says of an undecided link of the pending graph, as a weight
+        (`echoes.PRIOR`: 1/20 when the target is known to answer only other values of the same form, else 1); 1
+        for a verified link and outside the pending graph."""
+        if not self.pending or link.status == "verified":
+            return 1.0
+        return echoes.prior(self.echo.get(link.id))
 
     def paths(self, starts: list[str], min_hops: int, max_hops: int, per_start: int) -> list[list[str]]:
         """Verified graph: the store's path query (Cypher on Neo4j); candidate graph: the same walk in Python."""

@@ -21,9 +21,8 @@ from graph.store import all_links
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.plans import PlanSampler, VerifiedGraph, sample_plans
-from tests.support.helpers import register_catalog
-from verification.engine import Engine, prepare_round
-from verification.runs import DemandVerifier, new_run
+from tests.support.helpers import register_catalog, sampled_engine
+from verification.runs import DemandVerifier
 
 COUNT = 24
 
@@ -143,6 +142,12 @@ class HalfRefuting:
     def spent(self) -> int:
         return 0
 
+    def samples(self) -> dict[str, list[dict[str, Any]]]:
+        return {}
+
+    def sample_args(self) -> dict[str, dict[str, Any]]:
+        return {}
+
     async def expand(self) -> bool:
         return False
 
@@ -151,17 +156,7 @@ class HalfRefuting:
 def candidates(tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedStore, Settings, Counting]:
     """Sampled and derived (a round's first half), nothing decided."""
     store, settings, transport = fresh(tmp_path_factory.mktemp("cand") / "g.sqlite3")
-    run = new_run()
-    ex = Executor(settings, MemoryEconomy(), apis(store), transport=transport, run_id=run.id)
-    engine = Engine(store, settings, ex, run, tools={t.name: t for t in store.all_tools()})
-
-    async def go() -> None:
-        try:
-            await prepare_round(engine, store.all_tools())
-        finally:
-            await ex.aclose()
-
-    asyncio.run(go())
+    sampled_engine(store, settings, transport)
     return store, settings, transport
 
 

@@ -44,6 +44,8 @@ class Engine:
     run: RunRecord
     tools: dict[str, ToolRecord] = field(default_factory=dict)
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The arguments of the sampling call whose rows `samples` holds (values the tool answered rows for).
+    sample_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     unreachable: dict[str, dict[str, Any]] = field(default_factory=dict)
     sample_paths: dict[str, str] = field(default_factory=dict)
     progress: Progress | None = None
@@ -163,6 +165,7 @@ class Engine:
                 if wider.ok:
                     rows.append(wider.items)
         self.samples[tool.name] = normalise_rows(interleave(rows))
+        self.sample_args[tool.name] = dict(used)
         self.sample_paths[tool.name] = result.items_path
         self.unreachable.pop(tool.name, None)
 

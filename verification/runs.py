@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -225,6 +226,14 @@ class DemandVerifier:
 
     def spent(self) -> int:
         return self.economy.calls(self.run.id).get("calls", 0)
+
+    def samples(self) -> Mapping[str, list[dict[str, Any]]]:
+        """The rows discovery sampled per tool (empty before `discover`)."""
+        return self.engine.samples if self.engine is not None else {}
+
+    def sample_args(self) -> Mapping[str, dict[str, Any]]:
+        """The arguments each tool's sampled rows answered (empty before `discover`)."""
+        return self.engine.sample_args if self.engine is not None else {}
 
     async def expand(self) -> bool:
         """The first half of another round (`prepare_round`: samples are cache hits; tools blocked until now fed

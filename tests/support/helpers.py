@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import httpx
 
 from core.settings import Settings
+from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from graph.conversions import register_conversions
 from graph.embedded_store import EmbeddedStore
@@ -28,6 +29,7 @@ from sandbox.catalog import shipped_documents
 from sandbox.keys import DEMO_KEY
 from sandbox.providers import all_operations
 from sandbox.spec import Operation
+from verification.engine import Engine, prepare_round
 from verification.runs import execute_run, new_run
 
 S = TypeVar("S", bound=GraphStore)
@@ -157,6 +159,24 @@ def verified_store(path: Path, settings: Settings, transport: Any = None) -> Emb
     store = register_catalog(EmbeddedStore(path), settings)
     asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
     return store
+
+
+def sampled_engine(store: GraphStore, settings: Settings, transport: Any = None) -> Engine:
+    """An engine whose round's first half ran in process on `store`: every tool sampled, candidates derived,
+    nothing decided (`engine.samples` and `engine.sample_args` hold what discovery saw)."""
+    run = new_run()
+    apis = {a.id: a for a in store.list_apis(limit=1000)[0]}
+    ex = Executor(settings, MemoryEconomy(), apis, transport=transport, run_id=run.id)
+    engine = Engine(store, settings, ex, run, tools={t.name: t for t in store.all_tools()})
+
+    async def go() -> None:
+        try:
+            await prepare_round(engine, store.all_tools())
+        finally:
+            await ex.aclose()
+
+    asyncio.run(go())
+    return engine
 
 
 def reply(handler: Any, body: bytes, content_type: str = "application/json", status: int = 200) -> None:
