@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -470,5 +471,9 @@ def test_no_internal_address_in_any_response_body(proxied: tuple[CuttableProxy, 
         bodies.append(c.post("/v1/verification-runs", json={}, headers=ADMIN).text)
     for body in bodies:
         for address in addresses:
-            assert address not in body, (address, body)
+            # a bare port is matched as a whole number: ids such as "...-482893" may hold its digits by chance
+            pattern = re.escape(address)
+            if address.isdigit():
+                pattern = rf"(?<![0-9A-Za-z]){pattern}(?![0-9A-Za-z])"
+            assert not re.search(pattern, body), (address, body)
     assert "unavailable" in bodies[1] and "redis" in bodies[1]
