@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import yaml
@@ -16,13 +17,25 @@ import yaml
 from core.errors import Conflict, InvalidInput
 from core.settings import Settings
 from execution.executor import Executor
-from execution.limits import economy_for
+from execution.limits import Economy, economy_for
 from graph.models import utcnow
 from graph.store import GraphStore, all_apis
 from synthesis.contamination import BenchFingerprints
+from synthesis.demand import LinkVerifier
 from synthesis.engine import SHAPES, synthesize
 
 ACTIVE = ("queued", "running")
+
+
+class ClosingVerifier(LinkVerifier, Protocol):
+    """A verifier a batch can close when it is done (verification.runs.DemandVerifier: ends its run record)."""
+
+    async def close(self) -> Any: ...
+
+
+#: Builds the verifier of a batch that verifies on demand, from the batch's call economy, transport and APIs. The
+#: caller (api, workers) hands it in: synthesis may not import verification (tests/test_architecture.py).
+VerifierFactory = Callable[[Economy, httpx.AsyncBaseTransport | None, list[str] | None], ClosingVerifier]
 #: The benchmark's shipped tasks, read as data (synthesis does not import the benchmark package).
 BENCH_TASKS = Path(__file__).resolve().parents[1] / "bench" / "tasks"
 
@@ -83,7 +96,10 @@ def new_batch(
     seed: int = 7,
     fmt: str = "trl",
     source: str = "fresh",
+    on_demand: bool = False,
 ) -> dict[str, Any]:
+    """Validate a batch request and save it queued. `on_demand`: the links its plans traverse are verified first
+    (no verification run needed); a batch drawn from the stored pool executes nothing, so it cannot."""
     limits = settings.batches
     if not 1 <= count <= limits.max_count:
         raise InvalidInput(
@@ -100,6 +116,12 @@ def new_batch(
         raise InvalidInput(
             "steps must satisfy 1 <= min_steps <= max_steps <= 6",
             locations=[{"pointer": "/max_steps", "message": "out of range"}],
+        )
+    if on_demand and source == "pool":
+        raise InvalidInput(
+            "on_demand verifies the links of new trajectories; a batch drawn from the stored pool executes nothing: "
+            'send source "fresh" or leave on_demand out',
+            locations=[{"pointer": "/on_demand", "message": "not with source pool"}],
         )
     running = [b for b in store.list_batches(team, limit=200) if b["status"] in ACTIVE]
     if len(running) >= limits.max_concurrent:
@@ -119,6 +141,7 @@ def new_batch(
         "seed": seed,
         "format": fmt,
         "source": source,
+        "on_demand": on_demand,
         "created_at": utcnow(),
         "produced": 0,
         "discarded": 0,
@@ -136,10 +159,12 @@ async def run_batch(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     transient: tuple[type[BaseException], ...] = (),
+    verifier: VerifierFactory | None = None,
 ) -> dict[str, Any]:
     """Produce a batch. Any error (or cancellation) closes it as failed with the reason, which also frees the
     team's concurrency slot; it is never left `running`. Errors of the `transient` types (a dependency that is
-    coming back, for a caller that runs the batch again) are raised without closing it."""
+    coming back, for a caller that runs the batch again) are raised without closing it. A batch that verifies
+    on demand is given its verifier by `verifier` (it fails, saying so, without one)."""
     batch = store.get_batch(batch_id)
     if batch is None:
         raise InvalidInput(f"no batch {batch_id}")
@@ -150,8 +175,14 @@ async def run_batch(
             records = _from_pool(store, batch)
             batch["message"] = f"{len(records)} trajectories drawn from the stored pool"
         else:
+            if batch.get("on_demand") and verifier is None:
+                raise InvalidInput("this process cannot verify on demand (no verifier was handed to run_batch)")
             apis = {a.id: a for a in all_apis(store)}
-            executor = Executor(settings, economy_for(settings), apis, transport=transport)
+            economy = economy_for(settings)
+            executor = Executor(settings, economy, apis, transport=transport)
+            demand = (
+                verifier(economy, transport, batch["api_ids"] or None) if batch.get("on_demand") and verifier else None
+            )
             try:
                 out = await synthesize_guarded(
                     store,
@@ -163,9 +194,13 @@ async def run_batch(
                     max_steps=batch["max_steps"],
                     seed=batch["seed"],
                     api_ids=batch["api_ids"] or None,
+                    verifier=demand,
                 )
             finally:
                 await executor.aclose()
+                if demand is not None:
+                    closed = await demand.close()
+                    batch["verification_run"] = getattr(closed, "id", None)
             records = [r.to_json() for r in out["records"]]
             batch.update(
                 discarded=len(out["discarded"]),
@@ -174,6 +209,9 @@ async def run_batch(
                 requeued_links=len(out["requeued_links"]),
                 benchmark_overlap=out["benchmark_overlap"]["discarded_as_overlapping"],
             )
+            if out.get("verification"):
+                # links asked, verified, refuted, undecided, and the upstream calls verification spent
+                batch["verification"] = out["verification"]
             if len(records) < batch["count"]:
                 # the same words as every synthesis path ("282 of 300 requested: ..."), and what to do about it
                 batch["message"] = (

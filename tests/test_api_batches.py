@@ -26,8 +26,8 @@ from sandbox.keys import DEMO_KEY
 from verification.runs import execute_run, new_run
 
 
-@pytest.fixture
-def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, EmbeddedStore]]:
+def registered(tmp_path: Path, sandbox_url: str) -> tuple[Settings, EmbeddedStore]:
+    """Settings for the sandbox socket and a store with eight of its APIs registered, nothing verified."""
     os.environ.setdefault("KOPA_SERVICE_KEY", DEMO_KEY)
     settings = Settings(
         bootstrap_token=SecretStr("boot"),
@@ -51,9 +51,37 @@ def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, Embed
         "juso-addrlink",
     ):
         register(store, settings, shipped_documents()[name])
+    return settings, store
+
+
+@pytest.fixture
+def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, EmbeddedStore]]:
+    settings, store = registered(tmp_path, sandbox_url)
     asyncio.run(execute_run(store, settings, new_run(), economy=MemoryEconomy()))
     with TestClient(create_app(settings, store)) as c:
         yield c, store
+    store.close()
+
+
+def test_a_batch_verifies_on_demand_in_the_api_process(tmp_path: Path, sandbox_url: str) -> None:
+    """Without a task queue the API runs the batch itself; with `on_demand` it verifies the links the plans
+    traverse first (no run before), and every trajectory uses verified links only."""
+    settings, store = registered(tmp_path, sandbox_url)
+    with TestClient(create_app(settings, store)) as c:
+        h = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-a')}"}
+        chains = {"count": 12, "seed": 2, "shapes": ["chain"]}
+        plain = wait(c, c.post("/v1/trajectory-batches", json=chains, headers=h).json()["id"], h)
+        assert plain["produced"] == 0 and "verify" in str(plain["message"]), plain  # nothing verified yet
+        r = c.post("/v1/trajectory-batches", json={**chains, "on_demand": True}, headers=h)
+        batch = wait(c, r.json()["id"], h)
+    assert batch["status"] == "completed" and batch["produced"] == 12 and batch["on_demand"], batch
+    figures = batch["verification"]
+    assert isinstance(figures, dict) and figures["verified"] > 0 and figures["calls"] > 0, figures
+    verified = {lk.id for lk in store.list_links(status="verified", limit=100_000)[0]}
+    assert len(verified) == figures["verified"]
+    rows = store.list_trajectories(str(batch["id"]), 0, 100)[0]
+    used = [set(row["metadata"]["verified_links"]) for row in rows if row["steps"]]  # extras may call nothing
+    assert len(used) >= 10 and all(links and links <= verified for links in used), used
     store.close()
 
 

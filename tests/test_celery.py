@@ -290,6 +290,66 @@ def test_batches_over_http_through_a_celery_worker(settings: Settings, graph: Ne
         stop(worker)
 
 
+def _batch(c: Any, headers: dict[str, str], body: dict[str, Any], timeout: float = 240) -> dict[str, Any]:
+    """Request a batch over HTTP and wait until it is completed or failed."""
+    r = c.post("/v1/trajectory-batches", json=body, headers=headers)
+    assert r.status_code == 202, r.text
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        batch: dict[str, Any] = c.get(f"/v1/trajectory-batches/{r.json()['id']}", headers=headers).json()
+        if batch["status"] in ("completed", "failed"):
+            return batch
+        time.sleep(0.5)
+    raise AssertionError(f"batch {r.json()['id']} did not finish in {timeout}s")
+
+
+def test_a_batch_verifies_on_demand_through_a_celery_worker(
+    settings: Settings, graph: Neo4jStore, baseline: set[str]
+) -> None:
+    """No verification run first: a batch sent with `on_demand` has the Celery worker verify the links its plans
+    traverse (saved in Neo4j with their evidence, under the batch's verification run) and synthesise over them only.
+    A later batch reuses them: none is asked about again. The links it verified are ones a full run verifies."""
+    from fastapi.testclient import TestClient
+    from pydantic import SecretStr
+
+    from api.app import create_app
+    from api.security import mint_token
+
+    env = worker_env(settings.neo4j.uri, settings.redis_url or "", settings.override_map()["apis.data.go.kr"])
+    worker = start_worker(env, "demander")
+    try:
+        assert not graph.list_links(status="verified", limit=1)[0]
+        api_settings = settings.model_copy(update={"bootstrap_token": SecretStr("b")})
+        with TestClient(create_app(api_settings, graph)) as c:
+            h = {"Authorization": f"Bearer {mint_token(graph, 'reader', 'team-demand')}"}
+            refused = c.post("/v1/trajectory-batches", json={"on_demand": True, "source": "pool"}, headers=h)
+            assert refused.status_code == 422 and "on_demand" in refused.text, refused.text
+            first = _batch(c, h, {"count": 20, "seed": 3, "on_demand": True})
+            assert first["status"] == "completed" and first["produced"] == 20 and first["on_demand"], first
+            figures = first["verification"]
+            assert figures["links_asked"] >= figures["verified"] > 0 and figures["calls"] > 0, figures
+            verified = graph.list_links(status="verified", limit=100_000)[0]
+            assert len(verified) == figures["verified"]
+            assert all(lk.last_run == first["verification_run"] and lk.evidence for lk in verified)
+            run = graph.get_run(first["verification_run"])
+            assert run is not None and run.status == "completed", run
+            # every link a trajectory of the batch uses was verified before it ran
+            used = {
+                lid
+                for line in graph.list_trajectories(first["id"], 0, 100)[0]
+                for lid in line["metadata"]["verified_links"]
+            }
+            assert used and used <= {lk.id for lk in verified}
+            second = _batch(c, h, {"count": 20, "seed": 4, "on_demand": True})
+            assert second["status"] == "completed" and second["produced"] == 20, second
+        again = {lk.id: lk for lk in graph.list_links(status="verified", limit=100_000)[0]}
+        assert all(again[lk.id].last_run == first["verification_run"] for lk in verified)  # reused, not re-asked
+        stray = {lk.id for lk in verified} - baseline
+        assert len(stray) <= len(verified) // 10, stray  # what a full in-process run verifies
+    finally:
+        stop(worker)
+
+
 def test_celery_takes_every_round_the_in_process_run_takes(settings: Settings, tmp_path: Path) -> None:
     """The unseen family needs three rounds in process: a search reached only through an optional filter, then tools
     fed by the links verified out of it. Through Celery the task that closes a round decides with the whole run's

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -245,6 +245,20 @@ class DemandVerifier:
         await prepare_round(self.engine, self.tools)
         after = await asyncio.to_thread(lambda: {lk.id for lk in all_links(self.store)})
         return bool(after - before)
+
+    @classmethod
+    def factory(
+        cls, store: GraphStore, settings: Settings
+    ) -> Callable[[Economy, httpx.AsyncBaseTransport | None, list[str] | None], DemandVerifier]:
+        """What a trajectory batch that verifies on demand is handed (synthesis.batches.run_batch): a verifier
+        over `store` per batch, sharing the batch's call economy and transport, scoped to its APIs."""
+
+        def build(
+            economy: Economy, transport: httpx.AsyncBaseTransport | None, api_ids: list[str] | None
+        ) -> DemandVerifier:
+            return cls(store, settings, economy=economy, transport=transport, api_ids=api_ids)
+
+        return build
 
     async def close(self) -> RunRecord:
         run = self.run

@@ -31,7 +31,7 @@ from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, open_store
 from synthesis.batches import fail_batch, run_batch
 from verification.engine import Engine, another_round, prepare_round, resume, select_links
-from verification.runs import closing, fail_run, new_run, scoped_tools
+from verification.runs import DemandVerifier, closing, fail_run, new_run, scoped_tools
 from workers.celery_app import celery_app
 from workers.ledger import RoundLedger
 
@@ -247,13 +247,16 @@ def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
 
 @celery_app.task(name="kopa.synthesize_batch", bind=True, base=ClosingTask)
 def synthesize_batch(self: Task, batch_id: str) -> None:
-    """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped)."""
+    """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped);
+    one that verifies on demand verifies the links its plans traverse first, in this task."""
 
     def work() -> None:
         batch = store().get_batch(batch_id)
         if batch is None or batch["status"] in ("completed", "failed"):
             return
-        asyncio.run(run_batch(store(), get_settings(), batch_id, transient=RETRYABLE))
+        graph, settings = store(), get_settings()
+        verifier = DemandVerifier.factory(graph, settings)
+        asyncio.run(run_batch(graph, settings, batch_id, transient=RETRYABLE, verifier=verifier))
 
     outlast(f"batch {batch_id}", work)
 

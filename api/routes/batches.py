@@ -17,6 +17,7 @@ from core.errors import NotFound
 from graph.store import GraphStore
 from synthesis.batches import fail_batch, new_batch, run_batch, visible_batch
 from synthesis.export import EXPORT_FORMATS, FORMATS, convert
+from verification.runs import DemandVerifier
 
 router = APIRouter(prefix="/v1/trajectory-batches", tags=["trajectories"], route_class=KopaRoute)
 if TYPE_CHECKING:
@@ -34,6 +35,13 @@ class BatchRequest(BaseModel):
     seed: Integral = Field(7, ge=0, le=2**63 - 1)
     format: Format = "trl"
     source: Literal["fresh", "pool"] = Field("fresh", description="execute new trajectories, or draw stored ones")
+    on_demand: bool = Field(
+        False,
+        description="verify the links the plans traverse before they run, so no verification run is needed first: "
+        "links verified this way are saved with their evidence (under the run named by `verification_run`) and "
+        "reused by every later batch and run; the batch's `verification` says how many links it asked about and "
+        "the upstream calls that cost (not counted in `calls`). Not with source `pool` (422).",
+    )
 
 
 class BatchStarted(BaseModel):
@@ -56,6 +64,7 @@ class Batch(BaseModel, extra="allow"):
     calls: int = 0
     message: str = ""
     created_at: str = ""
+    on_demand: bool = False
 
 
 def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]:
@@ -90,13 +99,14 @@ async def create(
         seed=body.seed,
         fmt=body.format,
         source=body.source,
+        on_demand=body.on_demand,
     )
     await dispatch(
         request,
         bool(settings.redis_url),
         "kopa.synthesize_batch",
         [batch["id"]],
-        lambda: run_batch(store, settings, batch["id"]),
+        lambda: run_batch(store, settings, batch["id"], verifier=DemandVerifier.factory(store, settings)),
         lambda reason: fail_batch(store, batch["id"], reason),
     )
     return JSONResponse(
