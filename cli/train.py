@@ -108,7 +108,9 @@ def grpo(
                     "grpo.environment live needs a graph with registered tools: set data.graph (kopa demo's "
                     "graph.sqlite3) or KOPA_STORE=neo4j"
                 )
-            backend = LiveBackend(settings, tools, {a.id: a for a in apis}, transport=transport)
+            backend = LiveBackend(
+                settings, tools, {a.id: a for a in apis}, transport=transport, budget=cfg.grpo.view_budget()
+            )
         summary = run_grpo(cfg, backend, secrets=secret_values(settings, apis), refuted=refuted)
     except ImportError as exc:
         fail(f"training needs the train extra (pip install -e '.[train]'): {exc}")

@@ -22,8 +22,9 @@ Sizes, chosen so that the loop can teach within about 15 minutes on 2 cores:
   few tokens instead of one a character), with every tool name one token (`training.tiny.build_tokenizer(words=
   ...)`: Qwen2's pre-tokeniser cuts a tool name into up to eight pieces, too many to spell for a model this size);
 * the CPU view of a record (`cpu_view`): the offered tools (the called one and its distractors) with descriptions
-  cut to 30 characters and every parameter's to 12, the tool result's first row; about 720 tokens per
-  conversation. SFT rows, GRPO prompts and the held-out probes all read this same view (KOPA-Bench offers the
+  cut to 30 characters and every parameter's to 12, the tool result's first row (`CPU_VIEW_ROWS`; live GRPO
+  rollouts show as many, `grpo.view_rows`); about 720 tokens per conversation. SFT rows, GRPO prompts and rollouts
+  and the held-out probes all read this same view (KOPA-Bench offers the
   registry's full specs, as it does to any model, which is why this model does poorly there);
 * SFT: learning rate 3e-3 (a randomly initialised model this small, full fine-tuning, no LoRA), batch 4, 700
   steps (about 6 epochs; measured on the held-out prompts: 4% at 200 steps, 54% at 600), conversations cut at 768
@@ -86,6 +87,9 @@ GRPO_LR = 1e-4
 GRPO_PROMPTS = 2  # prompts per step, each sampled GRPO_GENERATIONS times
 GRPO_GENERATIONS = 4
 GRPO_TEMPERATURE = 0.7
+#: Rows of each tool result the CPU view keeps: the SFT rows are cut to it, and GRPO rollouts show as many
+#: (`grpo.view_rows`), so both read tool results alike.
+CPU_VIEW_ROWS = 1
 
 
 def cpu_view(r: Trajectory) -> Trajectory:
@@ -115,7 +119,7 @@ def cpu_view(r: Trajectory) -> Trajectory:
             }
         )
     steps = [
-        s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
+        s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:CPU_VIEW_ROWS]})})
         for s in r.steps
     ]
     return r.model_copy(update={"tools": tools, "steps": steps})
@@ -313,6 +317,8 @@ def _grpo(root: Path, steps: int, probes: list[Trajectory]) -> None:
         "grpo.environment=live",
         "--set",
         "grpo.sandbox=true",
+        "--set",
+        f"grpo.view_rows={CPU_VIEW_ROWS}",
         "--set",
         f"data.graph={root / 'graph.sqlite3'}",
         "--steps",

@@ -138,6 +138,7 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
     from synthesis.engine import synthesize
     from synthesis.export import to_trl
     from tests.support.helpers import verified_store
+    from training.config import GrpoConfig
     from training.datasets import sft_row, toolset_key
     from training.environment import LiveBackend, environment_factories
 
@@ -194,5 +195,33 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
             noted += sum("note" in json.loads(x) for x in sft)
     finally:
         grpo.close()
-        store.close()
     assert compared >= 16 and noted >= 1  # some responses are longer than the view: the note is compared too
+
+    # records cut to their first row (the CPU run, perf/train_curves.py) are read the same way by rollouts that
+    # show one row (grpo.view_rows=1); the default rollout would show more
+    one_row = LiveBackend(
+        settings,
+        tools,
+        apis,
+        transport=transport,
+        economy=MemoryEconomy(),
+        budget=GrpoConfig(view_rows=1).view_budget(),
+    )
+    cut_more = 0
+    try:
+        for rec in records[:6]:
+            steps = [
+                s.model_copy(update={"response": s.response.model_copy(update={"items": s.response.items[:1]})})
+                for s in rec.steps
+            ]
+            cut = rec.model_copy(update={"steps": steps})
+            sft = [m["content"] for m in sft_row(cut)["messages"] if m["role"] == "tool"]
+            classes, _ = environment_factories([cut], one_row, max_calls=10)
+            env = classes[toolset_key(cut)]()
+            env.reset(trajectory_id=cut.id)
+            assert sft == [getattr(env, s.tool)(**s.arguments) for s in cut.steps], cut.id
+            cut_more += sum(len(s.response.items) > 1 for s in rec.steps)
+    finally:
+        one_row.close()
+        store.close()
+    assert cut_more >= 1

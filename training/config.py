@@ -46,6 +46,8 @@ grpo:
   environment: replay        # replay (recorded responses) | live (the execution layer)
   sandbox: false             # live against an in-process sandbox (kopa train only)
   max_calls: 6               # tool calls per rollout
+  view_rows: null            # rows of each tool result a rollout shows: null = the one view (20, as the SFT rows
+                             # and KOPA-Bench show it); fewer only where the records were cut alike (the CPU run)
   rewards: {right_tools: 1.0, ...}   # weights merged onto training.rewards.DEFAULT_WEIGHTS; 0 disables one;
                                      # an unknown name is an error
 ```
@@ -56,6 +58,7 @@ parsed as YAML.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +66,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.errors import KopaError
+from execution.view import BUDGET, Budget
 from training.rewards import DEFAULT_WEIGHTS
 
 
@@ -133,7 +137,13 @@ class GrpoConfig(_Section):
     environment: Literal["replay", "live"] = "replay"
     sandbox: bool = False
     max_calls: int = Field(6, ge=1)
+    view_rows: int | None = Field(None, ge=1, le=BUDGET.rows)
     rewards: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+
+    def view_budget(self) -> Budget:
+        """The budget rollouts render tool results with: the one view (execution.view.BUDGET) of the SFT rows and
+        KOPA-Bench, or fewer rows where the training records were cut the same way (`view_rows`)."""
+        return BUDGET if self.view_rows is None else replace(BUDGET, rows=self.view_rows)
 
     @field_validator("rewards", mode="before")
     @classmethod

@@ -37,7 +37,7 @@ import httpx
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
-from execution.view import render, view_object
+from execution.view import BUDGET, Budget, render, view_object
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.conversions import answer as conversion_answer
 from graph.conversions import conversion_tools
@@ -70,7 +70,8 @@ class Backend(Protocol):
 class ReplayBackend:
     """Answers calls from the recorded responses of the trajectories."""
 
-    def __init__(self, records: Sequence[Trajectory]) -> None:
+    def __init__(self, records: Sequence[Trajectory], *, budget: Budget = BUDGET) -> None:
+        self.budget = budget
         self.by_record: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]]] = {}
         self.shared: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
         self.specs: dict[str, dict[str, Any]] = {}
@@ -80,14 +81,14 @@ class ReplayBackend:
             self.specs.update(specs)
             for s in r.steps:
                 key = (s.tool, normalise_args(s.arguments))
-                resp = view_object("ok", s.response.items, total=s.response.rows, tool=specs.get(s.tool))
+                resp = view_object("ok", s.response.items, total=s.response.rows, tool=specs.get(s.tool), budget=budget)
                 own[key] = resp
                 self.shared.setdefault(key, resp)
 
     def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
         if name in CONVERSION_TOOLS:  # deterministic: computed for whatever the model sends, as live
             ans = conversion_answer(name, {k: v for k, v in args.items() if v is not None})
-            return view_object(ans.outcome, ans.items, reason=ans.reason, tool=self.specs.get(name))
+            return view_object(ans.outcome, ans.items, reason=ans.reason, tool=self.specs.get(name), budget=self.budget)
         key = (name, normalise_args(args))
         hit = self.by_record.get(trajectory_id, {}).get(key) or self.shared.get(key)
         if hit is None:
@@ -107,7 +108,9 @@ class LiveBackend:
         transport: httpx.AsyncBaseTransport | None = None,
         economy: Economy | None = None,
         timeout_s: float = 60.0,
+        budget: Budget = BUDGET,
     ) -> None:
+        self.budget = budget
         # the built-in conversion tools are callable even where a graph has not registered them
         self.tools = {**{t.name: t for t in conversion_tools()}, **tools}
         self.timeout_s = timeout_s
@@ -133,7 +136,11 @@ class LiveBackend:
         except FutureTimeout:
             return {"error": "the upstream did not answer in time"}
         return view_object(
-            result.outcome, [r for r in result.items if isinstance(r, dict)], reason=result.reason, tool=tool
+            result.outcome,
+            [r for r in result.items if isinstance(r, dict)],
+            reason=result.reason,
+            tool=tool,
+            budget=self.budget,
         )
 
     def close(self) -> None:

@@ -425,7 +425,7 @@ def run_grpo(
     (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
     model = load_model(cfg.model)
     _check_positions(model, lengths.longest, g.max_completion_length)
-    backend = backend or ReplayBackend(records)
+    backend = backend or ReplayBackend(records, budget=g.view_budget())
     factories, counter = environment_factories(with_calls, backend, max_calls=g.max_calls, secrets=secrets)
     funcs, weights = selected(g.rewards)
     use_cpu = _use_cpu()
