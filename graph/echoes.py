@@ -24,7 +24,7 @@ bundled sandbox): 88% of the links with support verified, 58% of those without a
 
 It costs no upstream call, and it decides nothing: verification comes from execution only. The demand-driven
 path (synthesis.verified_graph, synthesis.demand) weighs undecided links and their step pairs by `prior`, so the
-links it says `against` are proposed last, and verifies them after the other links of a wave.
+links it says `against` are proposed last, and asked about only once the draw over the others runs out.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ True)`), the links on the plans about to run that are not verified yet are verif
 store where every later run and batch reuses them), and only the plans whose links all came out verified are
 executed. A refuted link leaves the graph at once, so later proposals route around it. Links the target's own
 sampled answers contradict (graph.echoes: no call) are proposed last (weighted down in the pending graph) and
-verified after the other links of a wave; the signal never decides a link.
+asked about only once the draw over the others runs out (the plans that need them wait till then); the signal
+never decides a link.
 
 Synthesis may not import verification (tests/test_architecture.py): the verifier is handed in by the caller
 (cli, perf, workers), which gives both the same call economy, so a verification call that is also a trajectory
@@ -30,6 +31,8 @@ from synthesis.records import Plan
 TRIES = 2
 #: How often one synthesis grows the graph (reaches tools through links it verified) when the draw runs out.
 ROUNDS = 3
+#: The start of the reason given for a plan held back until the draw over the undoubted links runs out.
+DEFERRED = "deferred"
 
 
 class LinkVerifier(Protocol):
@@ -71,18 +74,24 @@ class DemandGate:
     asked: Counter[str] = field(default_factory=Counter)
     decided: dict[str, str] = field(default_factory=dict)
     expansions: int = 0
+    #: While True, the links the echo signal contradicts are not asked about: a plan that needs one is deferred
+    #: (`DEFERRED`), to run once the draw over the other links runs out (`open_doubtful`).
+    deferring: bool = True
 
     async def admit(self, plans: list[Plan]) -> list[str | None]:
         """For each plan, None when every link on it is verified (it may run), else why it may not.
 
         The links the echo signal (graph.echoes, `VerifiedGraph.link_prior`) contradicts are verified after the
         others, and only for the plans whose other links all came out verified: a plan that failed already needs
-        them no more (they stay undecided, for a later plan)."""
+        them no more (they stay undecided, for a later plan). While `deferring`, they are not verified at all: such
+        a plan is answered `DEFERRED...`, for the caller to keep and hand back once the draw runs out."""
         first = self._wanted(plans, doubtful=False)
         await self._verify(first)
         failed = {lid for lid in first if self.decided.get(lid) != "verified"}
         viable = [p for p in plans if not any(lk.id in failed for lk in self.graph.unverified_on(p))]
-        await self._verify(self._wanted(viable, doubtful=True))
+        waiting = {id(p) for p in viable}
+        if not self.deferring:
+            await self._verify(self._wanted(viable, doubtful=True))
         reasons: list[str | None] = []
         for plan in plans:
             bad = self.graph.unverified_on(plan)
@@ -90,9 +99,18 @@ class DemandGate:
                 reasons.append(None)
                 continue
             lk = bad[0]
+            if self.deferring and id(plan) in waiting and not any(b.id in self.decided for b in bad):
+                reasons.append(f"{DEFERRED}: link {lk.id} is one the echo signal doubts")
+                continue
             status = self.decided.get(lk.id, lk.status)
             reasons.append(f"link {lk.id} is {status}, not verified: the plan does not run")
         return reasons
+
+    def open_doubtful(self) -> bool:
+        """The draw over the other links ran out: doubtful links are asked about from now on. True if that
+        changed anything (the deferred plans may then run)."""
+        was, self.deferring = self.deferring, False
+        return was
 
     def _wanted(self, plans: list[Plan], *, doubtful: bool) -> dict[str, LinkRecord]:
         """The links on `plans` still to ask about: those the echo signal contradicts (`doubtful`) or the others."""

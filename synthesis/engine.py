@@ -37,7 +37,7 @@ from synthesis.build import (
 )
 from synthesis.contamination import BenchFingerprints
 from synthesis.conversions import with_conversions
-from synthesis.demand import DemandGate, LinkVerifier
+from synthesis.demand import DEFERRED, DemandGate, LinkVerifier
 from synthesis.execute import TRIM_RULE, Outcome, execute_plan
 from synthesis.plans import (
     SHAPES,
@@ -117,6 +117,7 @@ class _Run:
         self.calls = 0
         self.attempted = 0
         self.pool: list[Plan] = []
+        self.deferred: list[Plan] = []
         self.made: Counter[str] = Counter()
         self.quota = _quota(DEFAULT_EXTRAS if extras is None else extras, count)
         self.normal_needed = max(1, count - self.quota.get("irrelevance", 0)) if count > 1 else count
@@ -148,6 +149,15 @@ class _Run:
     async def draw_more(self, sampler: PlanSampler, wave: int) -> bool:
         """More plans into the pool; False when the plan space is exhausted."""
         more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+        if not more and self.gate is not None and self.gate.open_doubtful():
+            # the draw over the links the echo signal does not doubt ran out: the plans that wait for a doubted
+            # one run now, their links asked about first, and the draw goes on after them
+            sampler.exhausted = False
+            waited, self.deferred = self.deferred, []
+            self.pool.extend(waited)
+            more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+            if waited and not more:
+                return True
         if not more and self.gate is not None and await self.gate.expand():
             # links verified on demand reach tools no sampling could call: sampled now, their candidates
             # derived, the draw goes on over the grown graph
@@ -167,7 +177,11 @@ class _Run:
             return chunk
         admitted = await self.gate.admit([p for _, p in chunk])
         for (_, plan), why in zip(chunk, admitted, strict=True):
-            if why is not None:
+            if why is not None and why.startswith(DEFERRED):
+                # not a failure: it keeps its slot, so the draw moves on to other plans, and runs once the draw
+                # over the undoubted links runs out (draw_more)
+                self.deferred.append(plan)
+            elif why is not None:
                 self.discarded.append({"plan": plan.key, "reason": why})
                 sampler.release(plan)
         return [c for c, why in zip(chunk, admitted, strict=True) if why is None]

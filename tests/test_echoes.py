@@ -14,7 +14,7 @@ from graph.embedded_store import EmbeddedStore
 from graph.models import LinkRecord
 from graph.store import all_links
 from sandbox.inprocess import sandbox_mode
-from synthesis.demand import DemandGate
+from synthesis.demand import DEFERRED, DemandGate
 from synthesis.plans import VerifiedGraph
 from tests.support.helpers import register_catalog, sampled_engine
 from verification.engine import Engine
@@ -118,7 +118,7 @@ def test_gate_verifies_a_doubtful_link_last_and_only_for_a_plan_that_can_still_r
     good, bad, doubtful, doubtful2 = (link(i, "f", "p") for i in ("good", "bad", "doubt", "doubt2"))
     graph = _Graph([good, bad, doubtful, doubtful2], {"doubt": 0.25, "doubt2": 0.25})
     verifier = _Verifier(refute={"bad"})
-    gate = DemandGate(graph, verifier)  # type: ignore[arg-type]
+    gate = DemandGate(graph, verifier, deferring=False)  # type: ignore[arg-type]
     plans: list[Any] = [["good", "doubt"], ["bad", "doubt2"]]
     reasons = asyncio.run(gate.admit(plans))
     # first the links the signal does not doubt; then the doubtful link of the plan that can still run
@@ -126,6 +126,25 @@ def test_gate_verifies_a_doubtful_link_last_and_only_for_a_plan_that_can_still_r
     assert reasons[0] is None and reasons[1] is not None
     # the doubtful link of the failed plan was not asked about, and stays undecided (not refuted)
     assert "doubt2" not in gate.asked and graph.links["doubt2"].status == "candidate"
+
+
+def test_gate_defers_a_plan_that_waits_for_a_doubtful_link_until_the_draw_runs_out() -> None:
+    """While the draw over the undoubted links goes on, a doubtful link is not asked about: a plan that can run
+    but for it waits (`deferred`); a plan with a refuted link is discarded as before; once the draw runs out
+    (`open_doubtful`, once), the waiting plan's doubtful link is asked about and the plan may run."""
+    good, bad, doubtful = (link(i, "f", "p") for i in ("good", "bad", "doubt"))
+    graph = _Graph([good, bad, doubtful], {"doubt": 0.05})
+    verifier = _Verifier(refute={"bad"})
+    gate = DemandGate(graph, verifier)  # type: ignore[arg-type]
+    plans: list[Any] = [["good", "doubt"], ["bad", "doubt"], ["good"]]
+    reasons = asyncio.run(gate.admit(plans))
+    assert verifier.asked == [["bad", "good"]]  # the doubtful link is not asked about yet
+    assert reasons[0] is not None and reasons[0].startswith(DEFERRED), reasons
+    assert reasons[1] is not None and "bad is refuted" in reasons[1] and reasons[2] is None
+    assert graph.links["doubt"].status == "candidate"
+    assert gate.open_doubtful() and not gate.open_doubtful()
+    again = asyncio.run(gate.admit(plans[:1]))
+    assert verifier.asked[-1] == ["doubt"] and again == [None]
 
 
 @pytest.fixture(scope="module")
