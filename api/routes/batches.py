@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from api.deps import READ_ERRORS, Integral, KopaRoute, Offset, PrincipalDep, SettingsDep, StoreDep, errors
 from api.jobs import dispatch
@@ -35,7 +35,7 @@ class BatchRequest(BaseModel):
     seed: Integral = Field(7, ge=0, le=2**63 - 1)
     format: Format = "trl"
     source: Literal["fresh", "pool"] = Field("fresh", description="execute new trajectories, or draw stored ones")
-    on_demand: bool = Field(
+    on_demand: StrictBool = Field(
         False,
         description="verify the links the plans traverse before they run, so no verification run is needed first: "
         "links verified this way are saved with their evidence (under the run named by `verification_run`) and "
