@@ -34,7 +34,10 @@ Sizes, chosen so that the loop can teach within about 15 minutes on 2 cores:
 * one torch thread unless OMP_NUM_THREADS is set: the matrices are too small to gain from a second, and on
   shared cores a second thread stalls every step (measured: 150 SFT steps in 100 s on one, 100 in 442 s on two).
 
-Measured with these defaults (one run, 11 min 28 s wall on 2 cores shared with another job; issue 25):
+Measured with these defaults (one run, 11 min 28 s wall on 2 cores shared with another job; issue 25; run again
+with GRPO rollouts showing one row, `grpo.view_rows=1`, as the SFT rows do: the same figures to the last digit, 16
+min 19 s wall beside two other jobs: every reward part that moves here is decided by the first turn's calls, and
+the answers after a tool result state no fact either way):
 
 * held-out well-formed call rate 0% -> 75% after SFT (48 prompts; first tool right 0% -> 75%), train loss 5.12 ->
   0.70; before this data and tokenizer (one world, 128 rows, 300 steps) it was 25%;
