@@ -152,7 +152,7 @@ class _Run:
         if not more and self.gate is not None and self.gate.open_doubtful():
             # the draw over the links the echo signal does not doubt ran out: the plans that wait for a doubted
             # one run now, their links asked about first, and the draw goes on after them
-            sampler.exhausted = False
+            sampler.resume()  # no roots: still exhausted
             waited, self.deferred = self.deferred, []
             self.pool.extend(waited)
             more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))

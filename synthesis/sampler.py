@@ -135,6 +135,10 @@ class PlanSampler:
         self.exhausted = not plans
         return plans
 
+    def resume(self) -> None:
+        """Draw again after running out (the graph may have changed under it: links verified, a gate opened)."""
+        self.exhausted = not self.roots
+
     def release(self, plan: Plan) -> None:
         """A drawn plan that never ran (a link on it did not come out verified): its repeat slot and its use of
         tools and links are given back, so the plan space is that of the graph as verification leaves it."""

@@ -72,6 +72,9 @@ def test_a_batch_verifies_on_demand_in_the_api_process(tmp_path: Path, sandbox_u
         chains = {"count": 12, "seed": 2, "shapes": ["chain"]}
         plain = wait(c, c.post("/v1/trajectory-batches", json=chains, headers=h).json()["id"], h)
         assert plain["produced"] == 0 and "verify" in str(plain["message"]), plain  # nothing verified yet
+        none = {"count": 3, "on_demand": True, "api_ids": ["no-such-api"]}  # nothing to draw from (schemathesis)
+        empty = wait(c, c.post("/v1/trajectory-batches", json=none, headers=h).json()["id"], h)
+        assert empty["status"] == "completed" and empty["produced"] == 0, empty
         r = c.post("/v1/trajectory-batches", json={**chains, "on_demand": True}, headers=h)
         batch = wait(c, r.json()["id"], h)
     assert batch["status"] == "completed" and batch["produced"] == 12 and batch["on_demand"], batch
