@@ -111,6 +111,8 @@ class _Run:
         self.graph: VerifiedGraph
         self.snap = ""
         self.kept: list[Trajectory] = []
+        #: the kept records by tool chain: a near duplicate has the same chain (`is_near_duplicate`)
+        self.by_chain: dict[tuple[str, ...], list[Trajectory]] = {}
         self.shingles: dict[str, set[str]] = {}
         self.discarded: list[dict[str, str]] = []
         self.flagged: set[str] = set()
@@ -206,7 +208,8 @@ class _Run:
         except RecordError as exc:
             self.discarded.append({"plan": plan.key, "reason": str(exc)})
             return
-        if is_near_duplicate(record, self.kept, shingles=self.shingles):
+        same_chain = self.by_chain.setdefault(tuple(s.tool for s in record.steps), [])
+        if is_near_duplicate(record, same_chain, shingles=self.shingles):
             self.discarded.append({"plan": plan.key, "reason": "near duplicate"})
             return
         leak = self.guard.is_contaminated(record) if self.guard is not None else None
@@ -214,6 +217,7 @@ class _Run:
             self.discarded.append({"plan": plan.key, "reason": f"benchmark overlap: {leak}"})
             return
         self.kept.append(record)
+        same_chain.append(record)
 
     async def waves(self, sampler: PlanSampler) -> None:
         """Plans run in waves until enough are kept or the plan space is exhausted."""

@@ -18,19 +18,23 @@ def _choose(rnd: random.Random, options: list[Any], weights: list[float]) -> Any
 
 
 def _shorter_exists(
-    graph: VerifiedGraph, chains: list[list[str]], names: list[str], shortest: dict[tuple[str, str], int]
+    graph: VerifiedGraph,
+    ends: dict[tuple[str, str], list[list[str]]],
+    names: list[str],
+    shortest: dict[tuple[str, str], int],
 ) -> bool:
     """A careful agent takes the shortest route: a chain is not planned when a shorter planable chain joins the
-    same first and last tools (`shortest` caches the shortest planable length per pair)."""
+    same first and last tools (`ends`: the chains by their first and last tools; `shortest` caches the shortest
+    planable length per pair)."""
     key = (names[0], names[-1])
     if key not in shortest:
         probe = random.Random(0)
-        lengths = sorted({len(c) for c in chains if (c[0], c[-1]) == key})
+        same_ends = ends.get(key, [])
         shortest[key] = next(
             (
                 n
-                for n in lengths
-                if any(_chain(graph, c, probe) is not None for c in chains if (c[0], c[-1]) == key and len(c) == n)
+                for n in sorted({len(c) for c in same_ends})
+                if any(_chain(graph, c, probe) is not None for c in same_ends if len(c) == n)
             ),
             len(names),
         )

@@ -60,6 +60,7 @@ class PlanSampler:
         self.made: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
         self._chains: list[list[str]] | None = None
+        self._ends: dict[tuple[str, str], list[list[str]]] | None = None
 
     @property
     def chains(self) -> list[list[str]]:
@@ -81,6 +82,15 @@ class PlanSampler:
                 if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2
             ]
         return self._chains
+
+    @property
+    def ends(self) -> dict[tuple[str, str], list[list[str]]]:
+        """The chains by their first and last tools (what `_shorter_exists` compares a chain with)."""
+        if self._ends is None:
+            self._ends = {}
+            for c in self.chains:
+                self._ends.setdefault((c[0], c[-1]), []).append(c)
+        return self._ends
 
     def more(self, count: int) -> list[Plan]:
         """Up to `count` further plans; fewer (and `exhausted` set when none) once the plan space runs out."""
@@ -109,7 +119,7 @@ class PlanSampler:
                 # coverage-aware among a random handful: rarely used tools win, without scoring every path
                 options = rnd.sample(chains, min(48, len(chains)))
                 names = _choose(rnd, options, [graph.weight(p) for p in options])
-                plan = None if _shorter_exists(graph, chains, names, self.shortest) else _chain(graph, names, rnd)
+                plan = None if _shorter_exists(graph, self.ends, names, self.shortest) else _chain(graph, names, rnd)
             elif shape == "fan_in" and max_steps >= 3:
                 plan = _fan_in(graph, rnd, roots)
             elif shape == "parallel" and max_steps >= 3:
@@ -160,6 +170,6 @@ class PlanSampler:
         graph.link_use.update(self.graph.link_use)
         self.graph = graph
         self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
-        self._chains = None
+        self._chains = self._ends = None
         self.shortest.clear()
         self.exhausted = not self.roots

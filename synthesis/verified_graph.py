@@ -128,6 +128,8 @@ class VerifiedGraph:
             (lk.source_tool, lk.target_tool) for lk in self.links.values() if lk.status == "verified"
         }
         self.pair_refuted: Counter[tuple[str, str]] = Counter((lk.source_tool, lk.target_tool) for lk in self.refuted)
+        #: `pair_prior` per step pair, until a link between them is decided (the sampler weighs thousands of paths)
+        self._pair_prior: dict[tuple[str, str], float] = {}
         self._kinds: dict[str, str] = {}
 
     # ------------------------------------------------------------------ roles and values
@@ -394,9 +396,12 @@ class VerifiedGraph:
             return 1.0
         if (a, b) in self.pair_verified:
             return 4.0
-        ids = self.edges.get(a, {}).get(b, [])
-        bet = max((self.link_prior(self.links[i]) for i in ids if i in self.links), default=1.0)
-        return bet / (1.0 + 2 * self.pair_refuted[(a, b)])
+        known = self._pair_prior.get((a, b))
+        if known is None:
+            ids = self.edges.get(a, {}).get(b, [])
+            bet = max((self.link_prior(self.links[i]) for i in ids if i in self.links), default=1.0)
+            known = self._pair_prior[(a, b)] = bet / (1.0 + 2 * self.pair_refuted[(a, b)])
+        return known
 
     def link_prior(self, link: LinkRecord) -> float:
         """What the echo signal (graph.echoes) says of an undecided link of the pending graph, as a weight
@@ -426,6 +431,7 @@ class VerifiedGraph:
         """A link of the pending graph decided by verification: a verified one stays (with its evidence), any
         other leaves the graph (a refuted one joins `refuted`), unless `keep_pending` (inconclusive: tried
         again later)."""
+        self._pair_prior.pop((link.source_tool, link.target_tool), None)
         if link.status == "verified" or (keep_pending and link.status in PENDING):
             if link.status == "verified":
                 self.pair_verified.add((link.source_tool, link.target_tool))
