@@ -85,20 +85,17 @@ class DemandGate:
         others, and only for the plans whose other links all came out verified: a plan that failed already needs
         them no more (they stay undecided, for a later plan). While `deferring`, they are not verified at all: such
         a plan is answered `DEFERRED...`, for the caller to keep and hand back once the draw runs out."""
-        first = self._wanted(plans, doubtful=False)
-        await self._verify(first)
-        failed = {lid for lid in first if self.decided.get(lid) != "verified"}
-        viable = [p for p in plans if not any(lk.id in failed for lk in self.graph.unverified_on(p))]
+        viable = await self._in_stages(plans, doubtful=False)
         waiting = {id(p) for p in viable}
         if not self.deferring:
-            await self._verify(self._wanted(viable, doubtful=True))
+            await self._in_stages(viable, doubtful=True)
         reasons: list[str | None] = []
         for plan in plans:
             bad = self.graph.unverified_on(plan)
             if not bad:
                 reasons.append(None)
                 continue
-            lk = bad[0]
+            lk = next((b for b in bad if b.id in self.decided), bad[0])
             if self.deferring and id(plan) in waiting and not any(b.id in self.decided for b in bad):
                 reasons.append(f"{DEFERRED}: link {lk.id} is one the echo signal doubts")
                 continue
@@ -112,18 +109,37 @@ class DemandGate:
         was, self.deferring = self.deferring, False
         return was
 
-    def _wanted(self, plans: list[Plan], *, doubtful: bool) -> dict[str, LinkRecord]:
-        """The links on `plans` still to ask about: those the echo signal contradicts (`doubtful`) or the others."""
-        wanted: dict[str, LinkRecord] = {}
-        for plan in plans:
-            for lk in self.graph.unverified_on(plan):
-                if (
-                    lk.id not in self.decided
-                    and self.asked[lk.id] < TRIES
-                    and (self.graph.link_prior(lk) < 1.0) == doubtful
-                ):
-                    wanted[lk.id] = lk
-        return wanted
+    async def _in_stages(self, plans: list[Plan], *, doubtful: bool) -> list[Plan]:
+        """Verify the links on `plans` still to ask about (those the echo signal contradicts, or the others) one
+        per plan at a time, the likeliest to fail first (`_risk`): a plan whose link fails needs its others no
+        more, so they stay undecided, for a later plan. Returns the plans none of whose links failed here."""
+        live, failed = list(plans), set()
+        while True:
+            stage: dict[str, LinkRecord] = {}
+            for plan in live:
+                todo = self._todo(plan, doubtful=doubtful)
+                if todo:
+                    lk = min(todo, key=self._risk)
+                    stage[lk.id] = lk
+            if not stage:
+                return live
+            await self._verify(stage)
+            failed |= {lid for lid in stage if self.decided.get(lid) != "verified"}
+            live = [p for p in live if not any(lk.id in failed for lk in self.graph.unverified_on(p))]
+
+    def _todo(self, plan: Plan, *, doubtful: bool) -> list[LinkRecord]:
+        """The links on `plan` still to ask about: those the echo signal contradicts (`doubtful`) or the others."""
+        return [
+            lk
+            for lk in self.graph.unverified_on(plan)
+            if lk.id not in self.decided and self.asked[lk.id] < TRIES and (self.graph.link_prior(lk) < 1.0) == doubtful
+        ]
+
+    def _risk(self, link: LinkRecord) -> tuple[int, str]:
+        """Which of a plan's links to ask about first: one whose target's sampled answers neither echo nor
+        contradict it (`none`) fails more often than one they echo (`support`), so it goes first."""
+        echo = self.graph.echo.get(link.id)
+        return (0 if echo is None or echo.verdict != "support" else 1, link.id)
 
     async def _verify(self, wanted: dict[str, LinkRecord]) -> None:
         if not wanted:

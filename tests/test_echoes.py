@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.settings import Settings
-from graph.echoes import PRIOR, echo_signal, prior, shape, signals_for
+from graph.echoes import PRIOR, Echo, echo_signal, prior, shape, signals_for
 from graph.embedded_store import EmbeddedStore
 from graph.models import LinkRecord
 from graph.store import all_links
@@ -85,10 +85,11 @@ def test_signals_for_reads_each_field_once_and_skips_unsampled_tools() -> None:
 class _Graph:
     """The part of VerifiedGraph the gate reads: one plan's links, their priors, and decisions."""
 
-    def __init__(self, links: list[LinkRecord], priors: dict[str, float]) -> None:
+    def __init__(self, links: list[LinkRecord], priors: dict[str, float], echo: dict[str, Echo] | None = None) -> None:
         self.links = {lk.id: lk for lk in links}
         self.planned = dict(self.links)  # the links as the plans carry them
         self.priors = priors
+        self.echo = echo or {}
 
     def unverified_on(self, plan: Any) -> list[LinkRecord]:
         got = [self.links.get(i, self.planned[i]) for i in plan]
@@ -145,6 +146,22 @@ def test_gate_defers_a_plan_that_waits_for_a_doubtful_link_until_the_draw_runs_o
     assert gate.open_doubtful() and not gate.open_doubtful()
     again = asyncio.run(gate.admit(plans[:1]))
     assert verifier.asked[-1] == ["doubt"] and again == [None]
+
+
+def test_gate_asks_a_plans_likeliest_failure_first_and_spares_its_other_links() -> None:
+    """A wave's links are asked about one per plan at a time, first the one the target's sampled answers do not
+    echo (a `none` link fails more often than a `support` one): once it fails, the plan's other links are not asked
+    about (they stay undecided, for a later plan); a plan whose first link holds goes on to the next."""
+    echoed, silent, echoed2, silent2 = (link(i, "f", "p") for i in ("echoed", "silent", "echoed2", "silent2"))
+    echo = {"echoed": Echo("support"), "echoed2": Echo("support"), "silent": Echo("none")}  # silent2: no signal
+    graph = _Graph([echoed, silent, echoed2, silent2], {}, echo)
+    verifier = _Verifier(refute={"silent"})
+    gate = DemandGate(graph, verifier)  # type: ignore[arg-type]
+    plans: list[Any] = [["echoed", "silent"], ["echoed2", "silent2"]]
+    reasons = asyncio.run(gate.admit(plans))
+    assert verifier.asked == [["silent", "silent2"], ["echoed2"]]
+    assert reasons[0] is not None and "silent is refuted" in reasons[0] and reasons[1] is None
+    assert "echoed" not in gate.asked and graph.links["echoed"].status == "candidate"
 
 
 @pytest.fixture(scope="module")
