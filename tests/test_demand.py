@@ -238,3 +238,58 @@ def test_baseline_shortfall_is_reported(candidates: Any, tmp_path: Path, monkeyp
     assert summary["kept"] < 400 and summary["requested"] == 400
     assert f"{summary['kept']} of 400 requested: the candidate graph yielded" in result.stderr
     get_settings.cache_clear()
+
+
+def test_a_refusal_of_the_request_form_is_learnt_per_parameter(tmp_path: Path) -> None:
+    """NTS `validate` refuses a body of business numbers alone (HTTP 411, a mandatory field missing) whatever the
+    number: the first link into the parameter is refuted on three values that all got that one refusal; the other
+    links into it are asked once it is decided, and each is refuted on its first value, its reason naming the
+    first link. The verdicts are those of a full run (every one of these links is refuted there too)."""
+    store, settings, transport = fresh(tmp_path / "g.sqlite3")
+
+    async def ask() -> tuple[list[LinkRecord], int]:
+        verifier = DemandVerifier(store, settings, economy=MemoryEconomy(), transport=transport)
+        try:
+            await verifier.discover()
+            into = [lk for lk in all_links(store) if lk.target_param == "body:businesses"]
+            before = verifier.spent()
+            decided = await verifier.verify(into)
+            return decided, verifier.spent() - before
+        finally:
+            await verifier.close()
+
+    decided, calls = asyncio.run(ask())
+    assert len(decided) >= 5 and all(lk.status == "refuted" for lk in decided)
+    refused = [lk for lk in decided if "411" in lk.reason]  # the others: a date whose transform failed, no call
+    taught = [lk for lk in refused if "whatever the value" not in lk.reason]
+    learnt = [lk for lk in refused if "whatever the value" in lk.reason]
+    assert len(taught) == 1 and taught[0].evidence["trials"] == 3 and len(learnt) == len(refused) - 1 >= 4
+    assert all(lk.evidence["trials"] == 1 and taught[0].id in lk.reason for lk in learnt)
+    assert calls <= 3 + len(learnt)
+
+
+def test_a_refusal_that_depends_on_the_value_is_not_learnt() -> None:
+    """Only a link whose every value (three or more) got the very same refusal teaches one: refusals that differ
+    (a date out of range that names the date), or a value that answered, teach nothing."""
+    from execution.result import CallResult, Outcome
+    from verification.engine import Engine
+    from verification.trials import Trial
+
+    engine = Engine.__new__(Engine)
+    engine.refusals, engine.learnt = {}, {}
+    link = LinkRecord(
+        id="lk_a", source_tool="a", source_field="f", target_tool="b", target_param="query:p", status="refuted"
+    )
+
+    def refused(reason: str, outcome: Outcome = Outcome.INVALID) -> Trial:
+        return Trial("v", {"p": "v"}, CallResult(outcome, code="10", reason=reason))
+
+    engine._learn_refusal(link, [refused("date 20100110 out of range"), refused("date 20100111 out of range")] * 2)
+    engine._learn_refusal(link, [refused("no rows", Outcome.EMPTY)] * 3)
+    engine._learn_refusal(link, [refused("bad form")] * 2)  # two values: not enough to tell
+    engine.settle()
+    assert engine.refusals == {}
+    engine._learn_refusal(link, [refused("bad form")] * 3)
+    assert engine.refusals == {}  # learnt, consulted only once settled (not by the links decided beside it)
+    engine.settle()
+    assert engine.refusals == {("b", "query:p"): ("10", "bad form", "lk_a")}

@@ -34,6 +34,9 @@ from verification.verdicts import convincing, decide, judge, rate
 
 log = logging.getLogger("kopa.verify")
 Progress = Callable[[LinkRecord], None]
+#: Values of one link a target must refuse with one and the same answer before it is learnt as a refusal of the
+#: request's form (`Engine._learn_refusal`).
+FORM_VALUES = 3
 
 
 @dataclass
@@ -60,6 +63,11 @@ class Engine:
     #: (Sampling calls only: they are made before any link is tried, so the order of values does not depend on
     #: which concurrent link or which retried fault came first.)
     called: dict[str, set[frozenset[tuple[str, str]]]] = field(default_factory=dict)
+    #: (tool, parameter) -> (code, reason, link id): the one refusal every value of a refuted link got, read as the
+    #: target's answer to the request's form (a mandatory field missing: data.go.kr 11, NTS 411), not to a value.
+    #: `refusals` is what trials consult; `learnt` collects during a call of `verify`, merged by `settle`.
+    refusals: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
+    learnt: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
     _profile_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ calls
@@ -241,6 +249,7 @@ class Engine:
         optional = any(p.name == pname and not p.required for p in target.params)
         pool, src = rows, link.source_field
         done = self.called.get(target.name, set())
+        refusal = self.refusals.get((target.name, link.target_param)) if not joint else None
 
         def known(row: dict[str, Any]) -> bool:
             try:
@@ -270,6 +279,8 @@ class Engine:
                 continue
             result = await self.call(target, args)
             trials.append(Trial(value, args, result, row, pool, src))
+            if refusal and result.outcome == Outcome.INVALID and (result.code, result.reason) == refusal[:2]:
+                break  # the refusal another link's every value got: the request's form, not this value
             if result.quota and (result.code == "budget" or target.api_id in self.executor.exhausted_apis):
                 break
             if result.ok and optional and sum(t.result.ok for t in trials) == 1:
@@ -332,7 +343,39 @@ class Engine:
         verdict = judge(self.run.id, link, trials, mode)
         if verdict.status == "verified":
             verdict = await control(self, verdict, target, trials, link, distinct, siblings)
+        elif verdict.status == "refuted":
+            verdict = self._learn_refusal(verdict, trials)
         return verdict
+
+    def _learn_refusal(self, verdict: LinkRecord, trials: list[Trial]) -> LinkRecord:
+        """A refuted link whose every value (three or more) got one and the same refusal (`INVALID`, the same code
+        and text) teaches the target's answer to the request's form: a later link into the same parameter whose
+        first value gets that very refusal is refuted on it (`trials`), its reason naming this link. A refusal
+        that depends on the value (a date out of range, an unknown code) names it or answers some values
+        otherwise, and is not learnt."""
+        key = (verdict.target_tool, verdict.target_param)
+        answers = {(t.result.code, t.result.reason) for t in trials}
+        invalid = all(t.result.outcome == Outcome.INVALID for t in trials)
+        if invalid and len(answers) == 1:
+            ((code, reason),) = answers
+            known = self.refusals.get(key)
+            if known and known[:2] == (code, reason) and len(trials) < FORM_VALUES:
+                return verdict.model_copy(
+                    update={
+                        "reason": f"{verdict.reason}; the refusal every value of {known[2]} got: the target "
+                        "answers the request's form so, whatever the value"
+                    }
+                )
+            if len(trials) >= FORM_VALUES and key not in self.refusals:
+                self.learnt.setdefault(key, (code, reason, verdict.id))
+        return verdict
+
+    def settle(self) -> None:
+        """What links decided so far learnt (`learnt`) is consulted from now on: between calls of the demand
+        verifier, so a link's verdict does not depend on which concurrent link was decided first."""
+        for key, refusal in sorted(self.learnt.items()):
+            self.refusals.setdefault(key, refusal)
+        self.learnt.clear()
 
     async def verify_source(self, source: str, links: list[LinkRecord]) -> list[LinkRecord]:
         """Verify links out of one source tool from its one sampling call; saves each outcome as it lands."""

@@ -187,6 +187,9 @@ class DemandVerifier:
         self.run.message = "demand-driven: the links synthesis is about to traverse"
         self.engine: Engine | None = None
         self.tools: list[ToolRecord] = []
+        #: Calls `discover` and `expand` spent sampling tools (what synthesise-then-filter pays as well); the rest
+        #: of `spent()` is trials and controls of the links asked about.
+        self.sampling_calls = 0
 
     async def discover(self) -> None:
         if self.engine is not None:
@@ -203,6 +206,7 @@ class DemandVerifier:
             self.store, self.settings, executor, run, tools={t.name: t for t in self.tools}, progress=self.progress
         )
         await prepare_round(self.engine, self.tools)
+        self.sampling_calls = self.spent()
         run.pending_sources = []
         await asyncio.to_thread(self.store.save_run, run)
 
@@ -212,7 +216,8 @@ class DemandVerifier:
         engine = self.engine
         assert engine is not None
         out: list[LinkRecord] = []
-        by_source: dict[str, list[LinkRecord]] = {}
+        first: list[LinkRecord] = []
+        later: list[LinkRecord] = []
         for lk in links:
             stored = await asyncio.to_thread(self.store.get_link, lk.id)
             if stored is None:
@@ -220,9 +225,27 @@ class DemandVerifier:
             if stored.status not in ("candidate", "inconclusive") and not stored.needs_reverify:
                 out.append(stored)
             elif stored.source_tool in engine.samples:
-                by_source.setdefault(stored.source_tool, []).append(stored)
+                first.append(stored)
+        # one link per target parameter first, the others once it is decided: a refusal of the request's form
+        # that its values all got is then known to them (Engine._learn_refusal), in the same order every run
+        seen: set[tuple[str, str]] = set()
+        for lk in sorted(first, key=lambda lk: (-lk.score, lk.id)):
+            key = (lk.target_tool, lk.target_param)
+            if key in seen:
+                first.remove(lk)
+                later.append(lk)
+            seen.add(key)
+        return out + await self._decide(first) + await self._decide(later)
+
+    async def _decide(self, links: list[LinkRecord]) -> list[LinkRecord]:
+        engine = self.engine
+        assert engine is not None
+        by_source: dict[str, list[LinkRecord]] = {}
+        for lk in links:
+            by_source.setdefault(lk.source_tool, []).append(lk)
         decided = await asyncio.gather(*(engine.verify_source(s, lks) for s, lks in sorted(by_source.items())))
-        return out + [lk for group in decided for lk in group]
+        engine.settle()  # what these links learnt is consulted by the next ones
+        return [lk for group in decided for lk in group]
 
     def spent(self) -> int:
         return self.economy.calls(self.run.id).get("calls", 0)
@@ -242,7 +265,9 @@ class DemandVerifier:
         assert self.engine is not None
         before = await asyncio.to_thread(lambda: {lk.id for lk in all_links(self.store)})
         self.run.round += 1
+        spent = self.spent()
         await prepare_round(self.engine, self.tools)
+        self.sampling_calls += self.spent() - spent
         after = await asyncio.to_thread(lambda: {lk.id for lk in all_links(self.store)})
         return bool(after - before)
 
