@@ -293,3 +293,32 @@ def test_a_refusal_that_depends_on_the_value_is_not_learnt() -> None:
     assert engine.refusals == {}  # learnt, consulted only once settled (not by the links decided beside it)
     engine.settle()
     assert engine.refusals == {("b", "query:p"): ("10", "bad form", "lk_a")}
+
+
+def test_one_axis_of_a_point_is_tried_with_the_other_from_the_same_row(tmp_path: Path) -> None:
+    """TAGO's stops near a point require gpsLati and gpsLong: a link into one axis whose source row also feeds the
+    other (a sibling link) is tried with both from the start, not beside a seed value of the other axis (half a
+    point): every trial sends the two values of one source row."""
+    store, settings, transport = fresh(tmp_path / "g.sqlite3")
+
+    async def ask() -> list[LinkRecord]:
+        verifier = DemandVerifier(store, settings, economy=MemoryEconomy(), transport=transport)
+        try:
+            await verifier.discover()
+            links = all_links(store)
+            lati = {lk.source_tool for lk in links if lk.target_param == "query:gpsLati"}
+            into = [lk for lk in links if lk.target_param == "query:gpsLong" and lk.source_tool in lati]
+            return await verifier.verify(into)
+        finally:
+            await verifier.close()
+
+    decided = asyncio.run(ask())
+    plain = [lk for lk in decided if lk.transform.get("kind") != "coord"]  # a projection brings its own partner
+    assert plain
+    for lk in plain:
+        assert lk.evidence["mode"] == "joint", (lk.source_tool, lk.reason)
+    for lk in decided:
+        for ex in lk.evidence["examples"]:
+            assert {"gpsLati", "gpsLong"} <= set(ex["input"]), ex
+    # the latitude sent is the source row's, not one seed value for every trial
+    assert len({ex["input"]["gpsLati"] for lk in plain for ex in lk.evidence["examples"]}) > 1

@@ -202,6 +202,28 @@ class Engine:
                 return p.name, transforms.apply(other, row.get(t["pair"]), row)
         return None
 
+    def _other_axis(self, link: LinkRecord, target: ToolRecord, siblings: list[LinkRecord]) -> dict[str, LinkRecord]:
+        """For a link into one axis of a point the target requires whole (gpsLati with gpsLong, xPos with yPos, nx
+        with ny), the sibling link from the same row into the other axis (the best by score): the link is tried
+        with it from the start, since one real axis beside a seed value of the other names no point. Empty when
+        there is none, or a `coord` transform brings the other axis itself (`_partner`)."""
+        if link.transform.get("kind") == "coord":
+            return {}
+        pname = link.target_param.split(":", 1)[1]
+        axis = signals(pname, "", "string").axis
+        if not axis:
+            return {}
+        others = {
+            p.key()
+            for p in target.params
+            if p.required and p.name != pname and signals(p.name, p.description, p.type).axis not in (None, axis)
+        }
+        fits = sorted(
+            (s for s in siblings if s.target_tool == target.name and s.target_param in others),
+            key=lambda s: (-s.score, s.id),
+        )
+        return {fits[0].target_param: fits[0]} if fits else {}
+
     def _joints(self, link: LinkRecord, target: ToolRecord, siblings: list[LinkRecord]) -> list[dict[str, LinkRecord]]:
         """Ways to fill the target's other required parameters from the same source row: the two best candidates
         per parameter (by score only, so the outcome does not depend on which round decided what), at most four
@@ -325,8 +347,9 @@ class Engine:
             p.required for p in target.params if p.key() != link.target_param
         )
         joint_only = joint_only and bool(self._joints(link, target, siblings))
-        trials = [] if joint_only else await self.trials(link, target, distinct, {})
-        mode = "solo"
+        point = {} if joint_only else self._other_axis(link, target, siblings)
+        trials = [] if joint_only else await self.trials(link, target, distinct, point)
+        mode = "joint" if point else "solo"
         if not convincing(trials) and all(t.result.definitive for t in trials):
             # other required parameters may have to come from the same row (sigunguCd with bjdongCd, ...)
             doubt: list[Trial] = []
