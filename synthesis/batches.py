@@ -18,7 +18,7 @@ from core.errors import Conflict, InvalidInput
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
-from graph.models import utcnow
+from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, all_apis
 from synthesis.contamination import BenchFingerprints
 from synthesis.demand import LinkVerifier
@@ -30,12 +30,15 @@ ACTIVE = ("queued", "running")
 class ClosingVerifier(LinkVerifier, Protocol):
     """A verifier a batch can close when it is done (verification.runs.DemandVerifier: ends its run record)."""
 
+    run: RunRecord
+
     async def close(self) -> Any: ...
 
 
 #: Builds the verifier of a batch that verifies on demand, from the batch's call economy, transport and APIs. The
 #: caller (api, workers) hands it in: synthesis may not import verification (tests/test_architecture.py).
 VerifierFactory = Callable[[Economy, httpx.AsyncBaseTransport | None, list[str] | None], ClosingVerifier]
+
 #: The benchmark's shipped tasks, read as data (synthesis does not import the benchmark package).
 BENCH_TASKS = Path(__file__).resolve().parents[1] / "bench" / "tasks"
 
@@ -183,6 +186,10 @@ async def run_batch(
             demand = (
                 verifier(economy, transport, batch["api_ids"] or None) if batch.get("on_demand") and verifier else None
             )
+            if demand is not None:
+                # named at once: if the process dies, whoever runs the batch again closes this run (workers.tasks)
+                batch["verification_run"] = demand.run.id
+                store.save_batch(batch)
             try:
                 out = await synthesize_guarded(
                     store,

@@ -322,3 +322,41 @@ def test_one_axis_of_a_point_is_tried_with_the_other_from_the_same_row(tmp_path:
             assert {"gpsLati", "gpsLong"} <= set(ex["input"]), ex
     # the latitude sent is the source row's, not one seed value for every trial
     assert len({ex["input"]["gpsLati"] for lk in plain for ex in lk.evidence["examples"]}) > 1
+
+
+def test_a_batch_run_again_closes_the_verification_run_it_left_running(tmp_path: Path) -> None:
+    """An on-demand batch names its verification run as soon as it starts one. When the process running it dies
+    and the queue delivers the batch again (`acks_late`), the worker closes that run as failed, saying why, before
+    the batch starts a new one; nothing stays `running`."""
+    from synthesis.batches import new_batch, run_batch
+    from workers.tasks import abandon_demand_run
+
+    store, settings, transport = fresh(tmp_path / "g.sqlite3")
+    batch = new_batch(store, settings, "team-a", count=4, shapes=["single"], on_demand=True)
+    first = DemandVerifier(store, settings, economy=MemoryEconomy(), transport=transport)
+    asyncio.run(first.discover())  # the first delivery started verifying; then its process died
+    store.save_batch({**batch, "status": "running", "verification_run": first.run.id})
+    assert store.get_run(first.run.id).status == "running"  # type: ignore[union-attr]
+    delivered = store.get_batch(batch["id"])
+    assert delivered is not None and abandon_demand_run(store, delivered)
+    left = store.get_run(first.run.id)
+    assert left is not None and left.status == "failed" and batch["id"] in left.message
+    named: list[bool] = []
+
+    def watching(*args: Any) -> DemandVerifier:
+        """The real factory's verifier, noting whether the batch names its run before verifying begins."""
+        verifier = DemandVerifier.factory(store, settings)(*args)
+        discover = verifier.discover
+
+        async def noting() -> None:
+            named.append(store.get_batch(batch["id"])["verification_run"] == verifier.run.id)  # type: ignore[index]
+            await discover()
+
+        verifier.discover = noting  # type: ignore[method-assign]
+        return verifier
+
+    done = asyncio.run(run_batch(store, settings, batch["id"], transport=transport, verifier=watching))
+    assert done["status"] == "completed" and done["verification_run"] not in (None, first.run.id)
+    assert named and all(named)
+    assert store.get_run(done["verification_run"]).status == "completed"  # type: ignore[union-attr]
+    assert not abandon_demand_run(store, done)  # a finished batch leaves nothing to close

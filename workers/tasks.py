@@ -245,6 +245,17 @@ def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
     )
 
 
+def abandon_demand_run(graph: GraphStore, batch: dict[str, Any]) -> bool:
+    """A batch delivered again after the worker running it stopped (acks late) left the verification run it had
+    started `running`: it is closed as failed, saying why (the batch starts a new one). True when one was."""
+    previous = batch.get("verification_run")
+    if not previous or batch["status"] != "running":
+        return False
+    return fail_run(
+        graph, previous, f"abandoned: the process running batch {batch['id']} stopped; the batch was run again"
+    )
+
+
 @celery_app.task(name="kopa.synthesize_batch", bind=True, base=ClosingTask)
 def synthesize_batch(self: Task, batch_id: str) -> None:
     """A trajectory batch requested over HTTP: sample, execute, store (idempotent: a finished batch is skipped);
@@ -255,6 +266,7 @@ def synthesize_batch(self: Task, batch_id: str) -> None:
         if batch is None or batch["status"] in ("completed", "failed"):
             return
         graph, settings = store(), get_settings()
+        abandon_demand_run(graph, batch)
         verifier = DemandVerifier.factory(graph, settings)
         asyncio.run(run_batch(graph, settings, batch_id, transient=RETRYABLE, verifier=verifier))
 

@@ -38,7 +38,8 @@ class BatchRequest(BaseModel):
     on_demand: StrictBool = Field(
         False,
         description="verify the links the plans traverse before they run, so no verification run is needed first: "
-        "links verified this way are saved with their evidence (under the run named by `verification_run`) and "
+        "links verified this way are saved with their evidence (under the run named by `verification_run`, "
+        "set as soon as the batch starts it: follow it at /v1/verification-runs/{id}) and "
         "reused by every later batch and run; the batch's `verification` says how many links it asked about and "
         "the upstream calls that cost (not counted in `calls`). Not with source `pool` (422).",
     )
