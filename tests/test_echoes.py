@@ -185,6 +185,15 @@ def test_pending_graph_proposes_doubtful_links_last_without_refuting_them(sample
     assert all(graph.pair_prior(a, b) < 1.0 for a, b in doubtful)
     assert all(graph.pair_prior(a, b) == 1.0 for a, b in plain)
     assert all(graph.link_prior(graph.links[i]) < 1.0 for i in against)
+    # a pair's prior is kept between decisions, and follows each one (sampling weighs thousands of paths)
+    a, b = plain[0]
+    first = graph.links[graph.edges[a][b][0]]
+    before = graph.pair_prior(a, b)
+    graph.decide(first.model_copy(update={"status": "refuted"}))
+    assert graph.pair_prior(a, b) < before
+    a, b = plain[1]
+    graph.decide(graph.links[graph.edges[a][b][0]].model_copy(update={"status": "verified"}))
+    assert graph.pair_prior(a, b) == 4.0
     # outside the pending graph (the baseline) the signal plays no part
     baseline = VerifiedGraph(store, settings, unverified=True)
     assert not baseline.echo and all(baseline.pair_prior(a, b) == 1.0 for a, b in doubtful)
