@@ -216,8 +216,7 @@ class DemandVerifier:
         engine = self.engine
         assert engine is not None
         out: list[LinkRecord] = []
-        first: list[LinkRecord] = []
-        later: list[LinkRecord] = []
+        ask: list[LinkRecord] = []
         for lk in links:
             stored = await asyncio.to_thread(self.store.get_link, lk.id)
             if stored is None:
@@ -225,17 +224,18 @@ class DemandVerifier:
             if stored.status not in ("candidate", "inconclusive") and not stored.needs_reverify:
                 out.append(stored)
             elif stored.source_tool in engine.samples:
-                first.append(stored)
+                ask.append(stored)
         # one link per target parameter first, the others once it is decided: a refusal of the request's form
         # that its values all got is then known to them (Engine._learn_refusal), in the same order every run
-        seen: set[tuple[str, str]] = set()
-        for lk in sorted(first, key=lambda lk: (-lk.score, lk.id)):
-            key = (lk.target_tool, lk.target_param)
-            if key in seen:
-                first.remove(lk)
-                later.append(lk)
-            seen.add(key)
-        return out + await self._decide(first) + await self._decide(later)
+        firsts: dict[tuple[str, str], LinkRecord] = {}
+        for lk in sorted(ask, key=lambda lk: (-lk.score, lk.id)):
+            firsts.setdefault((lk.target_tool, lk.target_param), lk)
+        lead = {lk.id for lk in firsts.values()}
+        return (
+            out
+            + await self._decide([lk for lk in ask if lk.id in lead])
+            + await self._decide([lk for lk in ask if lk.id not in lead])
+        )
 
     async def _decide(self, links: list[LinkRecord]) -> list[LinkRecord]:
         engine = self.engine
