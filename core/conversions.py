@@ -44,41 +44,77 @@ class ConversionError(ValueError):
         self.message = message
 
 
+#: The longest numeric text a coordinate is read from (a WGS84 degree with 7 decimals takes 12 characters), and the
+#: largest magnitude a number may have (beyond it a float is infinite).
+MAX_NUMBER_TEXT = 64
+MAX_MAGNITUDE = 1e308
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """`value` as a message may quote it: bounded, and printable whatever it holds (a lone surrogate is escaped, an
+    integer of 5,000 digits is not spelled out, a list or an object is named by its kind and size)."""
+    if isinstance(value, str):
+        return repr(value[:limit] + ("…" if len(value) > limit else ""))  # repr escapes surrogates
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        if abs(value) > MAX_MAGNITUDE:
+            return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | tuple | dict | set):
+        return f"a {type(value).__name__} of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return f"a {type(value).__name__}"
+
+
 def number(args: dict[str, Any], name: str) -> float:
     """A required numeric argument (a JSON number or numeric text)."""
-    if name not in args or args[name] is None or (isinstance(args[name], str) and not args[name].strip()):
+    value = args.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
         raise ConversionError("missing_parameter", f"{name} is required")
-    value = args[name]
-    if isinstance(value, bool | list | dict):
-        raise ConversionError("not_a_number", f"{name} must be a number, got {value!r}")
-    if isinstance(value, int | float):
+    must = f"{name} must be a number (a JSON number or numeric text such as 126.978)"
+    finite = f"{name} must be a finite number (at most 1e308 in size)"
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConversionError("not_a_number", f"{must}, got {shown(value)}")
+    if isinstance(value, int):
+        if abs(value) > MAX_MAGNITUDE:  # exact: float(value) would overflow
+            raise ConversionError("not_a_number", f"{finite}, got {shown(value)}")
         out = float(value)
+    elif isinstance(value, float):
+        out = value
     else:
-        text = str(value).strip()
-        if not _NUMBER.match(text):
-            raise ConversionError("not_a_number", f"{name} must be a number, got {value!r}")
+        text = value.strip()
+        if len(text) > MAX_NUMBER_TEXT or not _NUMBER.match(text):
+            raise ConversionError("not_a_number", f"{must}, got {shown(value)}")
         out = float(text)
-    if not math.isfinite(out):
-        raise ConversionError("not_a_number", f"{name} must be a finite number, got {value!r}")
+    if not math.isfinite(out) or abs(out) > MAX_MAGNITUDE:
+        raise ConversionError("not_a_number", f"{finite}, got {shown(value)}")
     return out
+
+
+_CRS_ALIASES = {
+    "EPSG4326": "WGS84",
+    "EPSG:4326": "WGS84",
+    "EPSG5179": "UTMK",
+    "EPSG:5179": "UTMK",
+    "EPSG5181": "TM",
+    "EPSG:5181": "TM",
+}
 
 
 def crs(args: dict[str, Any], name: str) -> str:
     """A required coordinate-system argument; a few spellings real documents use are accepted."""
-    if name not in args or args[name] in (None, ""):
+    value = args.get(name)
+    if value is None or value == "":
         raise ConversionError("missing_parameter", f"{name} is required (one of {', '.join(CRS)})")
-    raw = str(args[name]).strip().upper().replace("-", "").replace("_", "").replace(" ", "")
-    value = {
-        "EPSG4326": "WGS84",
-        "EPSG:4326": "WGS84",
-        "EPSG5179": "UTMK",
-        "EPSG:5179": "UTMK",
-        "EPSG5181": "TM",
-        "EPSG:5181": "TM",
-    }.get(raw, raw)
-    if value not in CRS:
-        raise ConversionError("bad_crs", f"{name} must be one of {', '.join(CRS)}, got {args[name]!r}")
-    return value
+    if not isinstance(value, str) or len(value) > 32:
+        raise ConversionError("bad_crs", f"{name} must be one of {', '.join(CRS)} (text), got {shown(value)}")
+    raw = value.strip().upper().replace("-", "").replace("_", "").replace(" ", "")
+    out = _CRS_ALIASES.get(raw, raw)
+    if out not in CRS:
+        raise ConversionError("bad_crs", f"{name} must be one of {', '.join(CRS)}, got {shown(value)}")
+    return out
 
 
 def _wgs84(x: float, y: float, src: str) -> tuple[float, float]:
@@ -124,7 +160,14 @@ def to_kma_grid_rows(args: dict[str, Any]) -> list[dict[str, Any]]:
     """x, y in `crs` -> the KMA forecast grid cell: [{"nx", "ny", "lon", "lat"}] (lon/lat: the point in WGS84)."""
     x, y, src = number(args, "x"), number(args, "y"), crs(args, "crs")
     lon, lat = _wgs84(x, y, src)
-    nx, ny = to_kma_grid(lon, lat, "WGS84")
+    try:
+        nx, ny = to_kma_grid(lon, lat, "WGS84")
+    except ValueError:  # the pole opposite the projection's (lat -90) has no cell at all
+        raise ConversionError(
+            "outside_grid",
+            f"lon {lon:.4f}, lat {lat:.4f} lies outside the KMA forecast grid (the Korean peninsula and its seas, "
+            f"nx {NX_RANGE[0]}-{NX_RANGE[1]}, ny {NY_RANGE[0]}-{NY_RANGE[1]}); send a point in Korea",
+        ) from None
     if not in_kma_grid(nx, ny):
         raise ConversionError(
             "outside_grid",

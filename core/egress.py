@@ -2,8 +2,8 @@
 
 A URL passes when
 * its scheme is http or https and it carries no credentials;
-* its host (`core.settings.normalise_host`: lower case, trailing dot removed, IDNA; the same form the upstream
-  overrides match on) is on the allow-list: exact names, or "*.domain" for every
+* its host (`core.settings.normalise_host`: Unicode full stops as ".", lower case, trailing dot removed, IDNA; the
+  same form the upstream overrides match on) is on the allow-list: exact names, or "*.domain" for every
   subdomain of domain (see `Settings.allowed_host_patterns`);
 * every address the host resolves to is public, unless host:port is an explicitly named local upstream
   (`Settings.local_upstreams`, or the target of an upstream override, which the operator names explicitly).
@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from core.errors import DisallowedHost
-from core.settings import Settings, normalise_host
+from core.settings import Settings, ascii_dots, normalise_host
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
@@ -96,7 +96,7 @@ class EgressPolicy:
         self.exact: set[str] = set()
         self.suffixes: list[str] = []
         for entry in allowed:
-            name = entry.strip().lower().rstrip(".")
+            name = ascii_dots(entry).strip().lower().rstrip(".")
             if name.startswith("*."):
                 self.suffixes.append("." + normalise_host(name[2:]))  # ".domain"
             elif name:

@@ -36,18 +36,23 @@ _LCC = _lcc_constants()
 
 
 def wgs84_to_kma_grid(lat: float, lon: float) -> tuple[int, int]:
-    """Latitude/longitude to the KMA forecast grid (nx, ny). Seoul City Hall -> (60, 127)."""
+    """Latitude/longitude to the KMA forecast grid (nx, ny). Seoul City Hall -> (60, 127). Raises ValueError for a
+    point the projection cannot place (the south pole, lat -90, lies at infinity; NaN and infinities)."""
     re, sn, sf, ro = _LCC
-    ra = re * sf / math.tan(math.pi / 4 + lat * _DEG / 2) ** sn
+    t = math.tan(math.pi / 4 + lat * _DEG / 2) if math.isfinite(lat) and math.isfinite(lon) else math.nan
+    if not t > 0:  # also NaN
+        raise ValueError(f"lat {lat}, lon {lon} has no place on the KMA grid's projection")
+    ra = re * sf / t**sn
     theta = lon * _DEG - _OLON * _DEG
     if theta > math.pi:
         theta -= 2 * math.pi
     if theta < -math.pi:
         theta += 2 * math.pi
     theta *= sn
-    nx = math.floor(ra * math.sin(theta) + _XO + 0.5)
-    ny = math.floor(ro - ra * math.cos(theta) + _YO + 0.5)
-    return nx, ny
+    fx, fy = ra * math.sin(theta) + _XO + 0.5, ro - ra * math.cos(theta) + _YO + 0.5
+    if not (math.isfinite(fx) and math.isfinite(fy)):
+        raise ValueError(f"lat {lat}, lon {lon} has no place on the KMA grid's projection")
+    return math.floor(fx), math.floor(fy)
 
 
 def kma_grid_to_wgs84(nx: float, ny: float) -> tuple[float, float]:
@@ -56,6 +61,8 @@ def kma_grid_to_wgs84(nx: float, ny: float) -> tuple[float, float]:
     xn = nx - _XO
     yn = ro - ny + _YO
     ra = math.copysign(math.sqrt(xn * xn + yn * yn), sn)
+    if ra == 0:  # the projection's pole
+        return 90.0, _OLON
     alat = 2.0 * math.atan((re * sf / ra) ** (1.0 / sn)) - math.pi / 2
     if abs(xn) <= 0.0:
         theta = 0.0

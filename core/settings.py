@@ -6,8 +6,11 @@ Nested sections use `__`, e.g. `KOPA_SANDBOX__SEED=7` or `KOPA_NEO4J__URI=bolt:/
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import json
 import re
+import socket
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -103,8 +106,122 @@ CREDENTIAL_PREFIXES = (
     "FLASK_",
     "RAILS_",
     "APP_",
+    # model hosts and serving, vector stores, workflow engines, mail, payment and observability vendors
+    "GEMINI_",
+    "VERTEX",
+    "COHERE_",
+    "MISTRAL_",
+    "GROQ_",
+    "TOGETHER_",
+    "REPLICATE_",
+    "DEEPSEEK_",
+    "XAI_",
+    "PERPLEXITY_",
+    "OPENROUTER_",
+    "FIREWORKS_",
+    "OLLAMA_",
+    "VLLM_",
+    "TGI_",
+    "TRITON_",
+    "NVIDIA_",
+    "NGC_",
+    "LANGCHAIN_",
+    "LANGSMITH_",
+    "LANGFUSE_",
+    "MLFLOW_",
+    "PINECONE_",
+    "QDRANT_",
+    "WEAVIATE_",
+    "MILVUS_",
+    "ELASTIC",
+    "OPENSEARCH_",
+    "AIRFLOW_",
+    "PREFECT_",
+    "DAGSTER_",
+    "KAFKA_",
+    "RABBITMQ_",
+    "AMQP_",
+    "SMTP_",
+    "MAILCHIMP_",
+    "POSTMARK_",
+    "RESEND_",
+    "PAYPAL_",
+    "BRAINTREE_",
+    "PLAID_",
+    "SHOPIFY_",
+    "SUPABASE_",
+    "FIREBASE_",
+    "ALGOLIA_",
+    "NEW_RELIC_",
+    "NEWRELIC_",
+    "GRAFANA_",
+    "HONEYCOMB_",
+    "OTEL_",
+    "JENKINS_",
+    "CIRCLECI_",
+    "TRAVIS_",
+    "BUILDKITE_",
+    "CODECOV_",
+    "SONAR",
+    "SNYK_",
+    "JFROG_",
+    "ARTIFACTORY_",
+    "NUGET_",
+    "RUBYGEMS_",
+    "CARGO_",
+    "MAVEN_",
+    "GRADLE_",
+    "MINIO_",
+    "S3_",
+    "PULUMI_",
+    "ANSIBLE_",
+    "DOPPLER_",
+    "INFISICAL_",
+    "OKTA_",
+    "AUTH0_",
+    "KEYCLOAK_",
+    "LDAP_",
+    "SNOWFLAKE_",
+    "DATABRICKS_",
+    "TENCENT",
+    "HUAWEI",
+    "YANDEX_",
+    "LINODE_",
+    "VULTR_",
+    "HETZNER_",
+    "SCALEWAY_",
+    "NGROK_",
+    "TAILSCALE_",
+    "TELEGRAM_",
+    "DISCORD_",
+    # KOPA EDGE's own variables that are not settings (the BFCL run's model key)
+    "KOPA_BFCL_",
 )
-CREDENTIAL_WORDS = ("PASSWORD", "PASSWD", "SECRET", "TOKEN", "PRIVATE", "CREDENTIAL", "SESSION", "COOKIE", "SIGNING")
+CREDENTIAL_WORDS = (
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "SECRET",
+    "TOKEN",
+    "PRIVATE",
+    "PRIVKEY",
+    "CREDENTIAL",
+    "SESSION",
+    "COOKIE",
+    "SIGNING",
+    "FERNET",
+    "ENCRYPT",
+    "MASTER_KEY",
+    "ACCESS_KEY",
+    "WEBHOOK",
+)
+#: The names a registration may use for its key when KOPA_SECRET_NAMES is unset, besides `verify.key_secret`
+#: (KOPA_SERVICE_KEY): a namespace no other software uses. `KOPA_APIKEY_<API>` is the project's own; data.go.kr and
+#: its peers call their key a service key (`serviceKey`), hence `<API>_SERVICE_KEY` (`CORP_SERVICE_KEY`). Matched
+#: case-sensitively, as the variable is read.
+DEFAULT_SECRET_NAMES = ("KOPA_APIKEY_*", "*_SERVICE_KEY")
+#: The part of the KOPA_ namespace a registration may name (all other KOPA_ names are the project's own).
+API_KEY_PREFIX = "KOPA_APIKEY_"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _HOST_ENTRY = re.compile(r"^(\*\.)?[a-z0-9_]([a-z0-9_.-]{0,251}[a-z0-9_])?$|^[0-9a-f:.]+$|^\[[0-9a-f:.]+\]$")
 
@@ -114,10 +231,20 @@ class ProductionRefused(ConfigurationError, ValueError):
     and exits non-zero) and a ValueError (what the guard always raised)."""
 
 
+#: Full stops that IDNA (RFC 3490 section 3.1) reads as label separators: ideographic, fullwidth, halfwidth.
+_UNICODE_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+
+
+def ascii_dots(text: str) -> str:
+    """`text` with the Unicode full stops that separate labels (。 ． ｡) written as ".": `host。` is `host.`."""
+    return text.translate(_UNICODE_DOTS)
+
+
 def normalise_host(host: str) -> str:
-    """The one form of a host name, for the egress allow-list and the upstream overrides alike: lower case, no
-    trailing dot, ASCII (IDNA for international names); raises DisallowedHost when impossible."""
-    host = host.strip().rstrip(".").lower()
+    """The one form of a host name, for the egress allow-list and the upstream overrides alike: Unicode full stops
+    as ".", lower case, no trailing dot, ASCII (IDNA for international names); raises DisallowedHost when
+    impossible."""
+    host = ascii_dots(host).strip().rstrip(".").lower()
     if not host:
         raise DisallowedHost("the URL has no host")
     if not host.isascii():
@@ -134,9 +261,9 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 def canonical_base(url: str) -> str:
     """`scheme://host[:port]/path` of a URL in its one form: the host normalised (`normalise_host`), the port left
     out when it is the scheme's default, no trailing slash. A URL that cannot be read comes back lower-cased."""
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
     try:
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
         host = normalise_host(parts.hostname or "")
         port = parts.port
     except (DisallowedHost, ValueError):
@@ -159,7 +286,7 @@ def _host_list(value: Any) -> Any:
         else:
             value = [part for part in text.split(",")]
     if isinstance(value, (list, tuple)):
-        return [str(v).strip().lower().rstrip(".") for v in value if str(v).strip()]
+        return [ascii_dots(str(v)).strip().lower().rstrip(".") for v in value if str(v).strip()]
     return value
 
 
@@ -256,11 +383,12 @@ class Settings(BaseSettings):
     #: Whether DEFAULT_ALLOWED_HOSTS are allowed too (false: only `allowed_hosts`).
     use_default_hosts: bool = True
     #: Environment variables a registration may name as its API's key (`auth.secret`): exact names or shell-style
-    #: patterns (`CORP_KEY`, `DATA_GO_KR_*`, `*_SERVICE_KEY`), a JSON list or "a,b". The default takes names ending
-    #: in _KEY. `verify.key_secret` (KOPA_SERVICE_KEY) is always allowed; the project's own settings and the
-    #: credential families of CREDENTIAL_PREFIXES / CREDENTIAL_WORDS never are. Checked at registration (422) and
-    #: again at every call (a registration stored before the policy sends no key).
-    secret_names: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["*_KEY"])
+    #: patterns (`CORP_SERVICE_KEY`, `DATA_GO_KR_*`), a JSON list or "a,b", matched case-sensitively (the variable is
+    #: read as spelled). The default, DEFAULT_SECRET_NAMES, takes `KOPA_APIKEY_*` and `*_SERVICE_KEY`.
+    #: `verify.key_secret` (KOPA_SERVICE_KEY) is always allowed; the project's own settings and KOPA_ names outside
+    #: KOPA_APIKEY_, and the credential families of CREDENTIAL_PREFIXES / CREDENTIAL_WORDS, never are. Checked at
+    #: registration (422) and again at every call (a registration stored before the policy sends no key).
+    secret_names: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_SECRET_NAMES))
     #: Upstreams explicitly allowed to live on loopback/private addresses (the sandbox, a local gateway):
     #: "host:port" entries (or "host" for any port), JSON list or "a,b". Override targets count as named too.
     local_upstreams: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -338,23 +466,32 @@ class Settings(BaseSettings):
     def secret_refusal(self, name: str, *, default: bool = False) -> str | None:
         """Why `name` may not be used as an API's key variable (None when it may). `default`: the check of
         `verify.key_secret` itself (the allow-list does not apply to it, the hard refusals do)."""
-        if not _ENV_NAME.match(name or ""):
-            return f"{name[:80]!r} is not an environment variable name (letters, digits and _)"
+        if not _ENV_NAME.fullmatch(name or ""):
+            return f"{(name or '')[:80]!r} is not an environment variable name (letters, digits and _)"
+        # the refusals hold whatever the case: a lower-case spelling of a credential is still that credential
         upper = name.upper()
         own = [f"KOPA_{f.upper()}" for f in type(self).model_fields]
         if any(upper == o or upper.startswith(o + "__") for o in own):
             return f"{name} is one of KOPA EDGE's own settings, never an API key"
         if upper.startswith(CREDENTIAL_PREFIXES) or any(w in upper for w in CREDENTIAL_WORDS):
             return (
-                f"{name} looks like another system's credential (cloud, CI, registry, database, password, "
-                "token); name the variable after the API, e.g. CORP_KEY"
+                f"{name} looks like another system's credential (cloud, CI, registry, model host, database, "
+                "password, token); name the variable after the API, e.g. CORP_SERVICE_KEY"
             )
-        if default or upper == self.verify.key_secret.upper():
+        if default or name == self.verify.key_secret:
             return None
-        if not any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in self.secret_names):
+        if upper.startswith("KOPA_") and not name.startswith(API_KEY_PREFIX):
+            return (
+                f"{name} is in KOPA EDGE's own KOPA_ namespace; name an API's key {API_KEY_PREFIX}<API> or "
+                "<API>_SERVICE_KEY"
+            )
+        # the allow-list is matched as the variable is read: case-sensitively (corp_service_key is another name)
+        if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.secret_names):
+            near = any(fnmatch.fnmatchcase(upper, pattern) for pattern in self.secret_names) and name != upper
             return (
                 f"{name} is not an allowed key variable (KOPA_SECRET_NAMES: "
-                f"{', '.join(self.secret_names) or 'none'}, plus {self.verify.key_secret})"
+                f"{', '.join(self.secret_names) or 'none'}, plus {self.verify.key_secret}; names are matched as "
+                f"spelled{f', did you mean {upper}?' if near else ''})"
             )
         return None
 
@@ -363,13 +500,20 @@ class Settings(BaseSettings):
         serves the sandbox, so its admin token counts too."""
         problems: list[str] = []
         boot = self.bootstrap_token.get_secret_value() if self.bootstrap_token else None
-        if boot is not None and (boot.strip().lower() in DEFAULT_SECRETS or len(boot) < 16):
-            problems.append("KOPA_BOOTSTRAP_TOKEN is a default or short value (use 16+ random characters, or unset it)")
-        admin = self.sandbox.admin_token.get_secret_value()
-        if sandbox and (admin.strip().lower() in DEFAULT_SECRETS or len(admin) < 16):
-            problems.append("KOPA_SANDBOX__ADMIN_TOKEN is the default or short (set 16+ random characters)")
-        if any(_is_loopback_name(h) for h in self.allowed_hosts):
-            problems.append("KOPA_ALLOWED_HOSTS names a loopback host; name local upstreams in KOPA_LOCAL_UPSTREAMS")
+        weak = weak_token(boot) if boot is not None else None
+        if weak:
+            problems.append(
+                f"KOPA_BOOTSTRAP_TOKEN is {weak} (use 16+ random characters, e.g. openssl rand -hex 32, or unset it)"
+            )
+        weak = weak_token(self.sandbox.admin_token.get_secret_value()) if sandbox else None
+        if weak:
+            problems.append(f"KOPA_SANDBOX__ADMIN_TOKEN is {weak} (set 16+ random characters)")
+        local = [f"{h} ({why})" for h in self.allowed_hosts for why in [_local_host_entry(h)] if why]
+        if local:
+            problems.append(
+                f"KOPA_ALLOWED_HOSTS names hosts that are not public, fully qualified names: {', '.join(local[:5])}; "
+                "allow public hosts only, and name local upstreams in KOPA_LOCAL_UPSTREAMS"
+            )
         return problems
 
     def check_production(self, *, sandbox: bool = False) -> None:
@@ -390,8 +534,55 @@ class Settings(BaseSettings):
         return parse_overrides(self.upstream_overrides)
 
 
-def _is_loopback_name(host: str) -> bool:
-    return host in ("localhost", "localhost.localdomain", "::1", "[::1]") or host.startswith("127.")
+def weak_token(value: str) -> str | None:
+    """Why `value` may not guard a production process (None when it may): a value that ships in the code or the
+    docs, under 16 characters, or low in entropy (fewer than 8 distinct characters, one character making up more
+    than half of it, or a shorter string repeated)."""
+    if value.strip().lower() in DEFAULT_SECRETS:
+        return "a default value"
+    if len(value) < 16:
+        return "a short value"
+    counts = Counter(value)
+    if len(counts) < 8:
+        return f"a low-entropy value (only {len(counts)} distinct characters)"
+    if max(counts.values()) * 2 > len(value):
+        return "a low-entropy value (one character makes up more than half of it)"
+    if (value + value).find(value, 1) < len(value):  # "abcdefghabcdefgh": a period shorter than the value
+        return "a low-entropy value (a shorter string repeated)"
+    return None
+
+
+def _ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address an allow-list entry spells, in any form a resolver takes (`127.1`, `0x7f.1`, `2130706433`)."""
+    bare = host.strip("[]")
+    try:
+        return ipaddress.ip_address(bare)
+    except ValueError:
+        pass
+    if not re.fullmatch(r"[0-9a-fx.]+", bare) or not any(c.isdigit() for c in bare):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(bare))
+    except OSError:
+        return None
+
+
+def _local_host_entry(entry: str) -> str | None:
+    """Why an entry of KOPA_ALLOWED_HOSTS names no public host (None when it may): a loopback, unspecified or
+    link-local address, a localhost name, or a name without a domain (`vm`, `*.localhost`, `*.lan`)."""
+    host = entry.removeprefix("*.")
+    ip = _ip_literal(host)
+    if ip is not None:
+        mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+        for a in (ip, mapped):
+            if a is not None and (a.is_loopback or a.is_unspecified or a.is_link_local):
+                return "a loopback, unspecified or link-local address"
+        return "a wildcard over an address" if entry.startswith("*.") else None
+    if host in ("localhost", "localhost.localdomain") or host.endswith((".localhost", ".localdomain")):
+        return "a loopback name"
+    if "." not in host:
+        return "an unqualified name" if host == entry else "a wildcard over a whole top-level domain"
+    return None
 
 
 @dataclass(frozen=True)
@@ -429,7 +620,7 @@ def parse_overrides(text: str) -> list[UpstreamOverride]:
                 raise ValueError(f"upstream override key {key!r}: a base URL must be http(s)://host[/path]")
             kind: Literal["host", "base", "api"] = "base"
             norm = canonical_base(key)
-        elif "." in key or ":" in key:
+        elif "." in ascii_dots(key) or ":" in key:
             kind, norm = "host", _host_key(key)
         else:
             kind, norm = "api", key

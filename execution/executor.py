@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncIterator
@@ -95,6 +96,90 @@ def _form_value(value: Any) -> str | list[str]:
 
 def _as_list(value: str | list[str]) -> list[str]:
     return value if isinstance(value, list) else [value]
+
+
+#: The largest text an argument may hold (UTF-8 bytes), and all of a call's arguments together: no public API takes
+#: more in one call, and httpx refuses a URL over 64 KiB. Deeper nesting than `MAX_ARGUMENT_DEPTH` is refused too.
+MAX_ARGUMENT_BYTES = 64 * 1024
+MAX_ARGUMENT_DEPTH = 16
+#: Integers beyond this many bits (about 308 digits) are no API's parameter (and past 4,300 digits no str()).
+MAX_INTEGER_BITS = 1024
+
+
+def _text_problem(where: str, text: str) -> tuple[int, str | None]:
+    """(UTF-8 size, why the text cannot be sent or None)."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        return 0, (
+            f"{where} holds a lone surrogate (U+{ord(text[exc.start]):04X} at position {exc.start}), which is not "
+            "text; send valid Unicode text"
+        )
+    if size > MAX_ARGUMENT_BYTES:
+        return size, f"{where} is {size:,} bytes, over the {MAX_ARGUMENT_BYTES:,} an argument may hold; send less"
+    return size, None
+
+
+def _label(name: str) -> str:
+    """A parameter name as a reason may quote it (bounded, surrogates escaped)."""
+    return name if name.isascii() and name.isprintable() and len(name) <= 60 else repr(name[:60])
+
+
+def argument_problem(args: Any) -> str | None:
+    """Why a call's arguments cannot be sent (None when they can): what a model may send but no request can carry,
+    said so that the caller can fix it. Checked before any cache, rate limit or quota: text with a lone surrogate
+    (UTF-8 has none), a value over MAX_ARGUMENT_BYTES or all of them together, NaN and infinities (JSON has none),
+    integers of hundreds of digits, nesting past MAX_ARGUMENT_DEPTH, non-text parameter names, other objects."""
+    if not isinstance(args, dict):
+        return f"the arguments must be an object of parameter names and values, got a {type(args).__name__}"
+    total = 0
+    todo: list[tuple[str, Any, int]] = []
+    for name, value in args.items():
+        if not isinstance(name, str):
+            return f"parameter names are text, got a {type(name).__name__}"
+        size, why = _text_problem("a parameter name", name)
+        if why:
+            return why
+        total += size
+        todo.append((_label(name), value, 0))
+    while todo:
+        where, value, depth = todo.pop()
+        if depth > MAX_ARGUMENT_DEPTH:
+            return f"{where} is nested more than {MAX_ARGUMENT_DEPTH} levels deep; send a flat value"
+        if isinstance(value, str):
+            size, why = _text_problem(where, value)
+            if why:
+                return why
+            total += size
+        elif value is None or isinstance(value, bool):
+            total += 5
+        elif isinstance(value, int):
+            if value.bit_length() > MAX_INTEGER_BITS:
+                return f"{where} is an integer of more than 300 digits; send the number the API documents"
+            total += value.bit_length() // 3 + 2
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return f"{where} is {value}, not a finite number; send a number"
+            total += 24
+        elif isinstance(value, list | tuple):
+            total += 2 + len(value)
+            if total <= MAX_ARGUMENT_BYTES:
+                todo.extend((f"{where}[{i}]", v, depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, dict):
+            total += 2 + len(value)
+            for k, v in value.items() if total <= MAX_ARGUMENT_BYTES else []:
+                if not isinstance(k, str):
+                    return f"{where} has a key that is a {type(k).__name__}; object keys are text"
+                size, why = _text_problem(f"a key of {where}", k)
+                if why:
+                    return why
+                total += size
+                todo.append((f"{where}.{_label(k)}", v, depth + 1))
+        else:
+            return f"{where} is a {type(value).__name__}; send text, a number, true/false, a list or an object"
+        if total > MAX_ARGUMENT_BYTES:
+            return f"the arguments come to more than {MAX_ARGUMENT_BYTES:,} bytes together; send less"
+    return None
 
 
 def args_key(tool: ToolRecord, args: dict[str, Any]) -> str:
@@ -253,7 +338,10 @@ class Executor:
             elif location == "path":
                 url = url.replace("{" + name + "}", quote(str(value), safe=""))
             elif location == "header":
-                headers[name] = str(value)
+                text = str(value)
+                if any(c in text for c in "\r\n\0"):  # no header injection, whatever the transport checks
+                    raise ValueError(f"header {name[:60]!r} may not hold a line break or NUL")
+                headers[name] = text
             else:
                 query[name] = str(value)
         if tool.format_param:
@@ -288,7 +376,11 @@ class Executor:
             self._sem.release()
 
     async def call(self, tool: ToolRecord, args: dict[str, Any]) -> CallResult:
-        """One judged call. Identical calls already in flight in this process share one upstream request."""
+        """One judged call. Identical calls already in flight in this process share one upstream request.
+        Arguments no request can carry come back `invalid` with the reason, before any cache, limit or quota."""
+        problem = argument_problem(args)
+        if problem:
+            return CallResult(Outcome.INVALID, reason=problem, code="invalid_argument")
         if is_conversion(tool):
             return self._local(tool, args)
         ckey = args_key(tool, args)
@@ -315,6 +407,10 @@ class Executor:
         started = time.perf_counter()
         ans = local_answer(tool.name, args)
         self.economy.count(self.run_id or "_", "local_calls")
+        try:
+            url = str(httpx.URL(tool.url, params={k: str(v) for k, v in args.items() if v is not None}))
+        except (httpx.InvalidURL, UnicodeError, ValueError):  # arguments too long for a URL: the tool's own
+            url = tool.url
         return CallResult(
             Outcome(ans.outcome),
             ans.items,
@@ -323,7 +419,7 @@ class Executor:
             status=ans.status,
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             response_hash=hashlib.sha256(json.dumps(ans.items, sort_keys=True).encode()).hexdigest()[:16],
-            url=str(httpx.URL(tool.url, params={k: str(v) for k, v in args.items() if v is not None})),
+            url=url,
         )
 
     async def _call(self, tool: ToolRecord, args: dict[str, Any], ckey: str) -> CallResult:
@@ -342,8 +438,18 @@ class Executor:
             return CallResult(Outcome.TRANSIENT, reason="run call budget exhausted", quota=True, code="budget")
         try:
             req = self._request(tool, args, api)
+            # built here, before the quota and the rate limit: arguments that make no request (a URL over httpx's
+            # limit once percent-encoded, a header that is not Latin-1) cost nothing
+            request = self._client.build_request(**req)
         except DisallowedHost as exc:
             return CallResult(Outcome.INVALID, reason=str(exc))
+        except (httpx.InvalidURL, UnicodeError, ValueError, TypeError) as exc:
+            return CallResult(
+                Outcome.INVALID,
+                reason=f"these arguments make no valid request ({type(exc).__name__}: {str(exc)[:120]}); send "
+                "shorter plain-text values",
+                code="invalid_argument",
+            )
         rate = (api.rate_limit_per_s if api else None) or self.settings.verify.default_rate_per_s or None
         quota_key = f"{(api.auth.secret if api and api.auth.secret else self.settings.verify.key_secret)}:{tool.api_id}"
         if api and api.daily_quota and not self.economy.take_quota(quota_key, api.daily_quota):
@@ -352,7 +458,7 @@ class Executor:
         async with self._admitted(tool.api_id, rate * PACING if rate else None):
             self.economy.count_call(self.run_id, tool.api_id)
             started = time.perf_counter()
-            fetched = await self._fetch(req, started)
+            fetched = await self._fetch(request, req, started)
         if isinstance(fetched, CallResult):
             return fetched
         status, content, ctype = fetched
@@ -386,11 +492,14 @@ class Executor:
             )
         return result
 
-    async def _fetch(self, req: dict[str, Any], started: float) -> tuple[int, bytes, str] | CallResult:
-        """Send one request and read its body, bounded by MAX_BODY: (status, body, content type), or the result of a
-        call that failed on the way (refused host, no answer, a body too large)."""
+    async def _fetch(
+        self, request: httpx.Request, req: dict[str, Any], started: float
+    ) -> tuple[int, bytes, str] | CallResult:
+        """Send one request (built from `req`) and read its body, bounded by MAX_BODY: (status, body, content type),
+        or the result of a call that failed on the way (refused host, no answer, a body too large)."""
         try:
-            async with self._client.stream(**req) as resp:
+            resp = await self._client.send(request, stream=True)
+            try:
                 chunks: list[bytes] = []
                 size = 0
                 async for chunk in resp.aiter_bytes():
@@ -404,6 +513,8 @@ class Executor:
                         )
                     chunks.append(chunk)
                 return resp.status_code, b"".join(chunks), resp.headers.get("content-type", "")
+            finally:
+                await resp.aclose()
         except DisallowedHost as exc:
             return CallResult(Outcome.INVALID, reason=str(exc), url=_redacted(req))
         except (httpx.TimeoutException, httpx.TransportError) as exc:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from core.conversions import CRS, ConversionError, convert_rows, from_kma_grid_rows, to_kma_grid_rows
+from core.conversions import CRS, ConversionError, convert_rows, from_kma_grid_rows, shown, to_kma_grid_rows
 from core.errors import Conflict
 from core.settings import Settings
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
@@ -216,23 +216,42 @@ class Answer:
 
 
 def answer(name: str, args: dict[str, Any]) -> Answer:
-    """Answer a call of the conversion tool `name` (deterministic, no I/O)."""
-    handler = HANDLERS.get(name)
+    """Answer a call of the conversion tool `name` (deterministic, no I/O). Whatever the arguments hold (NaN, a
+    5,000-digit integer, lists, lone surrogates, the pole), the answer is `ok` or `invalid` with what to fix, never
+    an exception."""
+    handler = HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
-        return Answer("invalid", reason=f"unknown conversion tool {name!r}", code="unknown_tool", status=404)
+        return Answer("invalid", reason=f"unknown conversion tool {shown(name)}", code="unknown_tool", status=404)
     known = _params()[name]
-    extra = sorted(k for k, v in args.items() if k not in known and v is not None)
-    if extra:
+    takes = f"{name} takes {', '.join(sorted(known))}"
+    if not isinstance(args, dict):
         return Answer(
             "invalid",
-            reason=f"unknown parameter(s) {', '.join(extra)}; {name} takes {', '.join(sorted(known))}",
-            code="unknown_parameter",
+            reason=f"the arguments must be an object of parameter names and values, got {shown(args)}; {takes}",
+            code="bad_arguments",
             status=400,
         )
+    extra = sorted(_name(k) for k, v in args.items() if k not in known and v is not None)
+    if extra:
+        listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        return Answer("invalid", reason=f"unknown parameter(s) {listed}; {takes}", code="unknown_parameter", status=400)
     try:
         return Answer("ok", handler(args))
     except ConversionError as exc:
         return Answer("invalid", reason=exc.message, code=exc.code, status=400)
+    except (ArithmeticError, ValueError) as exc:  # a point the projections cannot compute: still an answer
+        return Answer(
+            "invalid",
+            reason=f"these coordinates cannot be converted ({type(exc).__name__}); send a point in Korea in the "
+            f"coordinate system named; {takes}",
+            code="out_of_range",
+            status=400,
+        )
+
+
+def _name(key: Any) -> str:
+    """A parameter name as a reason may quote it: as written when it is a plain name, else escaped and bounded."""
+    return key if isinstance(key, str) and key.isascii() and key.isidentifier() and len(key) <= 40 else shown(key)
 
 
 @lru_cache(maxsize=1)

@@ -95,7 +95,7 @@ def apply(t: Transform, value: Any, row: dict[str, Any] | None = None) -> Any:
         text = _scalar(value)
         try:
             return str(int(float(text))) if t.get("to") == "int" else str(float(text))
-        except ValueError as exc:
+        except (ValueError, OverflowError) as exc:  # int(float("inf")) overflows
             raise TransformError(f"{text!r} is not a number") from exc
     if kind == "slice":
         text = _scalar(value)
@@ -149,7 +149,10 @@ def _coord(t: Transform, value: Any, row: dict[str, Any]) -> str:
     if src == "WGS84" and not (-180 <= x <= 180 and -90 <= y <= 90):
         raise TransformError("not a WGS84 coordinate")
     if dst == "KMA_GRID":
-        nx, ny = to_kma_grid(x, y, src)
+        try:
+            nx, ny = to_kma_grid(x, y, src)
+        except ValueError as exc:  # a point the grid's projection cannot place (lat -90, an infinite projection)
+            raise TransformError(f"({x:g}, {y:g}) in {src} has no KMA grid cell") from exc
         return str(nx if t["axis"] == "x" else ny)
     ox, oy = convert(x, y, src, dst)
     out = ox if t["axis"] == "x" else oy

@@ -91,11 +91,14 @@ def test_yaml_swagger2_and_third_party_openapi31(client: TestClient) -> None:
     assert r.status_code == 201 and len(r.json()["tools"]) == 6
     lib = (FIXTURES / "library_openapi31.yaml").read_bytes()
     r = client.post(
-        "/v1/apis", content=lib, headers={"Content-Type": "application/yaml"}, params={"secret_name": "LIBRARY_KEY"}
+        "/v1/apis",
+        content=lib,
+        headers={"Content-Type": "application/yaml"},
+        params={"secret_name": "LIBRARY_SERVICE_KEY"},
     )
     assert r.status_code == 201, r.text
     api = r.json()["api"]
-    assert api["auth"] == {"scheme": "query_key", "param": "apiKey", "secret": "LIBRARY_KEY"}
+    assert api["auth"] == {"scheme": "query_key", "param": "apiKey", "secret": "LIBRARY_SERVICE_KEY"}
     books = client.get("/v1/tools/city_library_api_list_books").json()
     assert {p["name"]: p["location"] for p in books["params"]} == {"libraryId": "path", "q": "query", "limit": "query"}
     assert {f["name"] for f in books["fields"]} == {"id", "updated", "isbn", "title", "pages"}

@@ -88,7 +88,7 @@ def test_registration_refuses_secret_names_outside_the_policy(client: tuple[Test
         assert wrapped.status_code == 422, (name, wrapped.text)
     assert store.list_apis()[1] == 0  # nothing stored
     # README's example and the sandbox's key variable still register
-    for name in ("CORP_KEY", "KOPA_SERVICE_KEY", "LIBRARY_KEY"):
+    for name in ("CORP_SERVICE_KEY", "KOPA_SERVICE_KEY", "LIBRARY_SERVICE_KEY", "KOPA_APIKEY_LIBRARY"):
         r = c.post(
             "/v1/apis",
             params={"secret_name": name, "api_id": f"stan-{name.lower().replace('_', '-')}"},
@@ -129,7 +129,7 @@ def test_kopa_register_refuses_a_credential_as_secret(tmp_path: Path) -> None:
 
     bad = kopa("--secret-name", "AWS_SECRET_ACCESS_KEY")
     assert bad.returncode == 1 and "secret name refused" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
-    good = kopa("--secret-name", "CORP_KEY", "--api-id", "stan")
+    good = kopa("--secret-name", "CORP_SERVICE_KEY", "--api-id", "stan")
     assert good.returncode == 0, good.stderr
 
 

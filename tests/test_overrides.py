@@ -98,13 +98,13 @@ def _call(settings: Settings, api: ApiRecord, tool: ToolRecord) -> Any:
 def test_two_services_under_one_host_reach_their_own_servers(
     tmp_path: Path, servers: dict[str, tuple[str, list[str]]]
 ) -> None:
-    os.environ["KOPA_OVERRIDE_TEST_KEY"] = "k-0123456789"
+    os.environ["KOPA_APIKEY_OVERRIDE_TEST"] = "k-0123456789"
     gateway, procurement, corp = (servers[n][0] for n in ("gateway", "procurement", "corp"))
     settings = Settings(
         upstream_overrides=(f"{HOST}={gateway},https://{HOST}/1230000/BidPublicInfo={procurement},corp-info={corp}")
     )
     store = EmbeddedStore(tmp_path / "g.sqlite3")
-    meta = RegistrationMeta(auth=AuthConfig(secret="KOPA_OVERRIDE_TEST_KEY"))
+    meta = RegistrationMeta(auth=AuthConfig(secret="KOPA_APIKEY_OVERRIDE_TEST"))
     bid = register(store, settings, _doc("BidPublicInfo", "getBidList"), meta)
     corp_api = register(
         store, settings, _doc("CorpInfo", "getCorpList"), meta.model_copy(update={"api_id": "corp-info"})

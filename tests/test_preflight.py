@@ -36,18 +36,18 @@ def _run(tmp_path: Path, docs: dict[str, str | None]) -> tuple[RunRecord, Embedd
 def test_a_missing_key_variable_spends_no_call_and_fails_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("KOPA_NOT_SET_KEY", raising=False)
-    run, store = _run(tmp_path, {"StanReginCd": "KOPA_NOT_SET_KEY"})
+    monkeypatch.delenv("KOPA_APIKEY_NOT_SET", raising=False)
+    run, store = _run(tmp_path, {"StanReginCd": "KOPA_APIKEY_NOT_SET"})
     assert run.status == "failed", (run.status, run.message)
-    assert "KOPA_NOT_SET_KEY is not set" in run.message
+    assert "KOPA_APIKEY_NOT_SET is not set" in run.message
     assert run.calls.get("calls", 0) == 0
-    assert run.unreachable and all("KOPA_NOT_SET_KEY" in str(u) for u in run.unreachable)
+    assert run.unreachable and all("KOPA_APIKEY_NOT_SET" in str(u) for u in run.unreachable)
     store.close()
 
 
 def test_a_refused_key_stops_its_api_and_the_others_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KOPA_WRONG_KEY", "this-key-was-never-issued-0123456789")
-    run, store = _run(tmp_path, {"StanReginCd": "KOPA_WRONG_KEY", "MsrstnInfoInqireSvc": None})
+    monkeypatch.setenv("KOPA_APIKEY_WRONG", "this-key-was-never-issued-0123456789")
+    run, store = _run(tmp_path, {"StanReginCd": "KOPA_APIKEY_WRONG", "MsrstnInfoInqireSvc": None})
     api = next(a.id for a in store.list_apis(limit=10)[0] if "StanReginCd" in a.server_url)
     assert run.status == "completed", run.message
     assert "refused the key" in run.message and api in run.message

@@ -68,7 +68,7 @@ def test_register_and_verify_an_api_the_sandbox_does_not_know(unseen_server: str
             "KOPA_LOCAL_UPSTREAMS": local,
             # the pension service keeps its documented server; calls to it go where the override says
             "KOPA_UPSTREAM_OVERRIDES": f"https://odcloud.unseen.example/api/15083277/v1={unseen_server}/api/15083277/v1",
-            "CORP_KEY": KEY,
+            "CORP_SERVICE_KEY": KEY,
         }
     )
     for doc, extra in (
@@ -76,7 +76,9 @@ def test_register_and_verify_an_api_the_sandbox_does_not_know(unseen_server: str
         ("admcode.json", ["--base-url", f"{unseen_server}/admcode/v1"]),
         ("pension.yaml", []),
     ):
-        got = kopa(env, "register", str(DOCS / doc), "--secret-name", "CORP_KEY", "--auth-param", "serviceKey", *extra)
+        got = kopa(
+            env, "register", str(DOCS / doc), "--secret-name", "CORP_SERVICE_KEY", "--auth-param", "serviceKey", *extra
+        )
         assert got.returncode == 0, got.stderr
     first = kopa(env, "verify", "--api", "corp-info")
     assert first.returncode == 0, first.stderr
@@ -89,9 +91,11 @@ def test_register_and_verify_an_api_the_sandbox_does_not_know(unseen_server: str
     assert summary["status"] == "completed" and summary["verified"] >= 5, (summary, run.stderr)
     assert summary["candidate"] == 0, run.stderr
 
-    del env["CORP_KEY"]
+    del env["CORP_SERVICE_KEY"]
     (tmp_path / "g.sqlite3").unlink()
-    assert kopa(env, "register", str(DOCS / "pension.yaml"), "--secret-name", "CORP_KEY").returncode == 0
+    assert kopa(env, "register", str(DOCS / "pension.yaml"), "--secret-name", "CORP_SERVICE_KEY").returncode == 0
     missing = kopa(env, "verify")
     summary = json.loads(missing.stdout.strip().splitlines()[-1])
-    assert summary["status"] == "failed" and "CORP_KEY" in summary["message"] and summary["calls_spent"] == 0, summary
+    assert summary["status"] == "failed" and "CORP_SERVICE_KEY" in summary["message"] and summary["calls_spent"] == 0, (
+        summary
+    )

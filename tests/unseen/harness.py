@@ -35,7 +35,7 @@ HOSTS = [
     "astro.unseen.example",
 ]
 LOCAL = "unseen.local"
-SECRET = "KOPA_UNSEEN_KEY"
+SECRET = "KOPA_APIKEY_UNSEEN"
 
 
 def documents() -> dict[str, dict[str, Any]]:
