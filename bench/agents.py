@@ -1,13 +1,13 @@
 """Model adapters and reference agents of KOPA-Bench.
 
 * `OpenAIChatAgent`: any OpenAI-compatible chat endpoint with tools (vLLM, llama.cpp server, Ollama, TGI), over
-  httpx: URL, model name, sampling options, timeouts. Tool calls come from `tool_calls`, or from
-  `<tool_call>{json}</tool_call>` blocks in the content when the server does not parse them (`<think>` blocks
-  are stripped first). A malformed call the model made goes back to the server in a form it can parse
-  (`wire_messages`: arguments "{}", the episode's error tool message quotes what the model wrote), because vLLM
-  parses replayed arguments strictly and answers HTTP 500 otherwise.
+  httpx: URL, model name, sampling options, timeouts. Tool calls come from `tool_calls`, or from the content
+  when the server does not parse them (`<think>` blocks stripped first; Hermes JSON or Qwen3.5 XML `<tool_call>`
+  blocks, read by `execution.tool_calls`). A malformed call the model made goes back to the server in a form it
+  can parse (`wire_messages`: arguments "{}", the episode's error tool message quotes what the model wrote),
+  because vLLM parses replayed arguments strictly and answers HTTP 500 otherwise.
 * `TransformersAgent`: a local `transformers` model directory whose chat template supports tools; the generated
-  text is parsed for `<tool_call>{json}</tool_call>` blocks.
+  text is parsed for tool calls by `execution.tool_calls` (Hermes JSON or Qwen3.5 XML).
 * Reference agents that validate the harness: `OracleAgent` (executes the gold program and answers with the
   facts), `NoToolAgent` (answers without calling), `WrongCallsAgent` (the gold program with one plausible wrong
   argument, as a refuted link or a wrong code would give).
@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import httpx
 from bench.gold import GoldError, compute_facts, depends, from_value, resolve_args, when_holds
 from bench.tasks import FromArg, GoldStep, Task, UserArg
 from execution.result import CallResult
+from execution.tool_calls import parse_tool_calls, strip_think
 from synthesis.facts import render_fact
 
 REFUSAL = "죄송하지만 제공된 도구로는 요청하신 정보를 확인할 수 없습니다."
@@ -82,52 +82,18 @@ class Agent(Protocol):
 
 # ---------------------------------------------------------------------------------------------- parsing
 
-_TOOL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
-_THINK = re.compile(r"<think>.*?</think>", re.S)
-
-
-def strip_think(text: str) -> str:
-    """The text without reasoning: `<think>...</think>` blocks, everything up to a lone `</think>` (templates that
-    open the block in the prompt), and an unclosed `<think>` to the end (a reply cut off while reasoning)."""
-    text = _THINK.sub("", text)
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    if "<think>" in text:
-        text = text.split("<think>", 1)[0]
-    return text.strip()
-
 
 def _quoted(raw: str) -> str:
     return json.dumps(raw[:200], ensure_ascii=False) + ("…" if len(raw) > 200 else "")
 
 
-def parse_tool_blocks(text: str, prefix: str = "call") -> tuple[str, list[ToolCall]]:
-    """(content without the blocks, calls) from `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`."""
-    calls: list[ToolCall] = []
-    for i, m in enumerate(_TOOL_BLOCK.finditer(text)):
-        raw = m.group(1).strip()
-        cid = f"{prefix}_{i}"
-        try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            calls.append(ToolCall(cid, "", None, raw[:500], f"the tool call is not JSON: {exc.msg}"))
-            continue
-        if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
-            calls.append(ToolCall(cid, "", None, raw[:500], "the tool call needs a string `name`"))
-            continue
-        args = doc.get("arguments", doc.get("parameters", {}))
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError:
-                calls.append(ToolCall(cid, doc["name"], None, raw[:500], "`arguments` is not a JSON object"))
-                continue
-        if not isinstance(args, dict):
-            calls.append(ToolCall(cid, doc["name"], None, raw[:500], "`arguments` is not a JSON object"))
-            continue
-        calls.append(ToolCall(cid, doc["name"], args, raw[:500]))
-    content = _TOOL_BLOCK.sub("", text).strip()
-    return content, calls
+def parse_tool_blocks(
+    text: str, prefix: str = "call", tools: list[dict[str, Any]] | None = None
+) -> tuple[str, list[ToolCall]]:
+    """(content without the calls, calls) from a model's text, read by `execution.tool_calls` (Hermes JSON or
+    Qwen3.5 XML in `<tool_call>` blocks, XML parameter values typed by `tools`); ids `{prefix}_{i}`."""
+    content, found = parse_tool_calls(text, tools)
+    return content, [ToolCall(f"{prefix}_{i}", c.name, c.arguments, c.raw, c.error) for i, c in enumerate(found)]
 
 
 def parse_openai_calls(raw_calls: Any) -> list[ToolCall]:
@@ -294,7 +260,9 @@ class OpenAIChatAgent:
         content = strip_think(str(msg.get("content") or ""))
         calls = parse_openai_calls(msg.get("tool_calls"))
         if not calls and "<tool_call>" in content:
-            content, calls = parse_tool_blocks(content, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}")
+            content, calls = parse_tool_blocks(
+                content, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}", tools=ctx.tools
+            )
         return AgentReply(
             str(content), calls, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), latency
         )
@@ -418,7 +386,9 @@ class TransformersAgent:
         for special in ("<|im_end|>", "<|endoftext|>", "</s>", "<eos>"):
             text = text.replace(special, "")
         text = strip_think(text)
-        content, calls = parse_tool_blocks(text, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}")
+        content, calls = parse_tool_blocks(
+            text, prefix=f"call_t{ctx.user_turn}_{len(ctx.observations)}", tools=ctx.tools
+        )
         return AgentReply(content, calls, n_in, n_out, (time.perf_counter() - started) * 1000)
 
 

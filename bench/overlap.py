@@ -1,5 +1,6 @@
 """`kopa bench overlap DATASET`: how much of a trajectory dataset reproduces KOPA-Bench tasks (the same tool
-sequence with the same slot values, or a near-duplicate request by character 3-gram Jaccard >= 0.8)."""
+sequence with the same slot values, or a near-duplicate request by character 3-gram Jaccard >= 0.8). DATASET is a
+`records.jsonl` or an export folder holding one (`synthesis.export.records_file`: the file training reads)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 from bench.run import BenchError
 from bench.tasks import Task
 from synthesis.contamination import NEAR_DUPLICATE, BenchFingerprints
+from synthesis.export import records_file
 from synthesis.records import as_trajectory
 
 
@@ -26,8 +28,10 @@ def fingerprints(tasks: list[Task], threshold: float = NEAR_DUPLICATE) -> BenchF
 def overlap_report(
     dataset: Path, tasks: list[Task], *, threshold: float = NEAR_DUPLICATE, examples: int = 10
 ) -> dict[str, Any]:
+    given, dataset = dataset, records_file(dataset)
     if not dataset.is_file():
-        raise BenchError(f"{dataset}: no such dataset file")
+        where = f"{given} holds no {dataset.name}" if given.is_dir() else f"{given}: no such dataset file"
+        raise BenchError(f"{where} (a trajectory records.jsonl, or the export folder of `kopa synth`/`kopa demo`)")
     fp = fingerprints(tasks, threshold)
     total = unreadable = 0
     hits: list[dict[str, str]] = []
@@ -47,7 +51,8 @@ def overlap_report(
                 by_kind["program" if reason.startswith("same tool") else "request"] += 1
                 hits.append({"line": str(n), "id": record.id, "reason": reason})
     if total == 0:
-        raise BenchError(f"{dataset}: no trajectory records ({unreadable} unreadable lines)")
+        hint = " (trajectory records are in records.jsonl, not the trl/openai/... conversions)" if unreadable else ""
+        raise BenchError(f"{dataset}: no trajectory records ({unreadable} unreadable lines){hint}")
     return {
         "dataset": str(dataset),
         "records": total,

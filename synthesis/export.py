@@ -338,6 +338,19 @@ def convert(record: Record, fmt: str) -> dict[str, Any]:
     return EXPORT_FORMATS[fmt].convert(record)
 
 
+def records_file(path: Path) -> Path:
+    """The trajectory records of an export: `path` itself unless it is a folder; for a folder its `records.jsonl`
+    (an export folder: `kopa synth --out`, a demo's `export/`) or else that of its `export/` (a `kopa demo` workdir);
+    the folder's `records.jsonl` when neither exists (the caller reports it missing)."""
+    if not path.is_dir():
+        return path
+    name = EXPORT_FORMATS["record"].file
+    inside = path / name
+    if not inside.is_file() and (path / "export" / name).is_file():
+        return path / "export" / name
+    return inside
+
+
 def write_jsonl(path: Path, records: Sequence[Record], fmt: str) -> Path:
     """One line per record the format holds (`bfcl.jsonl` only the single-call records BFCL can score)."""
     export = EXPORT_FORMATS[fmt]

@@ -17,10 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
-from bench.agents import OpenAIChatAgent, OracleAgent, parse_tool_blocks, strip_think, wire_messages
+from bench.agents import OpenAIChatAgent, OracleAgent, parse_tool_blocks, wire_messages
 from bench.run import run_bench
 from bench.tasks import load_tasks
 from cli.bench import bench_env
+from execution.tool_calls import strip_think
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 TASK = next(t for t in load_tasks(FIXTURES) if t.id == "fx-single-air")

@@ -529,6 +529,41 @@ def test_contamination_guard_and_overlap_command(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "no such dataset" in bad.output
 
 
+def test_overlap_reads_an_export_folder(tmp_path: Path) -> None:
+    """`kopa bench overlap` on the folders scripts/experiment.sh hands it: an export folder as `kopa synth --out`
+    and `kopa demo` write it (every format, the hf/ folder) and a demo workdir; it reads records.jsonl, the file
+    `kopa train --data FOLDER` reads, and says so. A conversion file or a folder without records is refused."""
+    from synthesis.export import write_all, write_hf_dataset
+    from training.datasets import load_records
+
+    chain = next(t for t in TASKS if t.id == "fx-chain-addr-coord")
+    same = _trajectory(["juso_addr_link_api"], ["종로구 신교로 185"], "완전히 다른 요청 문장입니다")
+    two = TrajectoryStep(
+        step=2, tool="juso_addr_coord_api", arguments={}, provenance={}, response=StepResponse(rows=1, items=[{}])
+    )
+    program = same.model_copy(update={"steps": [*same.steps, two], "n_steps": 2})
+    near = _trajectory(["tour_search_keyword2"], ["경복궁"], chain.turns[0].replace("확인해 주세요", "확인해주세요!"))
+    far = _trajectory(["tour_search_keyword2"], ["경복궁"], "경복궁 관람 시간 알려줘")
+    records = [r.model_copy(update={"id": f"tr_{i}"}) for i, r in enumerate((program, near, far))]
+    workdir = tmp_path / "edge"
+    export = workdir / "export"
+    write_all(export, records)
+    write_hf_dataset(export / "hf", records, config={"seed": 0}, stats={}, validation=0.1)
+    assert {"records.jsonl", "trl.jsonl", "hf"} <= {p.name for p in export.iterdir()}
+    for given in (export, workdir, export / "records.jsonl"):
+        result = runner.invoke(app, ["overlap", str(given), "--tasks", str(FIXTURES)])
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert doc["dataset"] == str(export / "records.jsonl") and f"read {export / 'records.jsonl'}" in result.stderr
+        assert (doc["records"], doc["unreadable"], doc["by_kind"]) == (3, 0, {"program": 1, "request": 1})
+    assert [r.id for r in load_records(export)] == [r.id for r in records]  # the records training reads
+    trl = runner.invoke(app, ["overlap", str(export / "trl.jsonl"), "--tasks", str(FIXTURES)])
+    assert trl.exit_code == 2 and "records.jsonl, not the trl" in trl.output
+    (tmp_path / "empty").mkdir()
+    empty = runner.invoke(app, ["overlap", str(tmp_path / "empty"), "--tasks", str(FIXTURES)])
+    assert empty.exit_code == 2 and "holds no records.jsonl" in empty.output
+
+
 # ---------------------------------------------------------------------------------------------- shipped tasks
 
 

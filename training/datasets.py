@@ -33,7 +33,7 @@ from typing import Any
 from core.errors import KopaError
 from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
-from synthesis.export import SYSTEM, to_trl
+from synthesis.export import SYSTEM, records_file, to_trl
 from synthesis.facts import Fact, fact_hit, unit_at
 from synthesis.records import Trajectory, as_trajectory
 
@@ -46,8 +46,9 @@ class DatasetError(KopaError):
 
 
 def load_records(path: Path) -> list[Trajectory]:
-    """Trajectories from a `records.jsonl` file, or from an export folder holding one (`kopa demo`/`kopa synth`)."""
-    file = path / "records.jsonl" if path.is_dir() else path
+    """Trajectories from a `records.jsonl` file, or from an export folder holding one (`kopa demo`/`kopa synth`;
+    `synthesis.export.records_file`, the one rule `kopa bench overlap` reads by too)."""
+    file = records_file(path)
     if not file.exists():
         raise DatasetError(f"no trajectory records at {file} (run `kopa demo` or `kopa synth` first)")
     out: list[Trajectory] = []

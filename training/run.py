@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from typing import Any
 import yaml
 
 from core.errors import KopaError
+from execution.tool_calls import TextCall, parse_tool_calls, strip_think
 from graph.models import LinkRecord
 from synthesis.records import Trajectory
 from training.config import RunConfig, grpo_args, peft_config, sft_args
@@ -54,7 +54,6 @@ OFFLINE_ENV = {
     "TRL_EXPERIMENTAL_SILENCE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
-_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 
 
 class TrainingError(KopaError):
@@ -213,19 +212,23 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
 # ---------------------------------------------------------------------------------------------- evaluation
 
 
-def well_formed(text: str, offered: Sequence[str]) -> bool:
-    """A completion text holds at least one `<tool_call>` JSON block naming an offered tool, and nothing malformed."""
-    blocks = _CALL.findall(text)
-    if not blocks or text.count("<tool_call>") != len(blocks):
-        return False
-    for block in blocks:
-        try:
-            doc = json.loads(block)
-        except ValueError:
-            return False
-        if not isinstance(doc, dict) or doc.get("name") not in offered or not isinstance(doc.get("arguments"), dict):
-            return False
-    return True
+def _calls(text: str, tools: Sequence[dict[str, Any]] | None) -> list[TextCall]:
+    return parse_tool_calls(strip_think(text), tools)[1]
+
+
+def well_formed(text: str, offered: Sequence[str], tools: Sequence[dict[str, Any]] | None = None) -> bool:
+    """A completion text holds at least one complete `<tool_call>` block (Hermes JSON or Qwen3.5 XML, read by
+    `execution.tool_calls`) and every block it holds reads as a call to an offered tool."""
+    calls = _calls(text, tools)
+    return bool(calls) and all(c.ok and c.name in offered for c in calls)
+
+
+def first_tool_right(
+    text: str, offered: Sequence[str], gold: str, tools: Sequence[dict[str, Any]] | None = None
+) -> bool:
+    """The completion is well formed and its first call names the gold first tool."""
+    calls = _calls(text, tools)
+    return well_formed(text, offered, tools) and calls[0].name == gold
 
 
 def probe(
@@ -259,11 +262,8 @@ def probe(
                     pad_token_id=tok.pad_token_id,
                 )
             completion = tok.decode(out[0][ids["input_ids"].shape[1] :], skip_special_tokens=False)
-            ok = well_formed(completion, row["offered"])
-            formed += ok
-            first = _CALL.search(completion)
-            if ok and first and r.steps and json.loads(first.group(1)).get("name") == r.steps[0].tool:
-                right += 1
+            formed += well_formed(completion, row["offered"], r.tools)
+            right += bool(r.steps) and first_tool_right(completion, row["offered"], r.steps[0].tool, r.tools)
     finally:
         model.train(was_training)
     n = max(1, len(records))
