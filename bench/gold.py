@@ -14,6 +14,7 @@ from bench.tasks import ConstArg, DateArg, FactSpec, FromArg, GoldStep, Row, Tas
 from core.errors import KopaError
 from execution.result import CallResult, Outcome
 from graph import transforms
+from synthesis.claims import descriptive, row_context
 from synthesis.facts import Fact, as_date
 
 KST = timezone(timedelta(hours=9), "KST")
@@ -166,7 +167,9 @@ def _fact(spec: FactSpec, results: dict[str, CallResult]) -> Fact:
         value = d.isoformat()
     if spec.kind in ("number", "count"):
         value = _num(value)
-    return Fact(spec.kind, value, spec.tolerance, spec.unit, spec.label, spec.field or "", category)
+    same = tuple(k for k, v in spec.row.where.items() if not descriptive(v)) if isinstance(spec.row, Where) else ()
+    about, rivals = row_context(list(obs.items), row, spec.field or "", same)
+    return Fact(spec.kind, value, spec.tolerance, spec.unit, spec.label, spec.field or "", category, about, rivals)
 
 
 @dataclass
@@ -211,6 +214,8 @@ class GoldResult:
                     "label": f.label,
                     "field": f.field,
                     "category": f.category,
+                    "about": f.about,
+                    "rivals": f.rivals,
                 }
                 for f in self.facts
             ],

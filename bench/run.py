@@ -222,7 +222,9 @@ def finish(
         if e["task"] in gold and e["task"] in by_id and int(e["trial"]) < k:
             latest[(e["task"], int(e["trial"]))] = e
     episodes = [latest[key] for key in sorted(latest)]
-    scored = [score_episode(by_id[e["task"]], gold[e["task"]], e, tools) for e in episodes]
+    clock = run_meta.get("clock")
+    now = datetime.fromisoformat(clock) if isinstance(clock, str) and clock else None
+    scored = [score_episode(by_id[e["task"]], gold[e["task"]], e, tools, now=now) for e in episodes]
     scores = aggregate(scored, k, seed=seed)
     doc = {
         "run": {

@@ -12,6 +12,7 @@ import random
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from datetime import datetime
 from math import comb, sqrt
 from statistics import mean
 from typing import Any
@@ -19,23 +20,8 @@ from typing import Any
 from bench.backends import canonical_value
 from bench.tasks import FromArg, Task
 from graph.models import ToolRecord
-from synthesis.facts import Fact, check_answer, fact_hit
-
-REFUSAL_MARKERS = (
-    "할 수 없",
-    "수 없습니다",
-    "수 없어요",
-    "제공하지 않",
-    "지원하지 않",
-    "제공되지 않",
-    "불가능",
-    "어렵습니다",
-    "없습니다",
-    "도구가 없",
-    "cannot",
-    "can't",
-    "unable",
-)
+from synthesis.claims import Seen
+from synthesis.facts import Fact, check_answer, refusal
 
 
 def provider_of(tool: str) -> str:
@@ -46,11 +32,9 @@ def _v(x: Any) -> str:
     return unicodedata.normalize("NFKC", str(x)).strip()
 
 
-def refuses(answer: str, facts: list[Fact]) -> bool:
-    text = answer or ""
-    if any(f.kind == "text" and fact_hit(text, f) for f in facts):
-        return True
-    return any(m in text.lower() for m in REFUSAL_MARKERS)
+def refuses(answer: str, facts: list[Fact], seen: Seen | None = None) -> bool:
+    """An honest refusal: it says the request cannot be served (`synthesis.facts.refusal`) and does not fulfil it."""
+    return refusal(answer or "", facts, seen)
 
 
 def asks(reply: str, keywords: list[str]) -> bool:
@@ -123,12 +107,25 @@ def _arg_values(
     return out
 
 
+def seen_in(task: Task, ep: dict[str, Any], now: datetime | None = None) -> Seen:
+    """What the model of an episode saw: every tool result it read, the user's turns and the clock."""
+    results = tuple(str(r.get("content", "")) for t in ep.get("turns", []) for r in t.get("results", []))
+    return Seen(results=results, user=tuple(task.turns), now=now)
+
+
 def score_episode(
-    task: Task, gold: dict[str, Any], ep: dict[str, Any], tools: dict[str, ToolRecord] | None = None
+    task: Task,
+    gold: dict[str, Any],
+    ep: dict[str, Any],
+    tools: dict[str, ToolRecord] | None = None,
+    *,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
-    """Pass/fail and diagnostics of one episode against the task and its executed gold program. With `tools`,
-    arguments compare after the tools' canonicalisation (documented defaults, number and text forms)."""
+    """Pass/fail and diagnostics of one episode against the task and its executed gold program, the answer judged
+    by what it claims against what the model saw (`synthesis.facts.check_answer`). With `tools`, arguments compare
+    after the tools' canonicalisation (documented defaults, number and text forms)."""
     facts = [Fact(**f) for f in gold.get("facts", [])]
+    seen = seen_in(task, ep, now)
     calls = ep.get("calls", [])
     valid = [c for c in calls if c.get("valid")]
     called = [c["tool"] for c in valid]
@@ -136,11 +133,11 @@ def score_episode(
     gold_tools = [c["tool"] for c in gold_calls]
     must = task.must_call if task.must_call is not None else gold_tools
     final = ep.get("final_answer", "") if ep.get("status") == "answered" else ""
-    fc = check_answer(final, facts)
+    fc = check_answer(final, facts, seen)
     checks: dict[str, bool] = {"answered": ep.get("status") == "answered"}
     if task.category == "irrelevance":
         checks["no_call"] = not calls
-        checks["refusal"] = refuses(final, facts)
+        checks["refusal"] = refuses(final, facts, seen)
     else:
         checks["facts"] = fc.score == 1.0
         checks["must_call"] = all(t in called for t in must)
@@ -196,6 +193,7 @@ def score_episode(
         "failure": failure_reason(ep, checks),
         "facts_hit": fc.hits,
         "facts_total": fc.total,
+        "rejected": fc.rejected,
         "missing": [f"{f.kind}:{f.value}" for f in fc.missing],
         "calls": len(calls),
         "gold_calls": len(gold_calls),

@@ -17,6 +17,7 @@ import typer
 from bench.check import REFUSAL_CLASSES, CheckResult
 from bench.compare import compare_all
 from bench.environment import MODES, make_agent, open_env, select_tasks, validate_tasks
+from bench.judge_eval import CORPUS, evaluate, load_corpus, oracle_episodes, render
 from bench.overlap import overlap_report
 from bench.report import write_report
 from bench.run import BenchEnv, run_bench
@@ -230,14 +231,45 @@ def compare_cmd(
 @app.command("overlap")
 @guarded
 def overlap_cmd(
-    dataset: Annotated[Path, typer.Argument(help="A trajectory JSONL (kopa synth export).")],
+    dataset: Annotated[
+        Path,
+        typer.Argument(
+            help="Trajectory records: an export folder (kopa synth --out, kopa demo's export/) or its records.jsonl."
+        ),
+    ],
     tasks: Annotated[Path | None, TASKS_OPTION] = None,
     threshold: Annotated[float, typer.Option(help="Character 3-gram Jaccard of a near-duplicate request.")] = 0.8,
 ) -> None:
     """How much of a trajectory dataset overlaps the benchmark (same tool sequence with the same slot values, or a
-    near-duplicate request)."""
+    near-duplicate request). An export folder is read through its records.jsonl, the file training reads; the file
+    read is named on stderr and in the report's `dataset`."""
     report = overlap_report(dataset, select_tasks(tasks), threshold=threshold)
+    typer.echo(f"read {report['dataset']}", err=True)
     typer.echo(json.dumps(report, ensure_ascii=False))
+
+
+@app.command("judge-eval")
+@guarded
+def judge_eval_cmd(
+    corpus: Annotated[Path, typer.Option(help="A labelled answer corpus: a folder of *.jsonl or one file.")] = CORPUS,
+    show: Annotated[int, typer.Option(help="Disagreements to print.")] = 20,
+    out: Annotated[Path | None, typer.Option(help="Write the full report (JSON) here.")] = None,
+) -> None:
+    """The judge measured on labelled answers (bench/judge_eval.py): each answer judged in its task's oracle
+    episode (the same tool results and clock); recall on the correct answers and false passes on the wrong ones,
+    overall, per class and per category, and the answers it disagrees on."""
+    items = load_corpus(corpus)
+    task_list = select_tasks(None)
+
+    async def go() -> dict[str, Any]:
+        async with bench_env() as env:
+            gold, episodes = await oracle_episodes(task_list, env)
+            return evaluate(items, {t.id: t for t in task_list}, gold, episodes, tools=env.registry, now=env.now)
+
+    report = asyncio.run(go())
+    if out:
+        out.write_text(json.dumps(report, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    typer.echo(render(report, show=show))
 
 
 app.command("bfcl")(bfcl_cmd)  # BFCL transfer evaluation, with bfcl-eval's own checkers (cli/bfcl.py)

@@ -89,14 +89,14 @@ def time_values(value: Any) -> list[int] | None:
     return out
 
 
-def time_spans(text: str) -> list[tuple[set[int], int, int]]:
+def time_spans(text: str, *, raw: bool = True) -> list[tuple[set[int], int, int]]:
     """(possible minutes after midnight, start, end) of every time written in the text: a bare 12-hour `1시` may be
-    either half of the day."""
-    return [(set(m), a, b) for m, a, b in _time_spans(text)]
+    either half of the day. `raw=False` leaves out bare four-digit numbers (`1500`), which may be anything."""
+    return [(set(m), a, b) for m, a, b in _time_spans(text, raw)]
 
 
 @lru_cache(maxsize=512)
-def _time_spans(text: str) -> tuple[tuple[frozenset[int], int, int], ...]:
+def _time_spans(text: str, raw: bool = True) -> tuple[tuple[frozenset[int], int, int], ...]:
     text = nfkc(text).lower()
     out: list[tuple[set[int], int, int]] = []
     for m in _CLOCK.finditer(text):
@@ -119,7 +119,7 @@ def _time_spans(text: str) -> tuple[tuple[frozenset[int], int, int], ...]:
     for word, minutes in (("정오", 12 * 60), ("자정", 0)):
         for m in re.finditer(word, text):
             out.append(({minutes, 24 * 60} if word == "자정" else {minutes}, m.start(), m.end()))
-    for m in _RAW_TIME.finditer(text):
+    for m in _RAW_TIME.finditer(text) if raw else ():
         if not any(a <= m.start() < b for _, a, b in out):
             out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))
     return tuple((frozenset(m), a, b) for m, a, b in sorted(out, key=lambda x: x[1]))

@@ -36,7 +36,7 @@ UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
     "건": ("counter", 1.0, ("건", "개", "곳", "명", "대", "군데", "가지", "종")),
     "세대": ("household", 1.0, ("세대", "가구", "호")),
     "동": ("building", 1.0, ("동", "개동", "개 동")),
-    "층": ("floor", 1.0, ("층",)),
+    "층": ("floor", 1.0, ("층", "개 층", "개층")),
     "정거장": ("stops", 1.0, ("정거장", "정류장", "정류소", "개 정류장", "개 정류소", "역")),
 }
 for _name in ("곳", "개", "명", "대"):
@@ -58,11 +58,46 @@ def nfkc(s: Any) -> str:
     return unicodedata.normalize("NFKC", str(s))
 
 
+#: Common shortenings written for the official word (부가세 for 부가가치세).
+_ABBREVIATIONS = {"부가세": "부가가치세"}
+#: Counts written as words: native Korean standing alone (하나, 둘) and English (one ... twelve).
+_WORD_COUNTS = {
+    "하나": 1,
+    "둘": 2,
+    "셋": 3,
+    "넷": 4,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+_WORD_COUNT_RX = re.compile(
+    r"(?<![가-힣a-z])(하나|둘|셋|넷)(?=[뿐만이가도요예입\s.,!]|$)|\b("
+    + "|".join(k for k in _WORD_COUNTS if k.isascii())
+    + r")\b"
+)
+
+
 def prepare_text(text: str) -> str:
-    """NFKC, lower case, 특별시/광역시/도 names in their short form, no company suffixes."""
+    """NFKC, lower case, 특별시/광역시/도 names in their short form, no company suffixes, common shortenings
+    spelt out."""
     out = nfkc(text).lower()
     for long, short in SIDO_SHORT.items():
         out = out.replace(long, short)
+    for short, long in _ABBREVIATIONS.items():
+        out = (
+            re.sub(rf"{short}(?!{long[len(short) :]})", long, out)
+            if long.startswith(short)
+            else out.replace(short, long)
+        )
     return out.replace("주식회사", "").replace("(주)", "").replace("㈜", "")
 
 
@@ -105,10 +140,23 @@ _NATIVE = {
     "열": 10,
     "스무": 20,
 }
+_TENS = {"열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰": 50}
 _NATIVE_RX = re.compile(
-    r"(?<![가-힣])(열\s?[한두세네]|열다섯|열여섯|열일곱|열여덟|열아홉|다섯|여섯|일곱|여덟|아홉|스무|한|두|세|네|열)"
+    r"(?<![가-힣])((?:열|스물|서른|마흔|쉰)\s?(?:하나|한|둘|두|셋|세|넷|네|다섯|여섯|일곱|여덟|아홉)|다섯|여섯|일곱|여덟|아홉|스무"
+    r"|서른|마흔|쉰|한|두|세|네|열)"
     r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b)"
 )
+
+
+def _native_value(word: str) -> float:
+    """The value of a native Korean count word (`서른두` is 32)."""
+    word = word.replace(" ", "")
+    for tens, v in _TENS.items():
+        if word.startswith(tens):
+            rest = word[len(tens) :]
+            unit = {"하나": 1, "둘": 2, "셋": 3, "넷": 4}.get(rest, _NATIVE.get(rest, 0))
+            return float(v + unit)
+    return float(_NATIVE.get(word, 0))
 
 
 @dataclass(frozen=True)
@@ -185,10 +233,15 @@ def _mentions(text: str) -> tuple[Mention, ...]:
         value, decimals, korean = parsed
         end = m.end()
         unit, _ = unit_at(text, end)
+        if unit == "m" and re.search(r"초속\s*$", text[max(0, m.start() - 4) : m.start()]):
+            unit = "m/s"  # 초속 2.1m (미터) is a speed
         out.append(Mention(-value if neg else value, m.start(), end, unit, decimals, korean))
+    for m in _WORD_COUNT_RX.finditer(text):
+        word = m.group(1) or m.group(2)
+        unit, _ = unit_at(text, m.end())
+        out.append(Mention(float(_WORD_COUNTS[word]), m.start(), m.end(), unit, 0, False))
     for m in _NATIVE_RX.finditer(text):
-        word = m.group(1).replace(" ", "")
-        value = float(_NATIVE.get(word, 0) or (10 + _NATIVE.get(word[1:], 0) if word.startswith("열") else 0))
+        value = _native_value(m.group(1))
         unit, _ = unit_at(text, m.end())
         out.append(Mention(value, m.start(), m.end(), unit, 0, False))
     return tuple(sorted(out, key=lambda x: x.start))

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from dataclasses import field as _field
 from typing import Any
 
 from graph.concepts import ANSWER_FIELDS, KMA_CATEGORIES, norm
 from synthesis.answer_values import PUNCT, clause_of, nfkc, normalise_name, prepare_text
+from synthesis.claims import INABLE, doubt
 
 KINDS = ("number", "text", "date", "count", "name")
 
@@ -72,6 +74,10 @@ class Fact:
     label: str = ""
     field: str = ""
     category: str = ""
+    #: what tells the fact's row apart (names, identifiers, hours, dates): the answer must say it of that
+    about: list[str] = _field(default_factory=list, compare=False)
+    #: the other rows' values of the same field, each with what tells it apart (`{"value", "about"}`)
+    rivals: list[dict[str, Any]] = _field(default_factory=list, compare=False)
 
 
 @dataclass
@@ -89,29 +95,6 @@ class FactCheck:
 
 # ---------------------------------------------------------------------------------------------- hedges
 
-#: Hedges that fail any answer: uncertainty about the answer, or a retraction after it.
-_UNCERTAIN = re.compile(
-    r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실치 않|불확실|정확하지 "
-    r"않을 수|정확하지 않습니다|틀릴 수|추정치|추측|아마(?:도)?\s"
-    r"|(?:인|일|한|는) 것 같|일 수도|수도 있습니다|일지도|보장할 수 없|장담할 수 없|참고(?:만|용으로만)"
-    r"|not sure|don't know|do not know|uncertain|might be|maybe|probably",
-    re.I,
-)
-_RETRACT = re.compile(
-    r"(?:하지만|그러나|다만|그런데|however|but)\s*,?[^.!?\n]{0,40}?"
-    r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|못\s*했|못합니다|않습니다|않아요|아닙니다|아닐 "
-    r"수|cannot|can't|unable)",
-    re.I,
-)
-#: Statements that the information could not be found: hedges unless the facts are about missing data.
-_INABLE = re.compile(
-    r"(?:확인|조회|찾|검색|알|제공|답변|파악|안내|말씀|드리|얻|가져오|가져올|볼|드릴)[가-힣]{0,4}\s*수\s*(?:가|는|도)?\s*없"
-    r"|(?:찾|확인|조회|검색|가져오|얻|파악하)지\s*못|못\s*(?:찾|했|합니다|해요)"
-    r"|(?:정보|자료|데이터|결과|내용|답)(?:가|이|은|는|을|를|도)?\s*(?:없|존재하지 "
-    r"않|확인되지 않|조회되지 않|제공되지 않|나오지 않)"
-    r"|제공하지 않|지원하지 않|제공되지 않|불가능|어렵습니다|cannot|can't|unable|not found|no data|not available",
-    re.I,
-)
 _NEGATIVE_VALUE = re.compile(r"없|않|아니|아님|못|불일치")
 MODAL = re.compile(r"수\s*(?:가|는|도)?\s*$")
 
@@ -130,17 +113,32 @@ def about_missing(fact: Fact) -> bool:
     return negative(fact) or (fact.kind == "text" and bool(_LIMIT_LABEL.search(fact.label)))
 
 
+#: The asked information named in general (`요청하신 정보`, `최신 자료`): not finding it takes the answer back.
+_GENERIC = re.compile(
+    r"(?:요청하신|해당|관련|최신|정확한|이)\s*(?:정보|자료|데이터|내용)|the (?:requested )?(?:information|data)", re.I
+)
+
+
 def hedge(answer: str, facts: list[Fact]) -> str:
-    """The hedge that makes the answer non-committal, or ''."""
+    """The wording that makes the answer non-committal (`synthesis.claims.doubt`), or a statement that the asked
+    information could not be had where the facts are not about missing data; '' for a committed answer."""
+    d = doubt(answer)
+    if d or any(about_missing(f) for f in facts):
+        return d
     text = nfkc(answer)
-    for rx in (_UNCERTAIN, _RETRACT):
-        m = rx.search(text)
-        if m:
+    values = [normalise_name(str(f.value)) for f in facts if len(normalise_name(str(f.value))) >= 2]
+    for m in INABLE.finditer(text):
+        # a sentence that says it could not find something while stating a figure or an asked value takes it back
+        start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+        ends = [i for c in ".!?\n" if (i := text.find(c, m.end())) >= 0]
+        sentence = text[start : min(ends) if ends else len(text)]
+        if (
+            re.search(r"\d", sentence)
+            or any(v in normalise_name(sentence) for v in values)
+            or _GENERIC.search(sentence)
+        ):
             return m.group().strip()
-    if any(about_missing(f) for f in facts):
-        return ""  # an answer about missing data may say it could not be found
-    m = _INABLE.search(text)
-    return m.group().strip() if m else ""
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------- labels

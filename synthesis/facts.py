@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 from synthesis.answer_dates import as_date as as_date
 from synthesis.answer_dates import date_spans
@@ -54,6 +56,7 @@ from synthesis.answer_values import (
     in_base_unit,
     mentions,
     negated_at,
+    nfkc,
     normalise_text,
     prepare_text,
     squeeze,
@@ -62,6 +65,7 @@ from synthesis.answer_values import (
 from synthesis.answer_values import normalise_name as normalise_name
 from synthesis.answer_values import numbers_in as numbers_in
 from synthesis.answer_values import unit_at as unit_at
+from synthesis.claims import INABLE, Qualifier, Seen, named, names_other_day, pasted, qualifier, unsupported
 from synthesis.fact_terms import DATA_NOUNS, MODAL, guessable, in_context, label_terms, negative
 from synthesis.fact_terms import Fact as Fact
 from synthesis.fact_terms import FactCheck as FactCheck
@@ -119,14 +123,23 @@ def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
     return bool(abs(got - want) <= min(step, tol) + 1e-9)
 
 
-def _number_hit(text: str, fact: Fact, facts: list[Fact], ms: list[Mention], bounds: list[tuple[int, int]]) -> bool:
+def _number_hit(
+    text: str,
+    fact: Fact,
+    facts: list[Fact],
+    ms: list[Mention],
+    bounds: list[tuple[int, int]],
+    now: datetime | None = None,
+    given: frozenset[float] = frozenset(),
+    *,
+    strict: bool = True,
+) -> bool:
     value = _fact_number(fact)
     if value is None:
         return False
     terms = label_terms(fact)
-    need_label = bool(fact.label) or guessable(fact)
-    if need_label and not terms:
-        return False
+    weak = guessable(fact)
+    ms = _lent(text, ms, fact)
     others = [f for f in facts if f is not fact and f.kind in ("number", "count")]
     literal = {v for f in facts if f is not fact and f.kind in ("name", "text") and (v := _fact_number(f)) is not None}
     for m in ms:
@@ -136,7 +149,10 @@ def _number_hit(text: str, fact: Fact, facts: list[Fact], ms: list[Mention], bou
             continue  # an ordinal or a rank, not a quantity
         if _inside_date_or_time(text, m):
             continue
-        if need_label and not in_context(text, bounds, m.start, terms):
+        # a value a guess could hit counts where its clause names what it is, or it is written as a count of things
+        counted = fact.kind == "count" and unit_family(m.unit) in _COUNTERS
+        need_label = not m.unit and (weak or bool(fact.label)) and not counted
+        if need_label and not (terms and in_context(text, bounds, m.start, terms)):
             continue
         a, b = clause_of(bounds, m.start)
         rivals = [
@@ -150,6 +166,11 @@ def _number_hit(text: str, fact: Fact, facts: list[Fact], ms: list[Mention], bou
             and not _number_matches(o, value, fact)
             and not any(_fact_number(f) is not None and _number_matches(o, _fact_number(f) or 0.0, f) for f in others)
             and o.value not in literal
+            and o.value not in given
+            and not re.match(r"\s?번(?!\s?째)", text[o.end : o.end + 3])
+            and (strict or _disjoined(text, m, o))
+            and not _restates(o, value)
+            and not _compared(text, o)
         ]
         # the same figure offered with several units (`15.2℃ 15.2% 15.2mm`) commits to none
         rivals += [
@@ -162,10 +183,70 @@ def _number_hit(text: str, fact: Fact, facts: list[Fact], ms: list[Mention], bou
             and unit_family(o.unit) != unit_family(m.unit)
             and abs(o.value - m.value) < 1e-9
         ]
-        if rivals or _ranged(text, m):
+        if rivals or _ranged(text, m) or said_of_other(text, bounds, m.start, fact, facts, now):
             continue
         return True
     return False
+
+
+_COUNTERS = ("counter", "household", "building", "floor", "stops")
+
+
+def _lent(text: str, ms: list[Mention], fact: Fact) -> list[Mention]:
+    """Unit-less figures of a list whose unit is written once for all (`서초 4, 관악 7, 동작 42㎍/㎥`,
+    `61, 16 (단위 ㎍/㎥)`): each takes the fact's unit when its sentence writes a unit of that family."""
+    if fact.kind != "number" or not fact.unit:
+        return ms
+    fam = unit_family(fact.unit)
+    out: list[Mention] = []
+    for m in ms:
+        listed = re.match(r"\s*(?:[,/·)]|\(단위|$|(?:이|으)?(?:고|며)\s)", text[m.end : m.end + 5])
+        address = (
+            re.search(r"(?:[동로길리가읍면]|번지)\s$|\d-$", text[max(0, m.start - 3) : m.start])
+            or text[m.end : m.end + 1] == "-"
+        )
+        if not m.unit and listed and not address and not _inside_date_or_time(text, m):
+            a = max(text.rfind(c, 0, m.start) for c in ".!?\n") + 1
+            ends = [i for c in "!?\n" if (i := text.find(c, m.end)) >= 0]
+            sentence = text[a : min(ends) if ends else len(text)]
+            if any(o.unit and unit_family(o.unit) == fam for o in mentions(sentence)) or any(
+                sp in sentence for sp in UNITS.get(fact.unit, ("", 1.0, ()))[2] if len(sp) >= 2
+            ):
+                m = Mention(m.value, m.start, m.end, fact.unit, m.decimals, m.korean)
+        out.append(m)
+    return out
+
+
+_OR = re.compile(r"또는|혹은|이나|아니면|거나|\bor\b|[~∼〜]|에서|/|\s-\s|^-$|사이")
+
+
+def _disjoined(text: str, m: Mention, o: Mention) -> bool:
+    """Two figures offered as alternatives or a range (`15도 또는 16도`, `14~16도`, `14에서 16도 사이`)."""
+    a, b = (m, o) if m.start < o.start else (o, m)
+    between = text[unit_at(text, a.end)[1] : b.start]
+    return len(between) <= 12 and bool(_OR.search(between.strip()) or _OR.search(text[b.end : b.end + 6]))
+
+
+def _restates(m: Mention, value: float) -> bool:
+    """The fact's value again at another precision or in other units (`52,340만원(약 5.2억 원)`)."""
+    _, got = in_base_unit(m.value, m.unit)
+    for scale in (1.0, 1e4, 1e3, 1e8, 1e-3):
+        want = value * scale
+        if want and abs(got - want) <= 0.5 * 10.0**-m.decimals * (1e8 if m.korean else 1.0) + 1e-9:
+            return True
+        if m.korean and want and abs(got - want) / abs(want) < 0.05:
+            return True
+    return False
+
+
+def _compared(text: str, m: Mention) -> bool:
+    """A figure the answer compares with (`60% 기준`, `10도보다`, `기준치 50 이상`): not a second value."""
+    end = unit_at(text, m.end)[1]
+    return bool(
+        re.match(
+            r"\s*(?:을|를|이|가|은|는)?\s*(?:보다|기준|이상|이하|넘|초과|미만|를 넘|을 넘|에 못)", text[end : end + 8]
+        )
+    )
 
 
 def _same_kind(m: Mention, fact: Fact) -> bool:
@@ -258,10 +339,12 @@ def _absence_hit(prepared: str, bounds: list[tuple[int, int]], terms: list[str])
     return out
 
 
-def _text_hit(prepared: str, fact: Fact, bounds: list[tuple[int, int]]) -> bool:
+def _text_hit(
+    prepared: str, fact: Fact, bounds: list[tuple[int, int]], facts: list[Fact], now: datetime | None = None
+) -> bool:
     raw = str(fact.value)
-    times = time_values(raw)
-    if times is not None:
+    times = time_values(raw.zfill(4) if re.fullmatch(r"\d{3}", raw.strip()) else raw)
+    if times is not None and (not raw.strip().isdigit() or not _span_hits(prepared, normalise_text(raw), prepared)):
         spans = time_spans(prepared)
         for first, (mins0, a0, _) in enumerate(spans):
             if times[0] not in mins0:
@@ -276,8 +359,16 @@ def _text_hit(prepared: str, fact: Fact, bounds: list[tuple[int, int]]) -> bool:
             if not ok or negated_at(prepared, end):
                 continue
             lo, hi = clause_of(bounds, a0)
-            if any(lo <= a <= hi and not mins & set(times) for mins, a, _ in spans):
+            if len(times) == 1 and any(
+                lo <= a <= hi
+                and not mins & set(times)
+                and not _range_end(prepared, a)
+                and not _paired(prepared, a, spans, times)
+                for mins, a, _ in spans
+            ):
                 continue  # another time offered for the same thing
+            if said_of_other(prepared, bounds, a0, fact, facts, now):
+                continue
             return True
         return False
     needle = normalise_name(raw) if fact.kind == "name" else normalise_text(raw)
@@ -285,28 +376,129 @@ def _text_hit(prepared: str, fact: Fact, bounds: list[tuple[int, int]]) -> bool:
         return False
     terms = label_terms(fact)
     weak = guessable(fact)
+    if negative(fact):
+        # an honest report of missing data in any wording (`자료가 없어요`, `등록된 정보가 없습니다`,
+        # `찾을 수 없었어요`, `no data came back`), or the words
+        return bool(
+            _absence_hit(prepared, bounds, terms)
+            or _span_hits(prepared, needle, prepared)
+            or INABLE.search(prepared)
+            or _NONE_EN.search(prepared)
+        )
     if weak and not terms:
         return False
-    if needle in ("없", "않") or (negative(fact) and len(needle) <= 2):
-        return bool(_absence_hit(prepared, bounds, terms))
-    hits = _span_hits(prepared, needle, prepared)
-    if not negative(fact) and any(negated_at(prepared, b) for _, b in hits):
+    hits = _span_hits(prepared, needle, prepared) + _days_hits(prepared, raw) + _synonym_hits(prepared, raw)
+    if not hits and fact.kind == "text":
+        hits = _loose_hits(prepared, raw, bounds)
+    if any(negated_at(prepared, b) for _, b in hits):
         return False  # the answer says it is not so (somewhere)
     for a, _ in hits:
         if weak and not in_context(prepared, bounds, a, terms):
             continue
-        if (
-            negative(fact)
-            and MODAL.search(prepared[max(0, a - 6) : a]) is None
-            and "수" in needle
-            and not in_context(prepared, bounds, a, terms)
-        ):
+        if _candidates(prepared, bounds, a, fact, facts) or said_of_other(prepared, bounds, a, fact, facts, now):
             continue
         return True
     return False
 
 
-def _date_hit(prepared: str, fact: Fact, bounds: list[tuple[int, int]]) -> bool:
+_NONE_EN = re.compile(
+    r"\bno (?:\w+ ){0,3}(?:data|record|records|result|results|rows|information|match)\b|\bnot found\b"
+    r"|\bnothing (?:came|was)"
+    r"|\bzero rows\b|\breturned (?:no|nothing|zero)\b|\bnot registered\b|\bisn'?t registered\b|\bno such\b"
+)
+#: Words that say the same colour (MFDS 낱알식별 writes 하양, 노랑, 분홍 ...; answers write 흰색, 하얀색 ...).
+COLOURS: tuple[tuple[str, ...], ...] = (
+    ("하양", "흰색", "하얀색", "하얀", "흰", "백색", "white"),
+    ("노랑", "노란색", "노란", "황색", "yellow"),
+    ("빨강", "빨간색", "빨간", "적색", "red"),
+    ("주황", "주황색", "orange"),
+    ("분홍", "분홍색", "핑크", "핑크색", "pink"),
+    ("파랑", "파란색", "파란", "청색", "blue"),
+    ("초록", "초록색", "녹색", "green"),
+    ("연두", "연두색", "light green"),
+    ("갈색", "밤색", "brown"),
+    ("검정", "검은색", "검정색", "흑색", "black"),
+    ("보라", "보라색", "자주", "자주색", "purple"),
+    ("회색", "gray", "grey"),
+)
+
+
+def _synonym_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
+    """Another word for the same colour (`흰색` for `하양`)."""
+    value = normalise_name(raw)
+    for words in COLOURS:
+        if value in (normalise_name(w) for w in words):
+            rx = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+            return [(m.start(), m.end()) for m in re.finditer(rx, prepared)]
+    return []
+
+
+def _loose_hits(prepared: str, raw: str, bounds: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """A phrase of several words said in other words (`횡문근융해증 위험이 커져요` for `… 위험 증가`): a clause
+    holding its longest word and words covering at least 60 % of its letters (a word's stem counts)."""
+    words = [normalise_name(w) for w in re.split(r"\s+", prepare_text(raw)) if len(normalise_name(w)) >= 2]
+    if len(words) < 2:
+        return []
+    longest = max(words, key=len)
+    total = sum(len(w) for w in words)
+    out = []
+    for a, b in bounds:
+        clause = normalise_name(prepared[a:b])
+        if longest not in clause:
+            continue
+        covered = sum(len(w) for w in words if w in clause or (len(w) >= 3 and w[:-1] in clause))
+        if covered >= 0.6 * total:
+            out.append((a + max(0, prepared[a:b].find(longest[:2])), b))
+    return out
+
+
+def _days_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
+    """A number of days written in English or as a Korean word (`3 days`, `사흘`) for a value such as `3일`."""
+    m = re.fullmatch(r"\s*(\d{1,2})\s*일\s*", nfkc(raw))
+    if not m:
+        return []
+    n = int(m.group(1))
+    words = {1: "하루", 2: "이틀", 3: "사흘", 4: "나흘"}
+    rx = rf"(?<![\d.])\b{n}\s*days?\b" + (f"|{words[n]}" if n in words else "")
+    return [(x.start(), x.end()) for x in re.finditer(rx, prepared)]
+
+
+def _paired(text: str, at: int, spans: list[tuple[set[int], int, int]], times: list[int]) -> bool:
+    """A time that opens a range whose other end is the asked time (`09:00~13:00` for a closing time 13:00)."""
+    end = next((b for _, a, b in spans if a == at), at)
+    nxt = next(((mins, a) for mins, a, _ in spans if a > at), None)
+    return bool(
+        nxt
+        and nxt[0] & set(times)
+        and re.fullmatch(r"\s*(?:부터|~|∼|〜|-|–|에서)?\s*(?:~|∼|-)?\s*", text[end : nxt[1]])
+    )
+
+
+def _range_end(text: str, at: int) -> bool:
+    """A time that closes a range opened before it (`10시부터 19시까지`, `10:00~19:00`)."""
+    return bool(re.search(r"(부터|~|∼|〜|-|–|에서)\s*$", text[max(0, at - 6) : at]))
+
+
+def _candidates(text: str, bounds: list[tuple[int, int]], at: int, fact: Fact, facts: list[Fact]) -> bool:
+    """Another row's value of a name fact offered in the same clause (`A 또는 B`)."""
+    if fact.kind != "name" or not fact.rivals:
+        return False
+    a, b = clause_of(bounds, at)
+    clause = normalise_name(text[a:b])
+    own = normalise_name(str(fact.value))
+    asked = {normalise_name(str(f.value)) for f in facts}
+    for r in fact.rivals:
+        other = normalise_name(str(r.get("value", "")))
+        if other in asked:
+            continue
+        if len(other) >= 2 and other not in own and own not in other and other in clause:
+            return True
+    return False
+
+
+def _date_hit(
+    prepared: str, fact: Fact, bounds: list[tuple[int, int]], facts: list[Fact], now: datetime | None = None
+) -> bool:
     wanted = as_date(fact.value)
     if wanted is None:
         return False
@@ -317,20 +509,194 @@ def _date_hit(prepared: str, fact: Fact, bounds: list[tuple[int, int]]) -> bool:
         lo, hi = clause_of(bounds, a)
         if any(o != wanted and lo <= s <= hi for o, s, _ in spans):
             continue
+        if said_of_other(prepared, bounds, a, fact, facts, now, dated=False):
+            continue
         return True
     return False
 
 
-def fact_hit(answer: str, fact: Fact, facts: list[Fact] | None = None) -> bool:
-    """Whether the answer commits to this fact (`facts`: the whole set, whose other values are not rivals)."""
+# ---------------------------------------------------------------------------------------------- attribution
+
+
+def _quals(raws: list[str]) -> list[Qualifier]:
+    return [q for q in (qualifier(str(r)) for r in raws) if q is not None]
+
+
+def _is_value(q: Qualifier, facts: list[Fact]) -> bool:
+    """A qualifier that is itself an asked value or names what a fact is (its label): not what tells rows apart."""
+    for f in facts:
+        v = f.value
+        if q.kind == "name":
+            forms = {normalise_name(str(v))}
+            if isinstance(v, float) and v.is_integer():
+                forms.add(str(int(v)))
+            if q.name in forms or any(q.name in t for t in label_terms(f)) or q.name in normalise_name(f.label):
+                return True
+        elif (q.kind == "time" and q.day is None and (t := time_values(v)) and q.minutes & set(t)) or (
+            q.kind == "date" and f.kind == "date" and as_date(v) == q.day
+        ):
+            return True
+    return False
+
+
+def _comparable(a: Fact, b: Fact) -> bool:
+    """Facts whose values could be swapped between their rows: the same field (or label) of two rows, each told
+    apart by what it is about."""
+    if not a.about or not b.about or set(a.about) == set(b.about):
+        return False
+    same = (a.field and a.field == b.field) or (a.label and a.label == b.label)
+    if a.kind in ("name", "text") and b.kind in ("name", "text"):
+        return bool(same)
+    return bool(same) and a.kind == b.kind == "number" and unit_family(a.unit) == unit_family(b.unit)
+
+
+def _label_words(fact: Fact) -> set[str]:
+    """The words of a fact's own label (or its field's), without synonyms: what the answer calls it."""
+    labels = [fact.label] if fact.label else labels_of(fact)[:1]
+    out: set[str] = set()
+    for label in labels:
+        out |= {
+            normalise_name(w) for w in re.split(r"[\s()\[\],:/·]+", prepare_text(label)) if len(normalise_name(w)) >= 2
+        }
+        whole = normalise_name(label)
+        if whole:
+            out.add(whole)
+    return out
+
+
+def _labelled_other(clause: str, fact: Fact, facts: list[Fact]) -> bool:
+    """The clause names another asked fact's label and not this one's (`미세먼지 52` where 52 is the 초미세먼지):
+    a word inside a longer label word named there does not count (`미세먼지` in `초미세먼지`)."""
+    own = _label_words(fact)
+    if not own:
+        return False
+    theirs = set()
+    for f in facts:
+        if (
+            f is not fact
+            and f.kind == fact.kind
+            and (f.kind != "number" or unit_family(f.unit) == unit_family(fact.unit))
+        ):
+            theirs |= _label_words(f) - own
+    if not theirs:
+        return False
+    text = normalise_name(clause)
+    spans = sorted(
+        ((m.start(), m.end(), w) for w in own | theirs for m in re.finditer(re.escape(w), text)),
+        key=lambda x: (x[0], -x[1]),
+    )
+    kept = [x for x in spans if not any(o[0] <= x[0] and x[1] <= o[1] and (o[1] - o[0]) > (x[1] - x[0]) for o in spans)]
+    words = {w for _, _, w in kept}
+    return bool(words & theirs) and not (words & own)
+
+
+def said_of_other(
+    text: str,
+    bounds: list[tuple[int, int]],
+    pos: int,
+    fact: Fact,
+    facts: list[Fact],
+    now: datetime | None,
+    *,
+    dated: bool = True,
+) -> bool:
+    """The clause at `pos` says its value of another row, entity, hour or date than the fact's: it names what tells
+    another row (a rival's or another fact's) apart and nothing of the fact's own, or a day other than the fact's."""
+    a, b = clause_of(bounds, pos)
+    clause = text[a:b]
+    own = [q for q in _quals(fact.about) if not _is_value(q, facts)]
+    if any(named(clause, q, now) for q in own):
+        return False
+    others = [q for r in fact.rivals for q in _quals(list(r.get("about") or []))]
+    others += [q for f in facts if f is not fact and _comparable(f, fact) for q in _quals(f.about)]
+    others = [q for q in others if q not in own and not _is_value(q, facts)]
+    if any(named(clause, q, now) for q in others):
+        return True
+    if _labelled_other(clause, fact, facts):
+        return True
+    days = [q.day for q in own if q.day is not None]
+    return dated and bool(days) and names_other_day(clause, max(days), now)
+
+
+def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> str:
+    """A value of another row (a rival of a number fact) said without what tells that row apart: it reads as a
+    second value for the asked one. '' when every such value is said of its own row."""
+    text = prepare_text(answer)
+    bounds = clauses(text)
+    ms = [m for m in mentions(text) if not _inside_date_or_time(text, m)]
+    numbered = [(f, v) for f in facts if f.kind == "number" and (v := _fact_number(f)) is not None]
+    for fact, value in numbered:
+        for r in fact.rivals:
+            try:
+                rv = float(str(r.get("value")).replace(",", ""))
+            except ValueError:
+                continue
+            theirs = [q for q in _quals(list(r.get("about") or [])) if q not in _quals(fact.about)]
+            for m in ms:
+                if not _same_kind(m, fact) or not _number_matches(m, rv, _exact(fact)):
+                    continue
+                if any(_number_matches(m, v, f) for f, v in numbered):
+                    continue  # the value of an asked fact (this one rounded, or another)
+                lo, hi = clause_of(bounds, m.start)
+                if _extreme_ok(text[lo:hi], rv, [value, *(_num_or_none(x.get("value")) for x in fact.rivals)]):
+                    continue  # said as the highest or lowest of the rows, and it is
+                before = clause_of(bounds, max(0, lo - 2))
+                if any(named(text[lo:hi], q, now) for q in theirs):
+                    continue
+                if before != (lo, hi) and any(named(text[before[0] : before[1]], q, now) for q in theirs):
+                    continue
+                return f"{text[m.start : unit_at(text, m.end)[1]]} is another row's {fact.label or fact.field}"
+    return ""
+
+
+_HIGH = re.compile(r"최고|최대|가장 (?:높|많|비싸|크|길|멀)|제일 (?:높|많|비싸|크|길|멀)|highest|most|maximum|max")
+_LOW = re.compile(r"최저|최소|가장 (?:낮|적|싸|작|짧|가까)|제일 (?:낮|적|싸|작|짧|가까)|lowest|least|minimum|min")
+
+
+def _num_or_none(v: Any) -> float | None:
+    try:
+        return float(str(v).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _extreme_ok(clause: str, value: float, values: list[float | None]) -> bool:
+    known = [v for v in values if v is not None]
+    if not known:
+        return False
+    if _HIGH.search(clause):
+        return abs(value - max(known)) < 1e-9
+    if _LOW.search(clause):
+        return abs(value - min(known)) < 1e-9
+    return False
+
+
+def _exact(fact: Fact) -> Fact:
+    return Fact(fact.kind, fact.value, 0.0, fact.unit, fact.label, fact.field, fact.category)
+
+
+def fact_hit(
+    answer: str,
+    fact: Fact,
+    facts: list[Fact] | None = None,
+    now: datetime | None = None,
+    *,
+    seen: Seen | None = None,
+) -> bool:
+    """Whether the answer commits to this fact (`facts`: the whole set, whose other values are not rivals), said of
+    the fact's own row. With `seen`, other figures of its clause are rivals only when offered as alternatives
+    (`15도 또는 16도`, a range): the judge checks the rest against what the model saw."""
     prepared = prepare_text(answer)
     bounds = clauses(prepared)
+    every = facts or [fact]
+    now = now or (seen.now if seen else None)
     if fact.kind in ("number", "count"):
-        return _number_hit(prepared, fact, facts or [fact], mentions(prepared), bounds)
+        given = frozenset(m.value for t in seen.user for m in mentions(prepare_text(t))) if seen else frozenset()
+        return _number_hit(prepared, fact, every, mentions(prepared), bounds, now, given, strict=seen is None)
     if fact.kind == "date":
-        return _date_hit(prepared, fact, bounds)
+        return _date_hit(prepared, fact, bounds, every, now)
     if fact.kind in ("name", "text"):
-        return _text_hit(prepared, fact, bounds)
+        return _text_hit(prepared, fact, bounds, every, now)
     return False
 
 
@@ -357,17 +723,61 @@ def dump(answer: str, facts: list[Fact]) -> str:
     return ""
 
 
-def check_answer(answer: str, facts: list[Fact]) -> FactCheck:
-    """How many of `facts` the answer commits to (a hedge or a dump fails all of them)."""
+def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
+    """Why the whole answer fails whatever it states, or '': doubt, a paste, a dump, a figure, date, time or place
+    nothing seen supports, or another row's value said as the asked one's."""
+    if not facts:
+        return ""
+    if h := hedge(answer, facts):
+        return f"hedge: {h}"
+    if p := pasted(answer, seen):
+        return f"paste: {p}"
+    if seen is not None and _JSON.search(prepare_text(answer)):
+        return "dump: raw JSON pasted from a result"
+    if seen is None and (d := dump(answer, facts)):
+        return f"dump: {d}"
+    if seen is not None and (u := unsupported(answer, seen)):
+        return f"unsupported: {u}"
+    if r := rival_claim(answer, facts, seen.now if seen else None):
+        return f"another row: {r}"
+    return ""
+
+
+def check_answer(answer: str, facts: list[Fact], seen: Seen | None = None) -> FactCheck:
+    """How many of `facts` the answer commits to, each said of its own row; a doubt, a paste, a dump, an unsupported
+    claim (with `seen`, what the model saw) or another row's value fails all of them."""
     answer = answer or ""
-    why = ""
-    if facts:
-        h = hedge(answer, facts)
-        why = f"hedge: {h}" if h else (f"dump: {d}" if (d := dump(answer, facts)) else "")
+    why = rejected(answer, facts, seen)
     if why:
         return FactCheck(hits=0, total=len(facts), missing=list(facts), rejected=why)
-    missing = [f for f in facts if not fact_hit(answer, f, facts)]
+    now = seen.now if seen else None
+    missing = [f for f in facts if not fact_hit(answer, f, facts, now, seen=seen)]
     return FactCheck(hits=len(facts) - len(missing), total=len(facts), missing=missing)
+
+
+#: Ways of saying a request is beyond what the assistant can do (beside `synthesis.claims.INABLE`).
+_DECLINE = re.compile(
+    r"할\s*수\s*(?:가|는)?\s*없|수\s*없(?:습니다|어요|네요|는)|도구가 없|기능이 없|권한이 없|불가|어려워요"
+    r"|어렵(?:습니다|네요|겠)"
+    r"|안\s*돼|못\s*해|지원되지 않|범위(?:를|가|에서)? 벗어|밖의 (?:요청|일|내용)|(?:제공|지원|조회)하지 (?:않|못)"
+    r"|도와드리기 어렵"
+    r"|\bcan'?t\b|\bcannot\b|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool"
+    r"|access)",
+    re.I,
+)
+
+
+def refusal(answer: str, facts: list[Fact], seen: Seen | None = None) -> bool:
+    """An honest refusal of a request the tools cannot serve: it says so (a literal fact of the task, or any way of
+    declining) and does not fulfil the request anyway (with `seen`: no figure, date, time or place that nothing the
+    user said or the clock supports, which would be an answer made up)."""
+    text = answer or ""
+    says = any(f.kind == "text" and fact_hit(text, f) for f in facts) or bool(
+        _DECLINE.search(nfkc(text)) or INABLE.search(nfkc(text))
+    )
+    if not says:
+        return False
+    return seen is None or not unsupported(text, seen)
 
 
 def render_fact(fact: Fact) -> str:

@@ -241,7 +241,8 @@ def test_answer_credit_needs_an_executed_call_and_values_from_its_results() -> N
         '<tool_call>\n{"name": "kma_get_vilage_fcst", "arguments": {"base_date": "20261015", "nx": 60, '
         '"ny": 127}}\n</tool_call>\n' + GOOD[-1]["content"]
     )
-    assert score(rewards.answer_facts, memorised, failed, elsewhere, text_only) == [0.0, 0.0, 0.5, 0.0]
+    # a figure no executed result of the rollout shows (14.9 where the tool said 11.0) fails the whole answer
+    assert score(rewards.answer_facts, memorised, failed, elsewhere, text_only) == [0.0, 0.0, 0.0, 0.0]
 
 
 def test_with_environments_only_recorded_calls_are_executed() -> None:
@@ -265,7 +266,8 @@ def test_with_environments_only_recorded_calls_are_executed() -> None:
     n = 1
     kw: dict[str, Any] = {"gold_calls": [GOLD] * n, "facts": [FACTS] * n, "environments": [Env()]}
     assert rewards.right_tools([[]], [forged], **kw) == [pytest.approx(2 * 1 * 0.5 / 1.5)]
-    assert rewards.answer_facts([[]], [forged], **kw) == [1.0]
+    # the forged call's result was never executed: the station it names is a claim nothing seen supports
+    assert rewards.answer_facts([[]], [forged], **kw) == [0.0]
     assert rewards.well_formed_calls([[]], [forged], **kw) == [0.5]
 
 

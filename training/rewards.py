@@ -46,13 +46,15 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import jsonschema
 
 from graph import transforms
 from graph.concepts import AIR_GRADES, KMA_CODES
-from synthesis.facts import Fact, as_date, check_answer, hedge, time_values
+from synthesis.claims import Seen
+from synthesis.facts import Fact, as_date, check_answer, refusal, time_values
 from training.environment import normalise_value
 
 Completion = list[dict[str, Any]] | str
@@ -479,23 +481,40 @@ def grounded(fact: Fact, results: list[tuple[str, str]] | Evidence) -> bool:
     return evidence.grounds(fact)
 
 
+_CLOCK_LINE = re.compile(r"현재 시각:\s*(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
+
+
+def seen_of(prompt: Any, results: list[tuple[str, str]]) -> Seen:
+    """What the model of a rollout saw, for the judge: its executed tool results, the user's turns of the prompt
+    and the clock its system prompt states."""
+    messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": str(prompt or "")}]
+    user = tuple(str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "user")
+    system = " ".join(
+        str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "system"
+    )
+    clock = _CLOCK_LINE.search(system)
+    now = datetime.strptime(clock.group(1), "%Y-%m-%d %H:%M") if clock else None
+    return Seen(results=tuple(content for _, content in results), user=user, now=now)
+
+
 def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of the facts the final answer commits to whose values came from this rollout's executed results."""
     out = []
     n = len(completions)
-    for p, facts, gold in zip(
-        _parsed(completions, kwargs), _col(kwargs, "facts", n), _col(kwargs, "gold_calls", n), strict=True
+    for prompt, p, facts, gold in zip(
+        prompts, _parsed(completions, kwargs), _col(kwargs, "facts", n), _col(kwargs, "gold_calls", n), strict=True
     ):
         wanted = _facts(facts)
         answer = p.answer
+        seen = seen_of(prompt, p.results)
         if not (_loads(gold) or []) and gold is not None:  # an irrelevance record: the honest refusal
-            out.append(1.0 if not p.attempts and answer.strip() and hedge(answer, []) else 0.0)
+            out.append(1.0 if not p.attempts and answer.strip() and refusal(answer, [], seen) else 0.0)
             continue
         results = p.results
         if not answer.strip() or not wanted or not results:
             out.append(0.0)
             continue
-        check = check_answer(answer, wanted)
+        check = check_answer(answer, wanted, seen)
         if check.rejected:
             out.append(0.0)
             continue

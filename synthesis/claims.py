@@ -1,0 +1,521 @@
+"""What an answer claims beyond the asked facts, judged against what the model saw: pure functions of the judge
+(`synthesis.facts.check_answer`).
+
+* `Seen`: the grounds an answer may draw on — the tool results the model read, the user's turns and the clock.
+* `doubt`: a claim not committed to, in any wording (uncertainty, a question or condition about the answer, a
+  retraction, in Korean or English).
+* `pasted`: rows pasted instead of an answer (`field: value` lines, a dict or JSON, a table of the raw fields).
+* `unsupported`: a figure, date, time or place that nothing seen supports (a difference or sum of two seen values,
+  a rounding at the precision written, a count of listed things are supported).
+* qualifiers: what a clause says a value is *of* (an entity's name or identifier, an hour, a date), so that a value is
+  credited only when said of the right row and a value of another row said of the asked one fails.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from functools import cached_property, lru_cache
+from typing import Any
+
+from graph.regions import place_names
+from synthesis.answer_dates import _CLOCK, as_date, date_spans, time_spans, time_values
+from synthesis.answer_values import Mention, mentions, nfkc, normalise_name, prepare_text, unit_at, unit_family
+
+# ---------------------------------------------------------------------------------------------- what was seen
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+#: Factors between a figure as an answer writes it and as a result holds it, per unit family (km and m, 만원 and
+#: 원, 분 and 초); a figure of another family is compared as written.
+_SCALES_BY_FAMILY: dict[str, tuple[float, ...]] = {
+    "money": (1.0, 1e-4, 1e-3, 1e-8, 1e4),
+    "length": (1.0, 1e3, 1e-3, 1e2, 1e-2),
+    "duration": (1.0, 60.0, 1 / 60, 3600.0, 1 / 3600),
+    "area": (1.0,),
+}
+#: Integers up to this many an answer may state as a count of the things it lists without a result saying it.
+SMALL_COUNT = 10
+
+
+def _leaves(doc: Any, out: list[str], keys: set[str]) -> None:
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            keys.add(str(k))
+            _leaves(v, out, keys)
+    elif isinstance(doc, list):
+        for v in doc:
+            _leaves(v, out, keys)
+    elif doc is not None and not isinstance(doc, bool):
+        out.append(str(doc))
+
+
+def _numbers_of(text: str) -> list[float]:
+    """Every figure in a seen value, with the parts of compact dates and clock times (`20261015`, `1500`)."""
+    flat = re.sub(r"(?<=\d),(?=\d{3})", "", nfkc(text))
+    out: list[float] = []
+    for m in _DIGITS.finditer(flat):
+        raw = m.group()
+        out.append(float(raw))
+        if "." not in raw and len(raw) in (4, 6, 8, 10, 12):
+            out.extend(float(raw[i : i + 2]) for i in range(0, len(raw), 2))
+            out.append(float(raw[:4]))
+    return out
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What an answer may rest on: the tool results the model read (their text), the user's turns and the clock."""
+
+    results: tuple[str, ...] = ()
+    user: tuple[str, ...] = ()
+    now: datetime | None = None
+    #: extra values the caller knows were shown (a count the view states)
+    extra: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def _parsed(self) -> tuple[list[str], set[str]]:
+        leaves: list[str] = []
+        keys: set[str] = set()
+        for content in self.results:
+            try:
+                doc = json.loads(content)
+            except ValueError:
+                leaves.append(content)
+                continue
+            _leaves(doc, leaves, keys)
+        return leaves, keys
+
+    @property
+    def leaves(self) -> list[str]:
+        return self._parsed[0]
+
+    @property
+    def keys(self) -> set[str]:
+        """The field names of the results (an answer that writes them pastes rows)."""
+        return self._parsed[1]
+
+    @cached_property
+    def texts(self) -> list[str]:
+        return [*self.leaves, *self.user, *self.extra]
+
+    @cached_property
+    def numbers(self) -> list[float]:
+        """Sorted figures of everything seen, the clock's parts included."""
+        out: list[float] = [0.0, 1.0]
+        for text in self.texts:
+            out.extend(_numbers_of(text))
+        for text in self.user:
+            out.extend(m.value for m in mentions(prepare_text(text)))
+        if self.now is not None:
+            n = self.now
+            out += [n.year, n.month, n.day, n.hour, n.minute, n.hour % 12 or 12, n.year % 100]
+            for d in self.clock_dates:
+                out += [d.year, d.month, d.day]
+        return sorted({round(x, 9) for x in out})
+
+    @cached_property
+    def measured(self) -> list[float]:
+        """The figures the results and the user state (not the clock, nothing at or below 1)."""
+        out = {round(x, 9) for text in self.texts for x in _numbers_of(text) if abs(x) > 1}
+        return sorted(out)
+
+    @cached_property
+    def clock_dates(self) -> set[date]:
+        if self.now is None:
+            return set()
+        today = self.now.date()
+        first = today.replace(day=1)
+        last_end = first - timedelta(days=1)
+        out = {today + timedelta(days=k) for k in range(-7, 8)}
+        return out | {first, last_end, last_end.replace(day=1)}
+
+    @cached_property
+    def dates(self) -> set[date]:
+        year = self.now.year if self.now else None
+        out = set(self.clock_dates) | self._split_dates
+        for text in self.texts:
+            out |= {d for d, _, _ in date_spans(text, year)}
+            compact = re.fullmatch(r"((?:19|20)\d{2})(\d{2})(\d{2})\d{0,6}", text.strip())
+            if compact and (d := _mkdate(*(int(g) for g in compact.groups()))):
+                out.add(d)
+        return out
+
+    @cached_property
+    def months(self) -> set[int]:
+        """Months seen: of every date seen, of the clock (this month, last month) and written as months."""
+        out = {d.month for d in self.dates}
+        for text in self.texts:
+            out |= {int(m.group(1)) for m in re.finditer(r"(?<!\d)(\d{1,2})\s*월", nfkc(text))}
+            compact = re.fullmatch(r"((?:19|20)\d{2})(\d{2})", text.strip())
+            if compact:
+                out.add(int(compact.group(2)))
+        for content in self.results:
+            out |= {int(v) for v in re.findall(r"\"\w*[Mm]onth\w*\"\s*:\s*\"?(\d{1,2})\b", content)}
+        return out
+
+    @cached_property
+    def _split_dates(self) -> set[date]:
+        """Dates a row states in parts (a year, a month and a day field: `dealYear`, `dealMonth`, `dealDay`)."""
+        out: set[date] = set()
+        for content in self.results:
+            try:
+                doc = json.loads(content)
+            except ValueError:
+                continue
+            for row in doc.get("items", []) if isinstance(doc, dict) and isinstance(doc.get("items"), list) else []:
+                if not isinstance(row, dict):
+                    continue
+                parts: dict[str, int] = {}
+                for k, v in row.items():
+                    kind = _PART.search(str(k))
+                    if kind and re.fullmatch(r"\d{1,4}", str(v).strip()):
+                        parts.setdefault(kind.group(1).lower()[0], int(str(v)))
+                if {"y", "m", "d"} <= set(parts) and (d := _mkdate(parts["y"], parts["m"], parts["d"])):
+                    out.add(d)
+        return out
+
+    @cached_property
+    def minutes(self) -> set[int]:
+        """Clock times seen (minutes after midnight): HHMM and HH:MM values, times in the user's words, the clock."""
+        out: set[int] = set()
+        for text in self.texts:
+            t = time_values(text.zfill(4) if re.fullmatch(r"\d{3}", text.strip()) else text)
+            if t:
+                out.update(t)
+            for m in _CLOCK.finditer(nfkc(text)):
+                out.add(int(m.group(1)) * 60 + int(m.group(2)))
+        for text in self.user:
+            for mins, _, _ in _spans(prepare_text(text)):
+                out |= mins
+        if self.now is not None:
+            out |= {self.now.hour * 60 + self.now.minute, self.now.hour * 60}
+        return out
+
+    @cached_property
+    def text(self) -> str:
+        return normalise_name(" ".join(self.texts))
+
+    @cached_property
+    def rows(self) -> int:
+        """The most rows any result holds (an answer may count the things it lists up to it)."""
+        most = 0
+        for content in self.results:
+            try:
+                doc = json.loads(content)
+            except ValueError:
+                continue
+            if isinstance(doc, dict):
+                for k in ("rows", "total", "shown"):
+                    v = doc.get(k)
+                    if isinstance(v, int):
+                        most = max(most, v)
+                if isinstance(doc.get("items"), list):
+                    most = max(most, len(doc["items"]))
+        return most
+
+
+_PART = re.compile(r"(year|month|day)$", re.I)
+
+
+def _mkdate(y: int, m: int, d: int) -> date | None:
+    try:
+        return date(y, m, d)
+    except ValueError:
+        return None
+
+
+def _near(values: list[float], x: float, tol: float) -> bool:
+    i = bisect_left(values, x - tol)
+    return i < len(values) and values[i] <= x + tol
+
+
+# ---------------------------------------------------------------------------------------------- doubt
+
+#: Wording that does not commit to what it says (any language the answers use).
+_DOUBT = re.compile(
+    r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실치 않|확실하진|확실치는|확신할 수 없|확신이 없|불확실"
+    r"|정확하지 않을"
+    r"|정확하지 않습니다|정확하지는 않|틀릴 수|틀렸을|틀린 것일|잘못되었을|잘못됐을|오류가 있을|다를 수(?:도)? 있"
+    r"|추정치|추정됩니다|추정돼요|추측|짐작|아마(?:도)?\s|어쩌면|혹시 모르|(?:인|일|한|는|될|할|은|던) 것 같|(?:인"
+    r"|일|한|는)듯(?:해|합|하)"
+    r"|일 수도|수도 있(?:습니다|어요|어|음|고|으니|지만|겠)|일지도|일걸|보장할 수 없|장담할 수 없|장담은 못"
+    r"|참고(?:만|용으로만)"
+    r"|(?:맞|정확하|옳|틀리지 않)(?:다면|으면|는다면)|(?:맞는|정확한)지 (?:모르|확인해 보|다시)|(?:인|일)까요|(?:인"
+    r"|일)지요|아닐까"
+    r"|\bnot (?:sure|certain|confident)\b|\bdon'?t know\b|\bdo not know\b|\buncertain\b|\bmight\b|\bmaybe\b"
+    r"|\bprobably\b"
+    r"|\bperhaps\b|\bpossibly\b|\bi think\b|\bi believe\b|\bi guess\b|\bcould be\b|\bmay be\b|\bseems?\b|\blikely\b"
+    r"|\bif (?:this|that|the \w+) (?:is|was) (?:right|correct|accurate)\b",
+    re.I,
+)
+#: A turn back on what was said (a retraction or a contradiction after it).
+_RETRACT = re.compile(
+    r"(?:하지만|그러나|다만|그런데|근데|아,|앗|아니|정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
+    r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|없네요|없었|못\s*했|못합니다|않습니다|않아요|않았|아닙니다|아니에요"
+    r"|아니라|아닐 "
+    r"|잘못|틀렸|틀린|정정|취소|무시|다시 확인|cannot|can't|unable|wrong|incorrect|ignore|disregard|not (?:correct"
+    r"|right|"
+    r"accurate|true|verified)|couldn'?t)"
+    r"|\bignore (?:that|this|the above|my)\b|\bscratch that\b|\bdisregard\b|\bthat was wrong\b|\bi was wrong\b"
+    r"|(?:무시해|잊어) 주세요|앞의 (?:답|내용|말)은|정정(?:합니다|할게요|하겠습니다|해 드릴게요)|다시 (?:보니"
+    r"|확인해 ?보니|살펴보니)"
+    r"|(?:sorry|죄송)[^.!?\n]{0,30}(?:wrong|incorrect|mistake|잘못|틀렸)"
+    r"|(?:아|앗|어),?\s*아니(?:네요|에요|다|야|군요|었)|잘못 (?:말씀|봤|읽|안내)|\bcorrection\b|\bi misread\b"
+    r"|\bmy mistake\b",
+    re.I,
+)
+#: Statements that the asked information could not be had (a doubt unless the facts are about missing data).
+INABLE = re.compile(
+    r"(?:확인|조회|찾|검색|알|제공|답변|파악|안내|말씀|드리|얻|가져오|가져올|볼|드릴)[가-힣]{0,4}\s*수\s*(?:가|는"
+    r"|도)?\s*없"
+    r"|(?:찾|확인|조회|검색|가져오|얻|파악하)지\s*못|못\s*(?:찾|했|합니다|해요)"
+    r"|(?:정보|자료|데이터|결과|내용|답)(?:가|이|은|는|을|를|도)?\s*(?:없|존재하지 "
+    r"않|확인되지 않|조회되지 않|제공되지 않|나오지 않)"
+    r"|제공하지 않|지원하지 않|제공되지 않|불가능|어렵습니다|cannot|can't|unable|not found|no data|not available",
+    re.I,
+)
+
+
+def doubt(answer: str) -> str:
+    """The wording that makes the answer non-committal or takes it back, or ''."""
+    text = nfkc(answer)
+    for rx in (_DOUBT, _RETRACT):
+        m = rx.search(text)
+        if m:
+            return m.group().strip()
+    for sentence in re.split(r"(?<=[?？])|[.!\n]", text):
+        s = sentence.strip()
+        if s.endswith(("?", "？")) and re.search(r"\d", s) and not re.search(r"(궁금|도움|필요|원하|알려 ?드릴)", s):
+            return s  # a figure put as a question
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------- pastes
+
+_KV_LINE = re.compile(r"^\s*[-*•]?\s*[\"']?[A-Za-z_][A-Za-z0-9_]{2,}[\"']?\s*[:=]\s*\S", re.M)
+_REPR = re.compile(r"[{\[]\s*[\"'][^\"']{1,80}[\"']\s*:|[\"'][A-Za-z_]\w*[\"']\s*:\s*[\"'\d\[{]")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
+
+
+def pasted(answer: str, seen: Seen | None) -> str:
+    """Why the answer pastes rows instead of answering, or ''."""
+    text = nfkc(answer)
+    if _REPR.search(text):
+        return "a dict or JSON of the rows"
+    if len(_KV_LINE.findall(text)) >= 2:
+        return "field: value lines"
+    keys = {k for k in (seen.keys if seen else set()) if len(k) >= 4 and re.search(r"[A-Za-z]", k)}
+    named = {k for k in keys if re.search(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])", text)}
+    if len(named) >= 3:
+        return f"the results' field names ({', '.join(sorted(named)[:3])})"
+    if _TABLE_SEP.search(text) and len(named) >= 1:
+        return "a table of the raw fields"
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------- support
+
+
+def _spans(text: str) -> list[tuple[set[int], int, int]]:
+    """Clock times written as times (HH:MM, 오후 3시, 정오), not bare four-digit numbers."""
+    return time_spans(text, raw=False)
+
+
+def _korean_step(text: str, m: Mention) -> float:
+    """The rounding step of a figure written with Korean magnitudes: its trailing magnitudes (`5억 2천만`: 천만)."""
+    tail = re.search(r"([억만천백]+)\s*$", text[m.start : m.end].replace(" ", ""))
+    step = 1.0
+    for ch in tail.group(1) if tail else "":
+        step *= {"억": 1e8, "만": 1e4, "천": 1e3, "백": 1e2}[ch]
+    return step
+
+
+def _supported_number(text: str, m: Mention, seen: Seen, stated: list[float]) -> bool:
+    value = abs(m.value)
+    if value <= 1:
+        return True
+    if value.is_integer() and value <= max(SMALL_COUNT, 0) and not _measured(m.unit):
+        return True  # a count of things listed, an ordinal, a number of hours
+    step = _korean_step(text, m) if m.korean else 10.0**-m.decimals
+    nums = seen.numbers
+    for scale in _SCALES_BY_FAMILY.get(unit_family(m.unit), (1.0,)):
+        x, tol = value * scale, 0.5 * step * scale + 1e-9
+        if _near(nums, x, tol):
+            return True
+    # a difference or sum of a supported figure the answer states and a seen one (`어제보다 2도 높아요`)
+    tol = 0.5 * step + 1e-9
+    real = seen.measured
+    return any(
+        _near(real, a + value, tol) or _near(real, a - value, tol) or _near(real, value - a, tol)
+        for a in stated
+        if abs(a) > 1 and abs(a - value) > 1e-9 and _near(real, a, 0.5 * 10.0 ** -_decimals(a) + 1e-9)
+    )
+
+
+def _decimals(x: float) -> int:
+    text = f"{x:.6f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _measured(unit: str) -> bool:
+    return bool(unit) and unit not in ("건", "곳", "개", "명", "대", "세대", "동", "층", "정거장")
+
+
+def _date_or_time_at(text: str, m: Mention, covered: list[tuple[int, int]]) -> bool:
+    """A number inside a date or clock time already judged as one (a lone `2020년` or `3월` is judged as a number)."""
+    return any(a <= m.start < b for a, b in covered)
+
+
+def unsupported(answer: str, seen: Seen) -> str:
+    """The first figure, date, time or place of the answer that nothing seen supports, or ''."""
+    text = prepare_text(answer)
+    year = seen.now.year if seen.now else None
+    dates = date_spans(text, year)
+    times = _spans(text)
+    covered = [(a, b) for _, a, b in dates] + [(a, b) for _, a, b in times]
+    for d, a, b in dates:
+        if d not in seen.dates:
+            return f"date {text[a:b]}"
+    for mo in re.finditer(r"(?<!\d)(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)", text):
+        if any(a <= mo.start() < b for _, a, b in dates):
+            continue
+        if int(mo.group(1)) not in seen.months:
+            return f"month {mo.group()}"
+    for mins, a, b in times:
+        if not (mins & seen.minutes) and not any(x // 60 * 60 in seen.minutes for x in mins if x % 60 == 0):
+            return f"time {text[a:b]}"
+    found = mentions(text)
+    stated = [x.value for x in found]
+    for m in found:
+        if _date_or_time_at(text, m, covered) or (m.start > 0 and re.match(r"[가-힣a-z]", text[m.start - 1])):
+            continue  # a date or time judged as one, or a figure glued to a name (`정부24`, `pm2.5`, `관수1차`)
+        if not _supported_number(text, m, seen, stated):
+            return f"figure {text[m.start : unit_end(text, m)]}"
+    for place in places_in(text):
+        if place not in seen.text:
+            return f"place {place}"
+    return ""
+
+
+def unit_end(text: str, m: Mention) -> int:
+    return unit_at(text, m.end)[1]
+
+
+@lru_cache(maxsize=1)
+def _place_rx() -> re.Pattern[str]:
+    names = sorted((n for n in place_names() if len(n) >= 2), key=len, reverse=True)
+    return re.compile("(?<![가-힣])(?:" + "|".join(re.escape(n) for n in names) + ")")
+
+
+def places_in(text: str) -> list[str]:
+    """Region names written in the (prepared) text, normalised (the long forms of 시도 already shortened)."""
+    return list(dict.fromkeys(normalise_name(m.group()) for m in _place_rx().finditer(text)))
+
+
+# ---------------------------------------------------------------------------------------------- qualifiers
+
+
+@dataclass(frozen=True)
+class Qualifier:
+    """What a value can be said of: an hour, a date, or a name or identifier (normalised)."""
+
+    kind: str  # time | date | name
+    minutes: frozenset[int] = frozenset()
+    day: date | None = None
+    name: str = ""
+
+
+@lru_cache(maxsize=4096)
+def qualifier(raw: str) -> Qualifier | None:
+    text = nfkc(raw).strip()
+    t = time_values(text)
+    if t and len(t) == 1:
+        return Qualifier("time", minutes=frozenset(t))
+    m = re.fullmatch(r"(\d{4}[-./]?\d{2}[-./]?\d{2})[ T](\d{2}):?(\d{2})(?::\d{2})?", text)
+    if m:
+        return Qualifier("time", minutes=frozenset({int(m.group(2)) * 60 + int(m.group(3))}), day=as_date(m.group(1)))
+    if re.fullmatch(r"\d{4}[-./]?\d{2}[-./]?\d{2}", text):
+        d = as_date(text)
+        return Qualifier("date", day=d) if d else None
+    name = normalise_name(text)
+    if len(name) >= 2 and (re.search(r"[가-힣]", name) or re.fullmatch(r"\d{6,}", name)):
+        return Qualifier("name", name=name)
+    return None
+
+
+def descriptive(value: Any) -> bool:
+    """A row value that tells its row apart to a reader: a name, an identifier, an hour or a date."""
+    if value is None or isinstance(value, bool | dict | list):
+        return False
+    text = str(value).strip()
+    if not text or len(text) > 40 or (re.search(r"\d\.\d", text) and not re.search(r"[가-힣]", text)):
+        return False
+    return qualifier(text) is not None
+
+
+def named(clause: str, q: Qualifier, now: datetime | None) -> bool:
+    """Whether the (prepared) clause names the qualifier."""
+    if q.kind == "name":
+        return q.name in normalise_name(clause)
+    hit = False
+    if q.minutes:
+        hit = any(mins & q.minutes for mins, _, _ in _spans(clause))
+    if q.day is not None and not hit:
+        year = now.year if now else q.day.year
+        hit = any(d == q.day for d, _, _ in date_spans(clause, year)) or _relative_day(clause, q.day, now)
+    return hit
+
+
+_RELATIVE = {"그제": -2, "그저께": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2, "글피": 3}
+
+
+def _says(clause: str, word: str) -> bool:
+    return re.search(rf"(?<![가-힣]){word}", clause) is not None
+
+
+def _relative_day(clause: str, day: date, now: datetime | None) -> bool:
+    if now is None:
+        return False
+    return any(_says(clause, w) and now.date() + timedelta(days=k) == day for w, k in _RELATIVE.items())
+
+
+def names_other_day(clause: str, day: date | None, now: datetime | None) -> bool:
+    """The clause names a day (a date or 오늘/내일/어제) other than `day`."""
+    if day is None or now is None:
+        return False
+    for w, k in _RELATIVE.items():
+        if _says(clause, w) and now.date() + timedelta(days=k) != day and not _relative_day(clause, day, now):
+            return True
+    return any(d != day for d, _, _ in date_spans(clause, now.year))
+
+
+def row_context(
+    rows: list[dict[str, Any]], row: dict[str, Any], field_name: str, same: tuple[str, ...] = ()
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """What tells the fact's row apart (`about`: its names, identifiers, hours and dates that another row does not
+    share) and the other rows' values of the same field with what tells each apart (`rivals`). `same`: fields a
+    rival must share with the row (the kind of thing asked, such as a forecast's category)."""
+    value = row.get(field_name)
+    about: list[str] = []
+    rivals: list[dict[str, Any]] = []
+    for other in rows[:60]:
+        if other is row or other.get(field_name) in (None, "") or str(other.get(field_name)) == str(value):
+            continue
+        if any(str(other.get(k)) != str(row.get(k)) for k in same):
+            continue
+        differ = [
+            k for k in row if k != field_name and k in other and str(other[k]) != str(row[k]) and descriptive(row[k])
+        ]
+        theirs = [str(other[k]) for k in differ if descriptive(other[k])][:8]
+        about.extend(str(row[k]) for k in differ)
+        rivals.append({"value": other[field_name], "about": theirs})
+    if not rivals:
+        about = [str(v) for k, v in row.items() if k != field_name and descriptive(v)][:6]
+    # the day the row is about (the latest it states: a forecast's target, not its issue)
+    days = [(q.day, str(v)) for v in row.values() if descriptive(v) and (q := qualifier(str(v))) and q.day]
+    if days:
+        about.append(max(days)[1])
+    return list(dict.fromkeys(about))[:8], rivals[:40]
