@@ -297,6 +297,7 @@ def doubt(answer: str) -> str:
 
 _KV_LINE = re.compile(r"^\s*[-*•]?\s*[\"']?[A-Za-z_][A-Za-z0-9_]{2,}[\"']?\s*[:=]\s*\S", re.M)
 _REPR = re.compile(r"[{\[]\s*[\"'][^\"']{1,80}[\"']\s*:|[\"'][A-Za-z_]\w*[\"']\s*:\s*[\"'\d\[{]")
+_INLINE_KV = re.compile(r"(?<![A-Za-z])[a-z]+[A-Z_][A-Za-z0-9_]*\s*:\s*\S")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
 
 
@@ -311,6 +312,14 @@ def pasted(answer: str, seen: Seen | None) -> str:
     named = {k for k in keys if re.search(rf"(?<![A-Za-z]){re.escape(k)}(?![A-Za-z])", text)}
     if len(named) >= 3:
         return f"the results' field names ({', '.join(sorted(named)[:3])})"
+    keyed = {k for k in keys if re.search(rf"(?<![A-Za-z]){re.escape(k)}\s*[:=]", text)}
+    if len(keyed) >= 2 or len(_INLINE_KV.findall(text)) >= 3:
+        return "field: value pairs"
+    sprayed = [m for m in mentions(prepare_text(text)) if m.unit]
+    for m in sprayed:
+        families = {unit_family(o.unit) for o in sprayed if abs(o.value - m.value) < 1e-9}
+        if len(families) >= 3:
+            return f"{m.value:g} written with {len(families)} kinds of unit"
     if _TABLE_SEP.search(text) and len(named) >= 1:
         return "a table of the raw fields"
     return ""
