@@ -93,11 +93,7 @@ def prepare_text(text: str) -> str:
     for long, short in SIDO_SHORT.items():
         out = out.replace(long, short)
     for short, long in _ABBREVIATIONS.items():
-        out = (
-            re.sub(rf"{short}(?!{long[len(short) :]})", long, out)
-            if long.startswith(short)
-            else out.replace(short, long)
-        )
+        out = out.replace(short, long)
     return out.replace("주식회사", "").replace("(주)", "").replace("㈜", "")
 
 
@@ -154,7 +150,7 @@ def _native_value(word: str) -> float:
     for tens, v in _TENS.items():
         if word.startswith(tens):
             rest = word[len(tens) :]
-            unit = {"하나": 1, "둘": 2, "셋": 3, "넷": 4}.get(rest, _NATIVE.get(rest, 0))
+            unit = _WORD_COUNTS.get(rest, _NATIVE.get(rest, 0))
             return float(v + unit)
     return float(_NATIVE.get(word, 0))
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import Any
 
 from graph.regions import place_names
-from synthesis.answer_dates import _CLOCK, as_date, date_spans, time_spans, time_values
+from synthesis.answer_dates import as_date, date_spans, time_spans, time_values
 from synthesis.answer_values import Mention, mentions, nfkc, normalise_name, prepare_text, unit_at, unit_family
 
 # ---------------------------------------------------------------------------------------------- what was seen
@@ -72,13 +72,13 @@ class Seen:
     results: tuple[str, ...] = ()
     user: tuple[str, ...] = ()
     now: datetime | None = None
-    #: extra values the caller knows were shown (a count the view states)
-    extra: tuple[str, ...] = field(default=())
 
     @cached_property
-    def _parsed(self) -> tuple[list[str], set[str]]:
+    def _parsed(self) -> tuple[list[str], set[str], list[dict[str, Any]]]:
+        """Every result parsed once: its leaf values (a result that is not JSON is one text), field names, rows."""
         leaves: list[str] = []
         keys: set[str] = set()
+        rows: list[dict[str, Any]] = []
         for content in self.results:
             try:
                 doc = json.loads(content)
@@ -86,7 +86,10 @@ class Seen:
                 leaves.append(content)
                 continue
             _leaves(doc, leaves, keys)
-        return leaves, keys
+            items = doc.get("items") if isinstance(doc, dict) else None
+            if isinstance(items, list):
+                rows.extend(r for r in items if isinstance(r, dict))
+        return leaves, keys, rows
 
     @property
     def leaves(self) -> list[str]:
@@ -99,7 +102,12 @@ class Seen:
 
     @cached_property
     def texts(self) -> list[str]:
-        return [*self.leaves, *self.user, *self.extra]
+        return [*self.leaves, *self.user]
+
+    @cached_property
+    def user_numbers(self) -> frozenset[float]:
+        """The figures the user wrote (their own threshold, address or route number is no rival value)."""
+        return frozenset(m.value for t in self.user for m in mentions(prepare_text(t)))
 
     @cached_property
     def numbers(self) -> list[float]:
@@ -107,8 +115,7 @@ class Seen:
         out: list[float] = [0.0, 1.0]
         for text in self.texts:
             out.extend(_numbers_of(text))
-        for text in self.user:
-            out.extend(m.value for m in mentions(prepare_text(text)))
+        out.extend(self.user_numbers)
         if self.now is not None:
             n = self.now
             out += [n.year, n.month, n.day, n.hour, n.minute, n.hour % 12 or 12, n.year % 100]
@@ -135,7 +142,7 @@ class Seen:
     @cached_property
     def dates(self) -> set[date]:
         year = self.now.year if self.now else None
-        out = set(self.clock_dates) | self._split_dates
+        out = set(self.clock_dates) | {x for y, m, d in self._parts if y and m and d and (x := _mkdate(y, m, d))}
         for text in self.texts:
             out |= {d for d, _, _ in date_spans(text, year)}
             compact = re.fullmatch(r"((?:19|20)\d{2})(\d{2})(\d{2})\d{0,6}", text.strip())
@@ -152,29 +159,22 @@ class Seen:
             compact = re.fullmatch(r"((?:19|20)\d{2})(\d{2})", text.strip())
             if compact:
                 out.add(int(compact.group(2)))
-        for content in self.results:
-            out |= {int(v) for v in re.findall(r"\"\w*[Mm]onth\w*\"\s*:\s*\"?(\d{1,2})\b", content)}
+        out |= {m for _, m, _ in self._parts if m}
         return out
 
     @cached_property
-    def _split_dates(self) -> set[date]:
-        """Dates a row states in parts (a year, a month and a day field: `dealYear`, `dealMonth`, `dealDay`)."""
-        out: set[date] = set()
-        for content in self.results:
-            try:
-                doc = json.loads(content)
-            except ValueError:
-                continue
-            for row in doc.get("items", []) if isinstance(doc, dict) and isinstance(doc.get("items"), list) else []:
-                if not isinstance(row, dict):
-                    continue
-                parts: dict[str, int] = {}
-                for k, v in row.items():
-                    kind = _PART.search(str(k))
-                    if kind and re.fullmatch(r"\d{1,4}", str(v).strip()):
-                        parts.setdefault(kind.group(1).lower()[0], int(str(v)))
-                if {"y", "m", "d"} <= set(parts) and (d := _mkdate(parts["y"], parts["m"], parts["d"])):
-                    out.add(d)
+    def _parts(self) -> list[tuple[int, int, int]]:
+        """(year, month, day) a row states in separate fields (`dealYear`, `dealMonth`, `dealDay`; 0 for a part it
+        lacks)."""
+        out: list[tuple[int, int, int]] = []
+        for row in self._parsed[2]:
+            parts: dict[str, int] = {}
+            for k, v in row.items():
+                kind = _PART.search(str(k))
+                if kind and re.fullmatch(r"\d{1,4}", str(v).strip()):
+                    parts.setdefault(kind.group(1).lower()[0], int(str(v)))
+            if "m" in parts:
+                out.append((parts.get("y", 0), parts["m"], parts.get("d", 0)))
         return out
 
     @cached_property
@@ -185,9 +185,6 @@ class Seen:
             t = time_values(text.zfill(4) if re.fullmatch(r"\d{3}", text.strip()) else text)
             if t:
                 out.update(t)
-            for m in _CLOCK.finditer(nfkc(text)):
-                out.add(int(m.group(1)) * 60 + int(m.group(2)))
-        for text in self.user:
             for mins, _, _ in _spans(prepare_text(text)):
                 out |= mins
         if self.now is not None:
@@ -197,24 +194,6 @@ class Seen:
     @cached_property
     def text(self) -> str:
         return normalise_name(" ".join(self.texts))
-
-    @cached_property
-    def rows(self) -> int:
-        """The most rows any result holds (an answer may count the things it lists up to it)."""
-        most = 0
-        for content in self.results:
-            try:
-                doc = json.loads(content)
-            except ValueError:
-                continue
-            if isinstance(doc, dict):
-                for k in ("rows", "total", "shown"):
-                    v = doc.get(k)
-                    if isinstance(v, int):
-                        most = max(most, v)
-                if isinstance(doc.get("items"), list):
-                    most = max(most, len(doc["items"]))
-        return most
 
 
 _PART = re.compile(r"(year|month|day)$", re.I)
@@ -346,7 +325,7 @@ def _supported_number(text: str, m: Mention, seen: Seen, stated: list[float]) ->
     value = abs(m.value)
     if value <= 1:
         return True
-    if value.is_integer() and value <= max(SMALL_COUNT, 0) and not _measured(m.unit):
+    if value.is_integer() and value <= SMALL_COUNT and not _measured(m.unit):
         return True  # a count of things listed, an ordinal, a number of hours
     step = _korean_step(text, m) if m.korean else 10.0**-m.decimals
     nums = seen.numbers

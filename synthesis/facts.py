@@ -83,11 +83,15 @@ UNIT_SLACK = 3
 # ---------------------------------------------------------------------------------------------- matching
 
 
-def _fact_number(fact: Fact) -> float | None:
+def _as_number(value: Any) -> float | None:
     try:
-        return float(str(fact.value).replace(",", ""))
+        return float(str(value).replace(",", ""))
     except ValueError:
         return None
+
+
+def _fact_number(fact: Fact) -> float | None:
+    return _as_number(fact.value)
 
 
 def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
@@ -627,9 +631,8 @@ def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> 
     numbered = [(f, v) for f in facts if f.kind == "number" and (v := _fact_number(f)) is not None]
     for fact, value in numbered:
         for r in fact.rivals:
-            try:
-                rv = float(str(r.get("value")).replace(",", ""))
-            except ValueError:
+            rv = _as_number(r.get("value"))
+            if rv is None:
                 continue
             theirs = [q for q in _quals(list(r.get("about") or [])) if q not in _quals(fact.about)]
             for m in ms:
@@ -638,7 +641,7 @@ def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> 
                 if any(_number_matches(m, v, f) for f, v in numbered):
                     continue  # the value of an asked fact (this one rounded, or another)
                 lo, hi = clause_of(bounds, m.start)
-                if _extreme_ok(text[lo:hi], rv, [value, *(_num_or_none(x.get("value")) for x in fact.rivals)]):
+                if _extreme_ok(text[lo:hi], rv, [value, *(_as_number(x.get("value")) for x in fact.rivals)]):
                     continue  # said as the highest or lowest of the rows, and it is
                 before = clause_of(bounds, max(0, lo - 2))
                 if any(named(text[lo:hi], q, now) for q in theirs):
@@ -651,13 +654,6 @@ def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> 
 
 _HIGH = re.compile(r"최고|최대|가장 (?:높|많|비싸|크|길|멀)|제일 (?:높|많|비싸|크|길|멀)|highest|most|maximum|max")
 _LOW = re.compile(r"최저|최소|가장 (?:낮|적|싸|작|짧|가까)|제일 (?:낮|적|싸|작|짧|가까)|lowest|least|minimum|min")
-
-
-def _num_or_none(v: Any) -> float | None:
-    try:
-        return float(str(v).replace(",", ""))
-    except ValueError:
-        return None
 
 
 def _extreme_ok(clause: str, value: float, values: list[float | None]) -> bool:
@@ -691,7 +687,7 @@ def fact_hit(
     every = facts or [fact]
     now = now or (seen.now if seen else None)
     if fact.kind in ("number", "count"):
-        given = frozenset(m.value for t in seen.user for m in mentions(prepare_text(t))) if seen else frozenset()
+        given = seen.user_numbers if seen else frozenset()
         return _number_hit(prepared, fact, every, mentions(prepared), bounds, now, given, strict=seen is None)
     if fact.kind == "date":
         return _date_hit(prepared, fact, bounds, every, now)

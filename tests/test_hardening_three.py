@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from pydantic import SecretStr, ValidationError
@@ -54,6 +53,7 @@ from graph.openapi import parse_document
 from graph.registry import register
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
+from tests.support.helpers import Recorder, first_tool_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = shipped_documents()
@@ -235,16 +235,6 @@ def test_unicode_full_stops_are_the_ascii_host_for_the_allow_list(dot: str) -> N
         wildcard.check_url(f"https://data{dot}example{dot}kr/")
 
 
-class Recorder(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner = inner
-        self.seen: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(str(request.url))
-        return await self.inner.handle_async_request(request)
-
-
 @pytest.mark.parametrize("dot", DOTS)
 def test_a_server_spelled_with_unicode_full_stops_hits_the_override(dot: str, tmp_path: Path) -> None:
     settings, sandbox = sandbox_mode(Settings())
@@ -254,16 +244,8 @@ def test_a_server_spelled_with_unicode_full_stops_hits_the_override(dot: str, tm
     result = register(store, settings, doc)
     recorder = Recorder(sandbox)
 
-    async def go() -> str:
-        executor = Executor(settings, MemoryEconomy(), {result.api.id: result.api}, transport=recorder)
-        try:
-            tool = store.tools_of_api(result.api.id)[0]
-            return (await executor.call(tool, {"locatadd_nm": "서울특별시"})).outcome
-        finally:
-            await executor.aclose()
-
-    assert asyncio.run(go()) in ("ok", "empty")
-    assert recorder.seen and not any("data.go.kr" in seen for seen in recorder.seen), recorder.seen
+    assert first_tool_outcome(settings, store, result.api, recorder, {"locatadd_nm": "서울특별시"}) in ("ok", "empty")
+    assert recorder.urls and not any("data.go.kr" in seen for seen in recorder.urls), recorder.urls
     store.close()
 
 

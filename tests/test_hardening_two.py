@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from fastapi.testclient import TestClient
@@ -41,7 +40,7 @@ from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.batches import benchmark_guard, new_batch, run_batch
 from synthesis.contamination import BenchFingerprints
-from tests.support.helpers import free_port, verified_store
+from tests.support.helpers import Recorder, first_tool_outcome, free_port, verified_store
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = {"Authorization": "Bearer boot-two"}
@@ -131,18 +130,6 @@ def test_kopa_register_refuses_a_credential_as_secret(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "secret name refused" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
     good = kopa("--secret-name", "CORP_SERVICE_KEY", "--api-id", "stan")
     assert good.returncode == 0, good.stderr
-
-
-class Recorder(httpx.AsyncBaseTransport):
-    """Every request that would go on the wire (after the key was added), answered by the in-process sandbox."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
-        self.inner = inner
-        self.seen: list[str] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(f"{request.url} {dict(request.headers)}")
-        return await self.inner.handle_async_request(request)
 
 
 def test_a_stored_registration_from_before_the_policy_sends_no_key(
@@ -313,15 +300,7 @@ def test_a_trailing_dot_server_hits_the_override(tmp_path: Path) -> None:
     assert "apis.data.go.kr." in result.api.server_url
     recorder = Recorder(sandbox)
 
-    async def go() -> str:
-        executor = Executor(settings, MemoryEconomy(), {result.api.id: result.api}, transport=recorder)
-        try:
-            tool = store.tools_of_api(result.api.id)[0]
-            return (await executor.call(tool, {"locatadd_nm": "서울특별시"})).outcome
-        finally:
-            await executor.aclose()
-
-    assert asyncio.run(go()) in ("ok", "empty")
+    assert first_tool_outcome(settings, store, result.api, recorder, {"locatadd_nm": "서울특별시"}) in ("ok", "empty")
     assert recorder.seen and all("apis.data.go.kr" not in seen.split()[0] for seen in recorder.seen), recorder.seen
     store.close()
 

@@ -58,6 +58,36 @@ def request_args(
     return out
 
 
+class Recorder(httpx.AsyncBaseTransport):
+    """Every request that would go on the wire (after the key was added), answered by the wrapped transport (the
+    in-process sandbox): `urls`, and `seen` (the URL with the headers)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.urls: list[str] = []
+        self.seen: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.urls.append(str(request.url))
+        self.seen.append(f"{request.url} {dict(request.headers)}")
+        return await self.inner.handle_async_request(request)
+
+
+def first_tool_outcome(
+    settings: Settings, store: GraphStore, api: Any, transport: httpx.AsyncBaseTransport, args: dict[str, Any]
+) -> str:
+    """The outcome of calling the API's first registered tool once with `args`, through a fresh executor."""
+
+    async def go() -> str:
+        executor = Executor(settings, MemoryEconomy(), {api.id: api}, transport=transport)
+        try:
+            return (await executor.call(store.tools_of_api(api.id)[0], args)).outcome
+        finally:
+            await executor.aclose()
+
+    return asyncio.run(go())
+
+
 def call(
     client: httpx.Client, op_id: str, args: dict[str, Any], fmt: str | None = "json", key: str | None = DEMO_KEY
 ) -> httpx.Response:
