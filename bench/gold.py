@@ -132,12 +132,19 @@ def meets(step: GoldStep, obs: CallResult) -> bool:
     return obs.outcome not in (Outcome.OK, Outcome.EMPTY)
 
 
-def compute_facts(task: Task, results: dict[str, CallResult]) -> list[Fact]:
-    """The facts of the task from the executed steps' responses (GoldError if one cannot be computed)."""
+def compute_facts(
+    task: Task, results: dict[str, CallResult], args: dict[str, dict[str, Any]] | None = None
+) -> list[Fact]:
+    """The facts of the task from the executed steps' responses (GoldError if one cannot be computed). With the
+    steps' `args`, what a call asked about (a station, a business number) is part of what tells its rows apart."""
     out: list[Fact] = []
     for i, spec in enumerate(task.facts):
         try:
-            out.append(_fact(spec, results))
+            fact = _fact(spec, results)
+            asked = [str(v) for v in (args or {}).get(spec.from_ or "", {}).values() if descriptive(v)]
+            if spec.from_ and asked:
+                fact.about = list(dict.fromkeys([*fact.about, *asked]))[:10]
+            out.append(fact)
         except GoldError as exc:
             raise GoldError(f"facts[{i}]: {exc.detail}") from None
     return out
@@ -241,7 +248,7 @@ async def execute_gold(task: Task, backend: Backend, now: datetime) -> GoldResul
         results[step.id] = obs
         out.calls.append(GoldCall(step.id, step.tool, args, obs))
     try:
-        out.facts = compute_facts(task, results)
+        out.facts = compute_facts(task, results, {c.step: c.args for c in out.calls})
     except GoldError as exc:
         raise GoldError(f"task {task.id}: {exc.detail}") from None
     if not out.facts and task.category not in ("irrelevance", "clarification"):

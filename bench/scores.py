@@ -110,7 +110,8 @@ def _arg_values(
 def seen_in(task: Task, ep: dict[str, Any], now: datetime | None = None) -> Seen:
     """What the model of an episode saw: every tool result it read, the user's turns and the clock."""
     results = tuple(str(r.get("content", "")) for t in ep.get("turns", []) for r in t.get("results", []))
-    return Seen(results=results, user=tuple(task.turns), now=now)
+    sent = tuple(str(v) for c in ep.get("calls", []) for v in (c.get("args") or {}).values())
+    return Seen(results=results, user=tuple(task.turns), now=now, sent=sent)
 
 
 def score_episode(

@@ -52,14 +52,15 @@ def _leaves(doc: Any, out: list[str], keys: set[str]) -> None:
         out.append(str(doc))
 
 
-def _numbers_of(text: str) -> list[float]:
-    """Every figure in a seen value, with the parts of compact dates and clock times (`20261015`, `1500`)."""
+def _numbers_of(text: str, *, parts: bool = True) -> list[float]:
+    """Every figure in a seen value, with (`parts`) the parts of compact dates and clock times (`20261015`,
+    `1500`)."""
     flat = re.sub(r"(?<=\d),(?=\d{3})", "", nfkc(text))
     out: list[float] = []
     for m in _DIGITS.finditer(flat):
         raw = m.group()
         out.append(float(raw))
-        if "." not in raw and len(raw) in (4, 6, 8, 10, 12):
+        if parts and "." not in raw and len(raw) in (4, 6, 8, 10, 12):
             out.extend(float(raw[i : i + 2]) for i in range(0, len(raw), 2))
             out.append(float(raw[:4]))
     return out
@@ -72,6 +73,8 @@ class Seen:
     results: tuple[str, ...] = ()
     user: tuple[str, ...] = ()
     now: datetime | None = None
+    #: the argument values of the calls the model made (a code it sent, such as 30200, is something it knows)
+    sent: tuple[str, ...] = ()
 
     @cached_property
     def _parsed(self) -> tuple[list[str], set[str], list[dict[str, Any]]]:
@@ -102,7 +105,7 @@ class Seen:
 
     @cached_property
     def texts(self) -> list[str]:
-        return [*self.leaves, *self.user]
+        return [*self.leaves, *self.user, *self.sent]
 
     @cached_property
     def user_numbers(self) -> frozenset[float]:
@@ -122,6 +125,18 @@ class Seen:
             for d in self.clock_dates:
                 out += [d.year, d.month, d.day]
         return sorted({round(x, 9) for x in out})
+
+    @cached_property
+    def figures(self) -> list[float]:
+        """The figures the results and the user state as figures: no part of a date or clock time, no clock. A
+        measurement an answer states (15.9도, 37%) must be one of these."""
+        out = {0.0}
+        for text in self.texts:
+            q = qualifier(text) if len(text) <= 40 else None
+            if q is None or q.kind == "name" or (q.day is None and ":" not in text):  # a bare 1051 may be seconds
+                out |= {round(x, 9) for x in _numbers_of(text, parts=False)}
+        out |= self.user_numbers
+        return sorted(out)
 
     @cached_property
     def measured(self) -> list[float]:
@@ -154,6 +169,8 @@ class Seen:
     def months(self) -> set[int]:
         """Months seen: of every date seen, of the clock (this month, last month) and written as months."""
         out = {d.month for d in self.dates}
+        if self.now is not None:  # this month, last month, next month
+            out |= {(self.now.month + k - 1) % 12 + 1 for k in (-1, 0, 1)}
         for text in self.texts:
             out |= {int(m.group(1)) for m in re.finditer(r"(?<!\d)(\d{1,2})\s*월", nfkc(text))}
             compact = re.fullmatch(r"((?:19|20)\d{2})(\d{2})", text.strip())
@@ -232,7 +249,7 @@ _DOUBT = re.compile(
 )
 #: A turn back on what was said (a retraction or a contradiction after it).
 _RETRACT = re.compile(
-    r"(?:하지만|그러나|다만|그런데|근데|아,|앗|아니|정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
+    r"(?:(?<!죄송)(?<!아쉽)(?<!미안)하지만|그러나|다만|그런데|근데|아,|앗|아니|정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
     r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|없네요|없었|못\s*했|못합니다|않습니다|않아요|않았|아닙니다|아니에요"
     r"|아니라|아닐 "
     r"|잘못|틀렸|틀린|정정|취소|무시|다시 확인|cannot|can't|unable|wrong|incorrect|ignore|disregard|not (?:correct"
@@ -328,7 +345,7 @@ def _supported_number(text: str, m: Mention, seen: Seen, stated: list[float]) ->
     if value.is_integer() and value <= SMALL_COUNT and not _measured(m.unit):
         return True  # a count of things listed, an ordinal, a number of hours
     step = _korean_step(text, m) if m.korean else 10.0**-m.decimals
-    nums = seen.numbers
+    nums = seen.figures if _measured(m.unit) else seen.numbers
     for scale in _SCALES_BY_FAMILY.get(unit_family(m.unit), (1.0,)):
         x, tol = value * scale, 0.5 * step * scale + 1e-9
         if _near(nums, x, tol):
@@ -470,14 +487,15 @@ def _relative_day(clause: str, day: date, now: datetime | None) -> bool:
     return any(_says(clause, w) and now.date() + timedelta(days=k) == day for w, k in _RELATIVE.items())
 
 
-def names_other_day(clause: str, day: date | None, now: datetime | None) -> bool:
-    """The clause names a day (a date or 오늘/내일/어제) other than `day`."""
+def names_other_day(clause: str, day: date | None, now: datetime | None, also: frozenset[date] = frozenset()) -> bool:
+    """The clause names a day other than `day`: a relative day (오늘, 내일, 어제) that is not `day`, or a date that is
+    neither `day` nor one of `also` (the other days its row states, such as a forecast's issue date)."""
     if day is None or now is None:
         return False
     for w, k in _RELATIVE.items():
         if _says(clause, w) and now.date() + timedelta(days=k) != day and not _relative_day(clause, day, now):
             return True
-    return any(d != day for d, _, _ in date_spans(clause, now.year))
+    return any(d != day and d not in also for d, _, _ in date_spans(clause, now.year))
 
 
 def row_context(

@@ -65,7 +65,16 @@ from synthesis.answer_values import (
 from synthesis.answer_values import normalise_name as normalise_name
 from synthesis.answer_values import numbers_in as numbers_in
 from synthesis.answer_values import unit_at as unit_at
-from synthesis.claims import INABLE, Qualifier, Seen, named, names_other_day, pasted, qualifier, unsupported
+from synthesis.claims import (
+    INABLE,
+    Qualifier,
+    Seen,
+    named,
+    names_other_day,
+    pasted,
+    qualifier,
+    unsupported,
+)
 from synthesis.fact_terms import DATA_NOUNS, MODAL, guessable, in_context, label_terms, negative
 from synthesis.fact_terms import Fact as Fact
 from synthesis.fact_terms import FactCheck as FactCheck
@@ -344,7 +353,13 @@ def _absence_hit(prepared: str, bounds: list[tuple[int, int]], terms: list[str])
 
 
 def _text_hit(
-    prepared: str, fact: Fact, bounds: list[tuple[int, int]], facts: list[Fact], now: datetime | None = None
+    prepared: str,
+    fact: Fact,
+    bounds: list[tuple[int, int]],
+    facts: list[Fact],
+    now: datetime | None = None,
+    *,
+    strict: bool = True,
 ) -> bool:
     raw = str(fact.value)
     times = time_values(raw.zfill(4) if re.fullmatch(r"\d{3}", raw.strip()) else raw)
@@ -383,15 +398,23 @@ def _text_hit(
     if negative(fact):
         # an honest report of missing data in any wording (`자료가 없어요`, `등록된 정보가 없습니다`,
         # `찾을 수 없었어요`, `no data came back`), or the words
+        if _DECLINING.search(prepared):
+            return False  # a refusal to look (`도구로는 확인할 수 없습니다`) reports nothing about the data
         return bool(
             _absence_hit(prepared, bounds, terms)
             or _span_hits(prepared, needle, prepared)
-            or INABLE.search(prepared)
+            or _NOT_FOUND.search(prepared)
             or _NONE_EN.search(prepared)
         )
     if weak and not terms:
         return False
-    hits = _span_hits(prepared, needle, prepared) + _days_hits(prepared, raw) + _synonym_hits(prepared, raw)
+    hits = (
+        _span_hits(prepared, needle, prepared)
+        + _days_hits(prepared, raw)
+        + _synonym_hits(prepared, raw)
+        + _stem_hits(prepared, raw)
+        + _frequency_hits(prepared, raw)
+    )
     if not hits and fact.kind == "text":
         hits = _loose_hits(prepared, raw, bounds)
     if any(negated_at(prepared, b) for _, b in hits):
@@ -399,12 +422,20 @@ def _text_hit(
     for a, _ in hits:
         if weak and not in_context(prepared, bounds, a, terms):
             continue
-        if _candidates(prepared, bounds, a, fact, facts) or said_of_other(prepared, bounds, a, fact, facts, now):
+        if _candidates(prepared, bounds, a, fact, facts, strict=strict) or said_of_other(
+            prepared, bounds, a, fact, facts, now
+        ):
             continue
         return True
     return False
 
 
+#: What the call found: nothing (`찾을 수 없었어요`, `조회되지 않아요`), as opposed to a refusal to look.
+_NOT_FOUND = re.compile(
+    r"(?:찾|조회|검색|확인)[가-힣]{0,3}\s*수\s*(?:가|는)?\s*없었|(?:조회|검색|확인|등록)되지 않|나오지 않"
+)
+#: A refusal to look rather than a report of what was found.
+_DECLINING = re.compile(r"도구(?:로는|로|가|를)|요청하신 (?:정보|내용)|\btools?\b", re.I)
 _NONE_EN = re.compile(
     r"\bno (?:\w+ ){0,3}(?:data|record|records|result|results|rows|information|match)\b|\bnot found\b"
     r"|\bnothing (?:came|was)"
@@ -456,6 +487,28 @@ def _loose_hits(prepared: str, raw: str, bounds: list[tuple[int, int]]) -> list[
     return out
 
 
+def _stem_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
+    """A status noun in `…자` said as its state (`폐업한 상태`, `휴업 중` for `폐업자`, `휴업자`)."""
+    value = normalise_name(raw)
+    if len(value) < 3 or not value.endswith("자") or not re.fullmatch(r"[가-힣]+", value):
+        return []
+    rx = rf"{re.escape(value[:-1])}(?=\s?(?:한|된|했|중|상태|하였|되었|이에요|입니다|이고|으로|로|\)|,|\.|$))"
+    return [(m.start(), m.end()) for m in re.finditer(rx, prepared)]
+
+
+_TIMES_WORD = {1: "한", 2: "두", 3: "세", 4: "네", 5: "다섯"}
+
+
+def _frequency_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
+    """A dosing frequency in other words (`하루 세 번`, `1일 3번` for `1일 3회`)."""
+    m = re.fullmatch(r"\s*1\s*일\s*(\d)\s*회\s*", nfkc(raw))
+    if not m:
+        return []
+    n = int(m.group(1))
+    times = rf"(?:{n}\s*(?:회|번)" + (rf"|{_TIMES_WORD[n]}\s*(?:번|차례)" if n in _TIMES_WORD else "") + ")"
+    return [(x.start(), x.end()) for x in re.finditer(rf"(?:1\s*일|하루(?:에)?)\s*{times}", prepared)]
+
+
 def _days_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
     """A number of days written in English or as a Korean word (`3 days`, `사흘`) for a value such as `3일`."""
     m = re.fullmatch(r"\s*(\d{1,2})\s*일\s*", nfkc(raw))
@@ -483,8 +536,11 @@ def _range_end(text: str, at: int) -> bool:
     return bool(re.search(r"(부터|~|∼|〜|-|–|에서)\s*$", text[max(0, at - 6) : at]))
 
 
-def _candidates(text: str, bounds: list[tuple[int, int]], at: int, fact: Fact, facts: list[Fact]) -> bool:
-    """Another row's value of a name fact offered in the same clause (`A 또는 B`)."""
+def _candidates(
+    text: str, bounds: list[tuple[int, int]], at: int, fact: Fact, facts: list[Fact], *, strict: bool = True
+) -> bool:
+    """Another row's value of a name fact offered in the same clause (`A 또는 B`); with `strict` off (the judge
+    checks the rest against what was seen), only when offered as an alternative, not listed beside it."""
     if fact.kind != "name" or not fact.rivals:
         return False
     a, b = clause_of(bounds, at)
@@ -493,9 +549,9 @@ def _candidates(text: str, bounds: list[tuple[int, int]], at: int, fact: Fact, f
     asked = {normalise_name(str(f.value)) for f in facts}
     for r in fact.rivals:
         other = normalise_name(str(r.get("value", "")))
-        if other in asked:
+        if other in asked or len(other) < 2 or other in own or own in other or other not in clause:
             continue
-        if len(other) >= 2 and other not in own and own not in other and other in clause:
+        if strict or _OR.search(text[a:b]):
             return True
     return False
 
@@ -609,6 +665,9 @@ def said_of_other(
     a, b = clause_of(bounds, pos)
     clause = text[a:b]
     own = [q for q in _quals(fact.about) if not _is_value(q, facts)]
+    days = [q.day for q in own if q.day is not None]
+    if dated and days and names_other_day(clause, max(days), now, frozenset(days)):
+        return True  # said of another day, whatever else the clause names
     if any(named(clause, q, now) for q in own):
         return False
     others = [q for r in fact.rivals for q in _quals(list(r.get("about") or []))]
@@ -616,10 +675,7 @@ def said_of_other(
     others = [q for q in others if q not in own and not _is_value(q, facts)]
     if any(named(clause, q, now) for q in others):
         return True
-    if _labelled_other(clause, fact, facts):
-        return True
-    days = [q.day for q in own if q.day is not None]
-    return dated and bool(days) and names_other_day(clause, max(days), now)
+    return _labelled_other(clause, fact, facts)
 
 
 def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> str:
@@ -692,7 +748,7 @@ def fact_hit(
     if fact.kind == "date":
         return _date_hit(prepared, fact, bounds, every, now)
     if fact.kind in ("name", "text"):
-        return _text_hit(prepared, fact, bounds, every, now)
+        return _text_hit(prepared, fact, bounds, every, now, strict=seen is None)
     return False
 
 
@@ -756,9 +812,9 @@ _DECLINE = re.compile(
     r"할\s*수\s*(?:가|는)?\s*없|수\s*없(?:습니다|어요|네요|는)|도구가 없|기능이 없|권한이 없|불가|어려워요"
     r"|어렵(?:습니다|네요|겠)"
     r"|안\s*돼|못\s*해|지원되지 않|범위(?:를|가|에서)? 벗어|밖의 (?:요청|일|내용)|(?:제공|지원|조회)하지 (?:않|못)"
-    r"|도와드리기 어렵"
-    r"|\bcan'?t\b|\bcannot\b|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool"
-    r"|access)",
+    r"|도와드리기 어렵|(?:정보|기능|범위|서비스|요청|일)(?:가|이)? 아니|방법이 없|범위 밖|밖이에요|밖의 정보"
+    r"|\boutside (?:what|the|my)\b|\bbeyond (?:what|my)\b|\bnot something i\b|\bcan'?t\b|\bcannot\b"
+    r"|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool|access)",
     re.I,
 )
 

@@ -484,9 +484,9 @@ def grounded(fact: Fact, results: list[tuple[str, str]] | Evidence) -> bool:
 _CLOCK_LINE = re.compile(r"현재 시각:\s*(\d{4}-\d{2}-\d{2} \d{2}:\d{2})")
 
 
-def seen_of(prompt: Any, results: list[tuple[str, str]]) -> Seen:
-    """What the model of a rollout saw, for the judge: its executed tool results, the user's turns of the prompt
-    and the clock its system prompt states."""
+def seen_of(prompt: Any, results: list[tuple[str, str]], sent: tuple[str, ...] = ()) -> Seen:
+    """What the model of a rollout saw, for the judge: its executed tool results, the arguments it sent, the
+    user's turns of the prompt and the clock its system prompt states."""
     messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": str(prompt or "")}]
     user = tuple(str(m.get("content") or "") for m in messages if isinstance(m, dict) and m.get("role") == "user")
     system = " ".join(
@@ -494,7 +494,7 @@ def seen_of(prompt: Any, results: list[tuple[str, str]]) -> Seen:
     )
     clock = _CLOCK_LINE.search(system)
     now = datetime.strptime(clock.group(1), "%Y-%m-%d %H:%M") if clock else None
-    return Seen(results=tuple(content for _, content in results), user=user, now=now)
+    return Seen(results=tuple(content for _, content in results), user=user, now=now, sent=sent)
 
 
 def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
@@ -506,7 +506,7 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
     ):
         wanted = _facts(facts)
         answer = p.answer
-        seen = seen_of(prompt, p.results)
+        seen = seen_of(prompt, p.results, tuple(str(v) for c in p.attempts if c.executed for v in c.arguments.values()))
         if not (_loads(gold) or []) and gold is not None:  # an irrelevance record: the honest refusal
             out.append(1.0 if not p.attempts and answer.strip() and refusal(answer, [], seen) else 0.0)
             continue
