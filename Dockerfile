@@ -29,6 +29,8 @@ RUN pip wheel --wheel-dir /wheels /src
 
 # ---- app: runtime base, installed from the wheels only (no index, no compiler) --------------------------
 FROM ${PYTHON_IMAGE} AS app
+# Nothing phones home (docs/operations.md, "Data sovereignty / telemetry"): no Hugging Face Hub telemetry, no vLLM
+# usage stats, and DO_NOT_TRACK for any other library that honours it (the train target inherits these).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -36,7 +38,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HOME=/home/kopa \
     KOPA_DATA_DIR=/home/kopa/data \
     MPLCONFIGDIR=/tmp/matplotlib \
-    XDG_CACHE_HOME=/tmp/.cache
+    XDG_CACHE_HOME=/tmp/.cache \
+    HF_HUB_DISABLE_TELEMETRY=1 \
+    VLLM_NO_USAGE_STATS=1 \
+    DO_NOT_TRACK=1
 # uid/gid 10001, matching the chart's securityContext (runAsUser 10001, runAsNonRoot). The root filesystem
 # may be read-only: only /tmp and the data dir need to be writable (the chart mounts emptyDirs there).
 RUN groupadd --system --gid 10001 kopa \

@@ -38,7 +38,7 @@ PORT=${PORT:-8000}
 URL="http://127.0.0.1:$PORT/v1"
 [ -n "${STEPS_SFT:-}" ] && STEPS_SFT_ARG=(--steps "$STEPS_SFT") || STEPS_SFT_ARG=()
 [ -n "${STEPS_GRPO:-}" ] && STEPS_GRPO_ARG=(--steps "$STEPS_GRPO") || STEPS_GRPO_ARG=()
-export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 TRL_EXPERIMENTAL_SILENCE=1
+export HF_HUB_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 TRL_EXPERIMENTAL_SILENCE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 TIMES="$WORK/timings.tsv"
 
 # run STAGE GPU(0|1) CMD...: print the command; unless --dry-run, run it and record wall time and GPU-hours

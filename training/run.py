@@ -51,6 +51,8 @@ from training.rewards import selected
 OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",
     "HF_HUB_DISABLE_TELEMETRY": "1",
+    "VLLM_NO_USAGE_STATS": "1",  # vLLM (colocated GRPO generation) reports usage stats unless told not to
+    "DO_NOT_TRACK": "1",
     "TRL_EXPERIMENTAL_SILENCE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
