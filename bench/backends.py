@@ -33,7 +33,7 @@ from graph.models import ParamRecord, ToolRecord
 
 SNAPSHOT_VERSION = 1
 #: What a snapshot entry keeps of a result, besides the tool and its arguments (the replayed part).
-REPLAYED = ("outcome", "items", "reason", "code")
+REPLAYED = ("outcome", "items", "reason", "code", "total", "first")
 
 
 def canonical_args(args: dict[str, Any]) -> dict[str, Any]:
@@ -217,7 +217,11 @@ class Snapshot:
             return  # only definitive answers are worth replaying
         kept = canonical_call(record, args) if record is not None else canonical_args(args)
         doc = result.to_json()
-        self.entries[call_key(tool, args, record)] = {"tool": tool, "args": kept, **{k: doc[k] for k in REPLAYED}}
+        self.entries[call_key(tool, args, record)] = {
+            "tool": tool,
+            "args": kept,
+            **{k: doc[k] for k in REPLAYED if k in doc and (k not in ("total", "first") or doc[k] not in (None, 1))},
+        }
 
     def get(self, tool: str, args: dict[str, Any], record: ToolRecord | None = None) -> CallResult | None:
         e = self.entries.get(call_key(tool, args, record))
@@ -328,7 +332,8 @@ class ReplayBackend:
             # Only rows the recording holds: a short recorded page does not prove the listing ended there (APIs
             # cap the page size, juso at 100 rows), so a page reaching past the recorded rows is a miss.
             if r_offset <= offset and offset + size <= r_offset + len(rows):
-                return _replayed(entry, items=rows[offset - r_offset : offset - r_offset + size])
+                first = int(entry.get("first") or 1) + offset - r_offset
+                return _replayed(entry, items=rows[offset - r_offset : offset - r_offset + size], first=first)
         return None
 
     async def call(self, tool: str, args: dict[str, Any]) -> CallResult:

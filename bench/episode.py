@@ -18,20 +18,18 @@ from bench.agents import Agent, AgentReply, EpisodeContext, ToolCall
 from bench.backends import Backend, canonical_args
 from bench.tasks import Task
 from execution.result import CallResult, Outcome
+from execution.seeds import KST
 from execution.view import ToolLike, tool_view, visible
 from graph.models import ToolRecord
 from graph.specs import function_spec
+from synthesis.export import system_text
 
 DEFAULT_MAX_TURNS = 8
 
 
 def system_prompt(now: datetime) -> str:
-    return (
-        "당신은 한국 공공기관 API 도구를 사용하는 민원 도우미입니다. 필요하면 도구를 호출하고, 도구 결과에 근거해서만 "
-        "한국어로 답하세요. 코드나 좌표처럼 사용자가 모르는 값은 앞선 도구 결과에서 가져오세요. 필요한 정보가 빠졌으면 "
-        "먼저 물어보고, 도구로 할 수 없는 요청이나 오류는 솔직하게 알리세요. "
-        f"현재 시각: {now.strftime('%Y-%m-%d %H:%M')} (KST)."
-    )
+    """The one system prompt (`synthesis.export.system_text`): training rows state their clock the same way."""
+    return system_text(now if now.tzinfo else now.replace(tzinfo=KST))
 
 
 def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -51,7 +49,7 @@ def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dic
 
 def tool_message(obs: CallResult, tool: ToolLike = None) -> str:
     """What the model reads back: the one view of the result (`execution.view`), with the tool's narrowing note."""
-    return tool_view(obs.outcome, obs.items, reason=obs.reason, tool=tool)
+    return tool_view(obs.outcome, obs.items, reason=obs.reason, tool=tool, total=obs.total, first=obs.first)
 
 
 def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, Any]:

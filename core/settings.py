@@ -352,6 +352,10 @@ class BatchSettings(BaseModel):
     #: Largest batch a team may request, and how many of its batches may run at once.
     max_count: int = 2000
     max_concurrent: int = 2
+    #: Days before the clock over which each trajectory's instant is drawn (never the clock's own day, the
+    #: benchmark's), for a world that can be asked about another instant: the sandbox sets 365. 0: every trajectory
+    #: at the clock, as against real APIs, which answer at real time (runs on different days vary it).
+    clock_days: int = Field(0, ge=0, le=400)
     #: Optional on-premise OpenAI-compatible endpoint for paraphrasing requests (never a hosted model by default).
     paraphrase_url: str = ""
     #: Benchmark tasks no synthesised trajectory may reproduce (a folder of KOPA-Bench YAML files; empty: the

@@ -26,6 +26,7 @@ from urllib.parse import quote, urlparse
 
 import httpx
 
+from core.clock import world_now
 from core.egress import EgressPolicy
 from core.errors import DisallowedHost
 from core.logging import install_redaction, register_secret, scrub
@@ -183,8 +184,14 @@ def argument_problem(args: Any) -> str | None:
 
 
 def args_key(tool: ToolRecord, args: dict[str, Any]) -> str:
+    instant = world_now()  # a simulated world's answer depends on the instant asked about
     raw = json.dumps(
-        [tool.name, tool.spec_hash, sorted((k, v) for k, v in args.items())],
+        [
+            tool.name,
+            tool.spec_hash,
+            sorted((k, v) for k, v in args.items()),
+            *([instant.isoformat()] if instant else []),
+        ],
         ensure_ascii=False,
         sort_keys=True,
         default=str,

@@ -172,10 +172,14 @@ def judge(
     if declared_fields and not any(set(r) & declared_fields for r in rows):
         return CallResult(Outcome.INVALID, reason="rows do not match the declared schema (no declared field present)")
     inputs = inputs or set()
+    total, page, size = envelopes.detect_paging(doc, rows)
     rows = [r for r in rows if substantive(r, inputs)]
     if not rows:
         return CallResult(Outcome.EMPTY, reason="only hollow rows (the provider echoed the input)", items_path=used)
-    return CallResult(Outcome.OK, items=rows, items_path=used)
+    first = (page - 1) * size + 1 if page >= 1 and size >= 1 else 1
+    if total is not None and total < first - 1 + len(rows):
+        total, first = None, 1  # an echo that does not add up to the rows sent is no evidence
+    return CallResult(Outcome.OK, items=rows, items_path=used, total=total, first=first)
 
 
 def learn_rows(doc: Any, items_path: str, declared_fields: set[str]) -> tuple[list[dict[str, Any]], str]:

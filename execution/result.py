@@ -38,6 +38,8 @@ class CallResult:
     code: str = ""  # the provider's or gateway's result code, the HTTP status, or the executor's own ("blocked")
     quota: bool = False  # a quota or throttling answer
     items_path: str = ""  # where the rows were found (the declared path, or one learnt from this response)
+    total: int | None = None  # the rows the query has in all, as the provider states it (None: not stated)
+    first: int = 1  # 1-based position of the first row of this page in the whole answer
     # Set by the executor:
     status: int | None = None
     latency_ms: float = 0.0

@@ -8,6 +8,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from core.clock import world_now
 from core.settings import Settings
 from graph.models import ParamRecord, ToolRecord
 
@@ -18,6 +19,11 @@ _VILAGE = (2, 5, 8, 11, 14, 17, 20, 23)
 
 
 def now(settings: Settings) -> datetime:
+    """The clock of the current conversation: the instant synthesis set for it (`core.clock.world_at`), else the
+    configured `verify.now`, else the machine clock, in KST."""
+    instant = world_now()
+    if instant is not None:
+        return instant.astimezone(KST)
     if settings.verify.now:
         dt = datetime.fromisoformat(settings.verify.now)
         return dt if dt.tzinfo else dt.replace(tzinfo=KST)

@@ -20,7 +20,9 @@ Budget (`BUDGET`), chosen from real responses and a real context:
 * `value_chars = 300`: TourAPI `overview`/`homepage` and MFDS `efcyQesitm` texts run to thousands of characters;
   the first 300 carry the facts, and a cut value ends with `…`.
 
-The message is a JSON object: `{"rows": N, "shown": k, "items": [...]}` plus `"note"` when k < N;
+The message is a JSON object: `{"rows": N, "shown": k, "items": [...]}` plus `"note"` when k < N, where N is the
+rows the query has in all as the provider states it (`totalCount` and its kin, `graph.envelopes.detect_paging`;
+the rows received when it states none) and `"first"` the position of a later page's first row;
 `{"rows": 0, "items": [], "message": ...}` for an empty answer; `{"error": outcome, "message": ...}` for a
 failure. `visible` is idempotent (`visible(visible(rows)) == visible(rows)` for the same total), so a record that
 stores the shown rows and the total renders the same text as the live response did.
@@ -116,13 +118,13 @@ def _dumps(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, ensure_ascii=False, default=str)
 
 
-def note(total: int, shown: int, tool: ToolLike) -> str:
-    """What the model reads when rows are left out: how many, and how to narrow (empty when none is)."""
+def note(total: int, shown: int, tool: ToolLike, *, first: int = 1) -> str:
+    """What the model reads when rows are left out: which rows of how many, and how to narrow (empty when none is).
+    `first` is the 1-based position of the first shown row in the whole answer (a later page starts past 1)."""
     parts: list[str] = []
     if shown < total:
-        parts.append(
-            f"showing the first {shown} of {total} rows in the response's order; to see other rows, narrow the call"
-        )
+        where = f"the first {shown} of {total} rows" if first <= 1 else f"rows {first}-{first + shown - 1} of {total}"
+        parts.append(f"showing {where} in the response's order; to see other rows, narrow the call")
         filters, paging = narrowing(tool)
         how = []
         if filters:
@@ -137,16 +139,23 @@ def note(total: int, shown: int, tool: ToolLike) -> str:
     return "; ".join(parts)
 
 
-def _doc(rows: list[dict[str, Any]], total: int, tool: ToolLike) -> dict[str, Any]:
+def _doc(rows: list[dict[str, Any]], total: int, tool: ToolLike, first: int = 1) -> dict[str, Any]:
     doc: dict[str, Any] = {"rows": total, "shown": len(rows), "items": rows}
-    text = note(total, len(rows), tool)
+    if first > 1:
+        doc["first"] = first
+    text = note(total, len(rows), tool, first=first)
     if text:
         doc["note"] = text
     return doc
 
 
 def visible(
-    items: Sequence[Mapping[str, Any]], *, total: int | None = None, tool: ToolLike = None, budget: Budget = BUDGET
+    items: Sequence[Mapping[str, Any]],
+    *,
+    total: int | None = None,
+    tool: ToolLike = None,
+    budget: Budget = BUDGET,
+    first: int = 1,
 ) -> list[dict[str, Any]]:
     """The rows the model sees: the response's first rows (never reordered), each cut to the field and value
     budget, as many as fit the row and message budgets (at least one)."""
@@ -155,7 +164,7 @@ def visible(
     out: list[dict[str, Any]] = []
     for row in cut:
         trial = [*out, row]
-        if out and len(_dumps(_doc(trial, n, tool))) > budget.message_chars:
+        if out and len(_dumps(_doc(trial, n, tool, first))) > budget.message_chars:
             break
         out = trial
     return out
@@ -168,15 +177,17 @@ def view_object(
     reason: str = "",
     tool: ToolLike = None,
     total: int | None = None,
+    first: int = 1,
     budget: Budget = BUDGET,
 ) -> dict[str, Any]:
     """The view as a JSON-ready object (see the module docstring). `items` may be every row of the response, or
     rows already `visible` with the response's `total`."""
     if outcome == "ok" and items:
         rows = [dict(r) for r in items if isinstance(r, Mapping)]
-        n = len(rows) if total is None else max(total, len(rows))
-        shown = visible(rows, total=n, tool=tool, budget=budget)
-        return _doc(shown, n, tool)
+        first = max(1, first) if total is not None else 1
+        n = len(rows) if total is None else max(total, first - 1 + len(rows))
+        shown = visible(rows, total=n, tool=tool, budget=budget, first=first)
+        return _doc(shown, n, tool, first)
     if outcome in ("ok", "empty"):
         return {"rows": 0, "items": [], "message": reason or "no data"}
     return {"error": outcome, "message": reason or "the call failed"}
@@ -194,10 +205,11 @@ def tool_view(
     reason: str = "",
     tool: ToolLike = None,
     total: int | None = None,
+    first: int = 1,
     budget: Budget = BUDGET,
 ) -> str:
     """The text a model reads back for one tool result."""
-    return render(view_object(outcome, items, reason=reason, tool=tool, total=total, budget=budget))
+    return render(view_object(outcome, items, reason=reason, tool=tool, total=total, first=first, budget=budget))
 
 
 VIEW_RULE = (

@@ -84,6 +84,71 @@ def detect_items(doc: Any) -> tuple[str, list[dict[str, Any]]] | None:
     return (best[1], best[2]) if best else None
 
 
+#: Names under which a response states how many rows the query has in all (not the page), in the order read: a
+#: filtered count (odcloud `matchCount`) before the table's, then the gateways' and other portals' spellings.
+TOTAL_NAMES = (
+    "matchcount",
+    "totalcount",
+    "total_count",
+    "list_total_count",
+    "totalcnt",
+    "totcnt",
+    "tot_cnt",
+    "totalelements",
+    "total_elements",
+    "totalresults",
+    "totalrecords",
+    "total",
+    "count",
+)
+#: Names of the page number and the page size a response echoes (data.go.kr, juso, odcloud, other portals).
+PAGE_NAMES = ("pageno", "currentpage", "page", "pageindex", "page_no")
+SIZE_NAMES = ("numofrows", "countperpage", "perpage", "pagesize", "page_size", "size")
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 12:
+        return int(value.strip())
+    return None
+
+
+def detect_paging(doc: Any, rows: list[dict[str, Any]]) -> tuple[int | None, int, int]:
+    """(total, page, size) a response states about itself outside its rows: the provider's total row count for the
+    query (None when it states none, or one smaller than the rows it sent), and the page number and size it echoes
+    (0 when not stated). Read in the top levels, never inside a row."""
+    skip = {id(r) for r in rows}
+    found: dict[str, int] = {}
+
+    def visit(node: Any, depth: int) -> None:
+        if depth > 4 or id(node) in skip:
+            return
+        if isinstance(node, list):
+            for element in node[:4]:
+                visit(element, depth + 1)
+            return
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            k = str(key).lower()
+            n = _count(value)
+            if n is not None and k not in found and k in (*TOTAL_NAMES, *PAGE_NAMES, *SIZE_NAMES):
+                found[k] = n
+            elif isinstance(value, dict | list):
+                visit(value, depth + 1)
+
+    visit(doc, 0)
+    total = next((found[k] for k in TOTAL_NAMES if k in found), None)
+    if total is not None and total < len(rows):
+        total = None  # a count of something else (a page's, a field's): the rows are the evidence
+    page = next((found[k] for k in PAGE_NAMES if k in found), 0)
+    size = next((found[k] for k in SIZE_NAMES if k in found), 0)
+    return total, page, size
+
+
 SPECIFIC_CODES = {"resultCode", "returnReasonCode", "errorCode", "status_code", "result_code"}
 NO_DATA_WORDS = (
     "no data",

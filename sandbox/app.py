@@ -13,14 +13,16 @@ import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl
 
 import orjson
 
+from core.clock import WORLD_NOW_HEADER
 from core.settings import SandboxSettings, Settings, parse_pairs
 from sandbox.catalog import build_catalog
-from sandbox.clock import Clock
+from sandbox.clock import KST, Clock, parse_instant
 from sandbox.faults import FaultDecision, FaultInjector, parse_profile
 from sandbox.keys import KeyRegistry, QuotaBook
 from sandbox.providers import all_operations
@@ -160,12 +162,26 @@ class SandboxApp:
         denied = self._authorise(op, params, fmt)
         if denied is not None:
             return denied
-        resp = self._serve(op, params, body, fmt, decision)
+        resp = self._serve(op, params, body, fmt, decision, at=self._instant(scope))
         if decision.truncate and resp.status == 200:
             resp.body = resp.body[: max(1, len(resp.body) // 2)]
         elif decision.malformed and resp.status == 200:
             resp.body = b"\xff\xfe<" + resp.body[:40] + b"\x00{{"
         return resp
+
+    def _instant(self, scope: Scope) -> datetime | None:
+        """The instant a request asks the world about (`core.clock.WORLD_NOW_HEADER`, sent by the in-process
+        transport of a synthesis run whose trajectories span days): an ISO instant up to 400 days before the clock,
+        never after it. A real API answers at real time; this simulates asking it on another day."""
+        raw = next((v for k, v in scope.get("headers", []) if k.decode("latin-1").lower() == WORLD_NOW_HEADER), None)
+        if raw is None:
+            return None
+        try:
+            at = parse_instant(raw.decode("latin-1").strip()).astimezone(KST)
+        except ValueError:
+            return None
+        base = self.clock.now()
+        return at if base - timedelta(days=400) <= at <= base else None
 
     # ------------------------------------------------------------------ gateway
     def _format(self, op: Operation, params: dict[str, str]) -> str:
@@ -219,7 +235,16 @@ class SandboxApp:
         body, ctype = render_provider_error(op, code, msg, fmt=fmt)
         return Response(status, body, ctype)
 
-    def _serve(self, op: Operation, params: dict[str, str], body: Any, fmt: str, decision: FaultDecision) -> Response:
+    def _serve(
+        self,
+        op: Operation,
+        params: dict[str, str],
+        body: Any,
+        fmt: str,
+        decision: FaultDecision,
+        *,
+        at: datetime | None = None,
+    ) -> Response:
         p = op.provider
         if not p.validates_itself:
             err = _validate(op, params)
@@ -248,7 +273,7 @@ class SandboxApp:
             )
         if body is _BadJson:
             body = None
-        req = Request(params=params, body=body, world=self.world, now=self.clock.now(), seed=self.seed)
+        req = Request(params=params, body=body, world=self.world, now=at or self.clock.now(), seed=self.seed)
         try:
             result = op.handler(req)
         except ProviderError as exc:

@@ -10,6 +10,7 @@ import hashlib
 import json
 import random
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 import jsonschema
@@ -86,6 +87,22 @@ def _check(plan: Plan, steps: list[TrajectoryStep]) -> None:
 
 def clock_iso(settings: Settings) -> str:
     return now(settings).isoformat(timespec="minutes")
+
+
+#: How often people ask at each hour of the day (KST): little at night, most in the day and evening.
+ASK_HOURS = (1, 1, 1, 1, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 3, 2)
+
+
+def draw_instant(settings: Settings, rnd: random.Random) -> datetime | None:
+    """A conversation's instant: a day of the `batch.clock_days` before the clock (never the clock's own day, the
+    benchmark's), an hour as people ask, any minute; None when trajectories stay at the clock."""
+    days = settings.batches.clock_days
+    if days <= 0:
+        return None
+    base = now(settings)
+    day = base - timedelta(days=rnd.randint(1, days))
+    hour = rnd.choices(range(24), weights=ASK_HOURS)[0]
+    return day.replace(hour=hour, minute=rnd.randrange(60), second=0, microsecond=0)
 
 
 def build_record(

@@ -21,6 +21,7 @@ import random
 from collections import Counter
 from typing import Any
 
+from core.clock import world_at
 from core.settings import Settings
 from execution.executor import Executor
 from graph.models import utcnow
@@ -30,6 +31,7 @@ from synthesis.build import (
     MAX_RENDERED_CHARS,
     RecordError,
     build_record,
+    draw_instant,
     is_near_duplicate,
     record_id,
     snapshot_id,
@@ -190,8 +192,12 @@ class _Run:
 
     async def one(self, i: int, plan: Plan) -> tuple[int, Plan, Outcome, random.Random]:
         local = random.Random(f"{self.seed}-{i}")
+        instant = draw_instant(self.settings, random.Random(f"{self.seed}-{i}-clock"))
         async with self.sem:
-            return i, plan, await execute_plan(plan, self.executor, local, graph=self.graph), local
+            with world_at(instant):
+                outcome = await execute_plan(plan, self.executor, local, graph=self.graph)
+        outcome.instant = instant
+        return i, plan, outcome, local
 
     def keep(self, plan: Plan, outcome: Outcome, local: random.Random) -> None:
         """One executed plan: recorded, or discarded with its reason (its failed links flagged)."""
@@ -204,7 +210,8 @@ class _Run:
         if len(self.kept) >= self.normal_needed:
             return
         try:
-            record = build_record(plan, outcome, self.graph, local, seed=self.seed, snapshot=self.snap)
+            with world_at(outcome.instant):
+                record = build_record(plan, outcome, self.graph, local, seed=self.seed, snapshot=self.snap)
         except RecordError as exc:
             self.discarded.append({"plan": plan.key, "reason": str(exc)})
             return

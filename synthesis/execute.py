@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from execution.executor import Executor
@@ -31,6 +32,7 @@ class Outcome:
     reason: str = ""
     failed_links: list[str] = field(default_factory=list)
     calls: int = 0
+    instant: datetime | None = None  # the conversation's clock when it is not the configured one
 
 
 def _needed_fields(plan: Plan, idx: int) -> set[str]:
@@ -45,14 +47,17 @@ def _needed_fields(plan: Plan, idx: int) -> set[str]:
     return out
 
 
-def _pick(rows: list[dict[str, Any]], shown: int, words: list[str], needed: set[str], step: Any) -> int | None:
-    """The row later steps use: the user's row among the shown ones, or the first when every row gives the same
-    values to what follows."""
+def _pick(
+    rows: list[dict[str, Any]], shown: int, words: list[str], needed: set[str], step: Any, *, complete: bool = True
+) -> int | None:
+    """The row later steps use: the user's row among the shown ones, or the first when every row of the whole
+    answer (not only of this page) gives the same values to what follows."""
     found = user_row(rows, shown, words, step.tool)
     if found is not None:
         return found
     if (
         needed
+        and complete
         and rows
         and shown == len(rows)
         and all(all(str(r.get(f)) == str(rows[0].get(f)) for f in needed) for r in rows)
@@ -85,9 +90,14 @@ async def execute_plan(
                         args[pname] = coerce(transforms.apply(src.link.transform, raw, row), schema)
                         prov[pname] = {**src.provenance(), "source_value": raw}
                         continue
-                    if src.kind == "slot" and graph is not None:
+                    if src.kind in ("slot", "clock") and graph is not None:
                         p = next(p for p in step.tool.params if p.name == pname)
-                        args[pname] = graph.user_value(step.tool, p, rnd)
+                        # a clock value follows this trajectory's instant, not the one the plan was drawn at
+                        args[pname] = (
+                            graph.user_value(step.tool, p, rnd)
+                            if src.kind == "slot"
+                            else graph.clock_value(step.tool, p)
+                        )
                     else:
                         args[pname] = coerce(src.value, schema)
                     prov[pname] = {"kind": src.kind, "value": args[pname]}
@@ -106,6 +116,7 @@ async def execute_plan(
                     failed = [s.link.id for s in step.sources.values() if s.link is not None]
                 break
             rows = [r for r in result.items if isinstance(r, dict)]
+            total = max(result.total or 0, len(rows))  # the provider's count for the query, not the page's
             needed = _needed_fields(plan, idx)
             feeds = bool(needed) or any(
                 src.kind == "link" and src.from_step == idx
@@ -114,7 +125,9 @@ async def execute_plan(
             )
             items = visible(rows, tool=step.tool)  # the one view: the first rows, in the provider's order
             top: int | None = (
-                _pick(rows, len(items), words, needed, step) if feeds else user_row(rows, len(items), words, step.tool)
+                _pick(rows, len(items), words, needed, step, complete=total == len(rows))
+                if feeds
+                else user_row(rows, len(items), words, step.tool)
             )
             if top is None and feeds:
                 ok = False
@@ -133,7 +146,8 @@ async def execute_plan(
                     provenance=prov,
                     depends_on=[d + 1 for d in step.depends_on],
                     response=StepResponse(
-                        rows=len(rows),
+                        rows=total,
+                        first=result.first if result.total is not None else 1,
                         items=items,
                         shown=shown,
                         chosen=top or 0,

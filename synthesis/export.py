@@ -26,10 +26,12 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from core.settings import Settings
+from execution.seeds import KST
 from execution.view import tool_view
 from graph.store import GraphStore
 from synthesis.engine import TRIM_RULE, VerifiedGraph, distribution
@@ -38,9 +40,11 @@ from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
 
 Record = Trajectory | dict[str, Any]
 
+#: The one system prompt of SFT rows, GRPO prompts and KOPA-Bench episodes (with the clock line `clock_line`).
 SYSTEM = (
-    "당신은 공공기관 API 도구를 순서대로 호출해 사용자의 질문에 답하는 도우미입니다. "
-    "필요한 도구를 호출하고 결과로 답하세요."
+    "당신은 한국 공공기관 API 도구를 사용하는 민원 도우미입니다. 필요하면 도구를 호출하고, 도구 결과에 근거해서만 "
+    "한국어로 답하세요. 코드나 좌표처럼 사용자가 모르는 값은 앞선 도구 결과에서 가져오세요. 필요한 정보가 빠졌으면 "
+    "먼저 물어보고, 도구로 할 수 없는 요청이나 오류는 솔직하게 알리세요."
 )
 #: The max_length (tokens) every exported conversation fits in, tools included: the rendered text is at most
 #: `synthesis.engine.MAX_RENDERED_CHARS` characters and chat tokenizers spend at most one token per character on
@@ -59,8 +63,21 @@ BFCL_TYPES = {
 }
 
 
+def clock_line(now: datetime) -> str:
+    """The clock as every prompt states it (KST, to the minute)."""
+    return f"현재 시각: {now.astimezone(KST).strftime('%Y-%m-%d %H:%M')} (KST)."
+
+
+def system_text(now: datetime | None) -> str:
+    """The system prompt at a conversation's clock (SFT, GRPO and the benchmark alike)."""
+    return SYSTEM if now is None else f"{SYSTEM} {clock_line(now)}"
+
+
 def system_prompt(record: Trajectory) -> str:
-    return f"{SYSTEM}\n현재 시각: {record.now} (KST)" if record.now else SYSTEM
+    if not record.now:
+        return SYSTEM
+    at = datetime.fromisoformat(record.now)
+    return system_text(at if at.tzinfo else at.replace(tzinfo=KST))
 
 
 def _calls(record: Trajectory) -> list[list[TrajectoryStep]]:
@@ -80,7 +97,7 @@ def _content(step: TrajectoryStep, record: Trajectory) -> str:
     """The tool message: the one view of the recorded response (`execution.view`, as GRPO rollouts and KOPA-Bench
     episodes show it)."""
     spec = next((t for t in record.tools if t.get("function", {}).get("name") == step.tool), None)
-    return tool_view("ok", step.response.items, total=step.response.rows, tool=spec)
+    return tool_view("ok", step.response.items, total=step.response.rows, first=step.response.first, tool=spec)
 
 
 def _error_content(error: str) -> str:

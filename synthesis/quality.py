@@ -243,6 +243,37 @@ class _StepFigures:
         return bool(expected) and all(v.rstrip(".") in r.final_answer for v in expected)
 
 
+def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
+    """How much of the world the records cover, and whether their counts and extremes hold for the whole response:
+    distinct clocks, tools, shapes and (final tool, asked facts) pairs; count facts that are not the rows the
+    provider states in all; extremes stated over a response with rows the model never saw."""
+    plain = [r for r in recs if r.steps and r.kind == "normal"]
+    pairs = {
+        (r.steps[i - 1].tool, tuple(sorted({f.label for f in r.facts})))
+        for r in plain
+        for i in (r.final_steps or [len(r.steps)])
+        if 0 < i <= len(r.steps)
+    }
+    not_total = partial_extremes = 0
+    for r in plain:
+        finals = [r.steps[i - 1].response for i in (r.final_steps or [len(r.steps)]) if 0 < i <= len(r.steps)]
+        for f in r.facts:
+            if f.label == "건수" and not any(float(f.value) == s.rows for s in finals):
+                not_total += 1
+            named = [s for s in finals if any(str(f.value) in map(str, row.values()) for row in s.items)]
+            if f.label.endswith("최고") and not any(s.rows <= len(s.items) for s in named):
+                partial_extremes += 1  # the row named as the extreme is not from a response seen whole
+    shapes = Counter(r.shape if r.kind == "normal" else r.kind for r in recs)
+    return {
+        "clocks": len({r.now for r in recs}),
+        "tools_used": len({s.tool for r in recs for s in r.steps}),
+        "shapes": dict(sorted(shapes.items())),
+        "asked_pairs": len(pairs),
+        "counts_not_total": not_total,
+        "extremes_over_partial_rows": partial_extremes,
+    }
+
+
 def quality(
     records: Sequence[Trajectory | dict[str, Any]],
     *,
@@ -297,6 +328,7 @@ def quality(
         "shares_configured": extras or {},
         "value_diversity": diversity,
         "fewest_values": sorted(diversity.items(), key=lambda kv: (kv[1], kv[0]))[:3],
+        "world": world_figures(recs),
     }
     if lengths:
         ls = sorted(lengths.values())
@@ -333,6 +365,16 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
             for k, v in q["shares"].items()
         ),
     ]
+    if "world" in q:
+        w = q["world"]
+        lines.append(
+            f"  world: clocks {w['clocks']}, tools {w['tools_used']}, (tool, asked facts) pairs {w['asked_pairs']}, "
+            "shapes " + ", ".join(f"{k} {v}" for k, v in w["shapes"].items())
+        )
+        lines.append(
+            f"  counts that are not the provider's total {w['counts_not_total']}, extremes over rows not all seen "
+            f"{w['extremes_over_partial_rows']}"
+        )
     if "rendered_chars" in q:
         t = q["rendered_chars"]
         lines.append(

@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from datetime import datetime
 
+from core.clock import world_at
 from core.settings import ENGINE_VERSION
 from execution.executor import Executor
 from graph.models import utcnow
 from graph.specs import function_spec
-from synthesis.build import DISTRACTORS, clock_iso, record_id
+from synthesis.build import DISTRACTORS, clock_iso, draw_instant, record_id
 from synthesis.execute import TRIM_RULE
 from synthesis.language import goal
 from synthesis.plans import VerifiedGraph
@@ -39,6 +41,7 @@ def make_irrelevance(graph: VerifiedGraph, rnd: random.Random, *, seed: int, sna
     names = sorted(graph.tools)
     offered = [graph.tools[n] for n in rnd.sample(names, min(DISTRACTORS + 1, len(names)))]
     request = irrelevant_request(rnd)
+    instant = draw_instant(graph.settings, rnd)
     answer = irrelevance_answer(offered, rnd)
     rid = (
         "tr_"
@@ -55,7 +58,7 @@ def make_irrelevance(graph: VerifiedGraph, rnd: random.Random, *, seed: int, sna
         final_steps=[],
         final_answer=answer,
         kind="irrelevance",
-        now=clock_iso(graph.settings),
+        now=clock_iso(graph.settings) if instant is None else instant.isoformat(timespec="minutes"),
         metadata=TrajectoryMeta(
             template_request=request,
             graph_snapshot=snapshot,
@@ -121,7 +124,8 @@ async def make_error_recovery(
     if not droppable:
         return None, 0
     bad = {k: v for k, v in first.arguments.items() if k != droppable[-1]}
-    result = await executor.call(tool, bad)
+    with world_at(datetime.fromisoformat(record.now) if record.now else None):  # asked at the record's instant
+        result = await executor.call(tool, bad)
     spent = 0 if result.cached else 1
     if result.ok:
         return None, spent

@@ -39,6 +39,12 @@ from synthesis.routes import entity_name_fields, row_kind
 PENDING = ("candidate", "inconclusive")
 #: Page size for tools whose rows are the categories of one answer (see VerifiedGraph._whole_answer).
 WHOLE_PAGE = 60
+#: Second-round harvest calls per tool, each with user values drawn from the first round's pools: enough to reach
+#: other regions and entities than the documents' examples, a few calls per tool (48 tools: under 200 calls).
+HARVEST_SPREAD = 4
+#: Most values kept per user parameter's pool.
+POOL_MAX = 300
+_PAGE_NUMBER = {"pageno", "currentpage", "page", "pageindex"}
 _ADDRESS_FIELDS = (
     "roadAddr",
     "roadAddrPart1",
@@ -120,7 +126,7 @@ class VerifiedGraph:
         self.pools: dict[tuple[str, str], list[Any]] = {}
         self._roles: dict[tuple[str, str], str] = {}
         self._roots: dict[str, dict[str, Source] | None] = {}
-        self._clock: dict[tuple[str, str], Any] = {}
+        self._clock: dict[tuple[str, str, str], Any] = {}
         self._triples: list[tuple[str, str, str]] | None = None
         self._entity: dict[str, ParamRecord | None] = {}
         #: The pending graph's evidence per step pair: pairs with a verified link, refuted links per pair.
@@ -165,7 +171,7 @@ class VerifiedGraph:
 
     def clock_value(self, tool: ToolRecord, p: ParamRecord) -> Any:
         """Issue dates and times that follow from the clock the system message states."""
-        key = (tool.name, p.name)
+        key = (tool.name, p.name, now(self.settings).isoformat())  # per instant: trajectories differ in clock
         if key not in self._clock:
             self._clock[key] = self._clock_value(tool, p)
         return self._clock[key]
@@ -462,25 +468,54 @@ class VerifiedGraph:
     # ------------------------------------------------------------------ the world behind the endpoints
 
     async def harvest(self, executor: Executor) -> int:
-        """Fill the value pools: call each tool that seeds alone can call once (a larger page), and keep the
-        values of the fields that verified links (or names) tie to each user-knowable parameter. Returns the
-        upstream calls spent."""
+        """Fill the value pools from the world: call each tool that seeds alone can call once (a larger page), keep
+        the values of the fields that verified links (or names) tie to each user-knowable parameter, then call each
+        tool again with `HARVEST_SPREAD` draws from those pools (other places, other entities than the documents'
+        examples), so trajectories start all over the world. Returns the upstream calls spent."""
         rows: dict[str, list[dict[str, Any]]] = {}
         calls = 0
         self._roots.clear()
         self._triples = None
 
-        async def sample(tool: ToolRecord) -> None:
+        totals: dict[str, tuple[int, int]] = {}  # tool -> (rows in all, rows received) of its seeded call
+
+        async def sample(tool: ToolRecord, args: dict[str, Any]) -> None:
             nonlocal calls
-            args, missing = profile_args(tool, self.settings)
-            if missing:
-                return
             result = await executor.call(tool, {k: coerce(v, param_schema(tool, k)) for k, v in args.items()})
             calls += 0 if result.cached else 1
             if result.ok:
-                rows[tool.name] = [r for r in result.items if isinstance(r, dict)]
+                got = [r for r in result.items if isinstance(r, dict)]
+                rows.setdefault(tool.name, []).extend(got)
+                totals.setdefault(tool.name, (result.total or len(got), len(got)))
 
-        await asyncio.gather(*(sample(t) for t in sorted(self.tools.values(), key=lambda t: t.name)))
+        seeded: list[tuple[ToolRecord, dict[str, Any]]] = []
+        for tool in sorted(self.tools.values(), key=lambda t: t.name):
+            args, missing = profile_args(tool, self.settings)
+            if not missing:
+                seeded.append((tool, args))
+        await asyncio.gather(*(sample(t, a) for t, a in seeded))
+        self._fill_pools(rows)
+        spread: list[tuple[ToolRecord, dict[str, Any]]] = []
+        for tool, args in seeded:
+            rnd = random.Random(tool.name)
+            # later pages of a listing hold other places and entities than the first (the documents' examples)
+            page = next((p.name for p in tool.params if norm(p.name) in _PAGE_NUMBER), None)
+            total, got = totals.get(tool.name, (0, 0))
+            pages = -(-total // got) if got else 0
+            if page is not None and pages > 1:
+                for n in rnd.sample(range(2, pages + 1), min(HARVEST_SPREAD, pages - 1)):
+                    spread.append((tool, {**args, page: str(n)}))
+            users = [p for p in tool.params if p.required and self.role(tool, p) == "user" and p.name in args]
+            pools = [[v for v in self.pools.get((tool.name, p.name), []) if str(v) != str(args[p.name])] for p in users]
+            if users and all(pools):
+                for _ in range(HARVEST_SPREAD):
+                    draw = {p.name: rnd.choice(pool) for p, pool in zip(users, pools, strict=True)}
+                    spread.append((tool, {**args, **draw}))
+        await asyncio.gather(*(sample(t, a) for t, a in spread))
+        self._fill_pools(rows)
+        return calls
+
+    def _fill_pools(self, rows: dict[str, list[dict[str, Any]]]) -> None:
         by_field: dict[str, list[Any]] = {}
         for items in rows.values():
             for r in items:
@@ -514,8 +549,7 @@ class VerifiedGraph:
                     members = {str(e) for e in p.enum}  # typed enums (1, true) against values read as text
                     clean = [v for v in clean if str(v) in members] + [v for v in p.enum if v not in clean]
                 if clean:
-                    self.pools[(tool.name, p.name)] = clean[:300]
-        return calls
+                    self.pools[(tool.name, p.name)] = clean[:POOL_MAX]
 
 
 def _pool_value(value: Any) -> Any:

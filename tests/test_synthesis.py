@@ -7,11 +7,13 @@ import asyncio
 import itertools
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.clock import world_at
 from core.settings import Neo4jSettings, Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy, NoCache
@@ -104,8 +106,9 @@ def test_every_trajectory_replays_from_its_recorded_steps(
         )
         try:
             out = []
-            for r in records:
-                results = [await ex.call(tools[s["tool"]], s["arguments"]) for s in r["steps"]]
+            for r in records:  # at the record's own clock (the world answers the instant the record was made at)
+                with world_at(datetime.fromisoformat(r["now"]) if r.get("now") else None):
+                    results = [await ex.call(tools[s["tool"]], s["arguments"]) for s in r["steps"]]
                 out.append(all(res.ok for res in results))
             return out
         finally:

@@ -125,8 +125,10 @@ def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str
     assert any(datasets.facts_of(r) for r in records)
     # the recorded rollout (its calls, their results, the answer) earns the answer reward; the bare answer, with
     # no executed call behind it, earns nothing
-    rollout = [m for m in datasets.sft_row(train[0])["messages"] if m["role"] not in ("system", "user")]
-    facts = [datasets.facts_of(train[0])]
+    # a record about one row (compact() keeps one row per step, so a list answer's other names are cut away)
+    one = next((r for r in train if r.question is not None and r.question.asks == ["row"]), train[0])
+    rollout = [m for m in datasets.sft_row(one)["messages"] if m["role"] not in ("system", "user")]
+    facts = [datasets.facts_of(one)]
     assert REWARDS["answer_facts"]([[]], [rollout], facts=facts) == [1.0] or not facts[0]
     assert REWARDS["answer_facts"]([[]], [[{"role": "assistant", "content": train[0].final_answer}]], facts=facts) == [
         0.0

@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from core.clock import world_at
 from execution.view import BUDGET, Budget, narrowing, tool_view, view_object, visible
 
 SPEC: dict[str, Any] = {
@@ -165,7 +166,7 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
             sft = [m["content"] for m in sft_row(rec)["messages"] if m["role"] == "tool"]
             assert sft == [m["content"] for m in to_trl(rec)["messages"] if m["role"] == "tool"]
             env = classes[toolset_key(rec)]()
-            env.reset(trajectory_id=rec.id)
+            env.reset(trajectory_id=rec.id, now=rec.now)  # a GRPO row carries its record's clock
             rollout = [getattr(env, s.tool)(**s.arguments) for s in rec.steps]
 
             async def episode(rec: Any = rec) -> list[str]:
@@ -188,7 +189,8 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
                 finally:
                     await ex.aclose()
 
-            bench = asyncio.run(episode())
+            with world_at(datetime.fromisoformat(rec.now) if rec.now else None):  # the record's instant
+                bench = asyncio.run(episode())
             assert len(sft) == len(rec.steps)  # chain records: one step per turn, no failed attempts
             assert sft == rollout == bench, rec.id
             compared += len(sft)
@@ -218,7 +220,7 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
             sft = [m["content"] for m in sft_row(cut)["messages"] if m["role"] == "tool"]
             classes, _ = environment_factories([cut], one_row, max_calls=10)
             env = classes[toolset_key(cut)]()
-            env.reset(trajectory_id=cut.id)
+            env.reset(trajectory_id=cut.id, now=cut.now)
             assert sft == [getattr(env, s.tool)(**s.arguments) for s in cut.steps], cut.id
             cut_more += sum(len(s.response.items) > 1 for s in rec.steps)
     finally:

@@ -33,7 +33,7 @@ from typing import Any
 from core.errors import KopaError
 from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
-from synthesis.export import SYSTEM, records_file, to_trl
+from synthesis.export import records_file, system_prompt, to_trl
 from synthesis.facts import Fact, fact_hit, unit_at
 from synthesis.records import Trajectory, as_trajectory
 
@@ -306,7 +306,14 @@ def grpo_row(
     record: Trajectory, refuted: Iterable[LinkRecord] = (), facts: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     return {
-        "prompt": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": record.request}],
+        # the SFT row's own prompt up to the point trained: the system prompt with the record's clock, any earlier
+        # turns (a clarification's question and answer), then the request
+        "prompt": [
+            {"role": "system", "content": system_prompt(record)},
+            *[{"role": str(m["role"]), "content": str(m.get("content") or "")} for m in record.preamble],
+            {"role": "user", "content": record.request},
+        ],
+        "now": record.now,
         "environment": toolset_key(record),
         "trajectory_id": record.id,
         "offered": [t["function"]["name"] for t in record.tools],

@@ -30,13 +30,16 @@ import threading
 from collections import Counter
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 import httpx
 
+from core.clock import world_at
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
+from execution.result import CallResult
 from execution.view import BUDGET, Budget, render, view_object
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.conversions import answer as conversion_answer
@@ -64,7 +67,7 @@ def normalise_args(args: dict[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 class Backend(Protocol):
-    def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]: ...
+    def run(self, trajectory_id: str, name: str, args: dict[str, Any], *, now: str = "") -> dict[str, Any]: ...
 
 
 class ReplayBackend:
@@ -81,11 +84,18 @@ class ReplayBackend:
             self.specs.update(specs)
             for s in r.steps:
                 key = (s.tool, normalise_args(s.arguments))
-                resp = view_object("ok", s.response.items, total=s.response.rows, tool=specs.get(s.tool), budget=budget)
+                resp = view_object(
+                    "ok",
+                    s.response.items,
+                    total=s.response.rows,
+                    first=s.response.first,
+                    tool=specs.get(s.tool),
+                    budget=budget,
+                )
                 own[key] = resp
                 self.shared.setdefault(key, resp)
 
-    def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def run(self, trajectory_id: str, name: str, args: dict[str, Any], *, now: str = "") -> dict[str, Any]:
         if name in CONVERSION_TOOLS:  # deterministic: computed for whatever the model sends, as live
             ans = conversion_answer(name, {k: v for k, v in args.items() if v is not None})
             return view_object(ans.outcome, ans.items, reason=ans.reason, tool=self.specs.get(name), budget=self.budget)
@@ -127,12 +137,21 @@ class LiveBackend:
     def _submit(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.timeout_s)
 
-    def run(self, trajectory_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    def run(self, trajectory_id: str, name: str, args: dict[str, Any], *, now: str = "") -> dict[str, Any]:
+        """One call at the rollout's clock (`now`, the record's instant its prompt states; a world that can be asked
+        about another instant answers at it, a real API at real time)."""
         tool = self.tools.get(name)
         if tool is None:
             return {"error": f"unknown tool {name}"}
+        instant = datetime.fromisoformat(now) if now else None
+        kept = {k: v for k, v in args.items() if v is not None}
+
+        async def call() -> CallResult:
+            with world_at(instant):  # set inside the loop's task: a context does not cross threads
+                return await self.executor.call(tool, kept)
+
         try:
-            result = self._submit(self.executor.call(tool, {k: v for k, v in args.items() if v is not None}))
+            result = self._submit(call())
         except FutureTimeout:
             return {"error": "the upstream did not answer in time"}
         return view_object(
@@ -140,6 +159,8 @@ class LiveBackend:
             [r for r in result.items if isinstance(r, dict)],
             reason=result.reason,
             tool=tool,
+            total=result.total,
+            first=result.first,
             budget=self.budget,
         )
 
@@ -166,17 +187,19 @@ class ToolEnvironment:
 
     def __init__(self) -> None:
         self.trajectory_id = ""
+        self.now = ""
         self.calls: list[dict[str, Any]] = []
 
     def reset(self, **row: Any) -> None:
         self.trajectory_id = str(row.get("trajectory_id", ""))
+        self.now = str(row.get("now") or "")  # the clock the prompt states: live tools answer at it
         self.calls = []
 
     def _invoke(self, name: str, args: dict[str, Any]) -> str:
         if len(self.calls) >= self.max_calls:
             out: dict[str, Any] = {"error": f"tool call limit of {self.max_calls} for this task reached"}
         else:
-            out = self.backend.run(self.trajectory_id, name, args)
+            out = self.backend.run(self.trajectory_id, name, args, now=self.now)
             self.counter[name] += 1
         text = render(out)
         for secret in self.secrets:
