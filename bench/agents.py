@@ -457,7 +457,8 @@ class OracleAgent:
                 if not when_holds(step.when, results):
                     skipped.add(step.id)
                     continue
-                args = resolve_args(step, results, ctx.now)
+                spec = next((t for t in ctx.tools if t.get("function", {}).get("name") == step.tool), None)
+                args = resolve_args(step, results, ctx.now, spec)
             except GoldError:
                 skipped.add(step.id)
                 continue

@@ -14,7 +14,11 @@ A task is **refused** when a model reading what the harness shows could not do i
 * `constant`: a constant answer passes the fact check (`synthesis.facts.check_answer`): a run of small numbers, the
   request echoed, or both;
 * `irrelevance`: an irrelevance task asking for something a model does itself (translation, arithmetic, writing),
-  rather than for data no offered tool provides.
+  rather than for data no offered tool provides;
+* `oracle`: the reference answer fails the task: the oracle agent (`bench.agents.OracleAgent`, what
+  `kopa bench run --agent oracle` runs) plays the episode through the same backend, renders its final answer from
+  the facts, and `bench.scores.score_episode` scores it as any model's; a task the oracle fails (a fact the judge
+  cannot read without a `label`, a `must_call` the oracle never makes, ...) is one no model could be expected to pass.
 
 Every problem is one line naming the task, the class and what to change.
 """
@@ -28,8 +32,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bench.agents import OracleAgent
 from bench.backends import Backend
+from bench.episode import run_episode
 from bench.gold import GoldError, GoldResult, execute_gold
+from bench.scores import score_episode
 from bench.tasks import ConstArg, FactSpec, FromArg, Task, When, Where
 from execution.view import ToolLike, parameters, visible
 from synthesis.facts import Fact, check_answer, fact_hit, normalise_name
@@ -44,7 +51,7 @@ SELF_DOABLE = re.compile(
     re.IGNORECASE,
 )
 MIN_TEXT = 2
-REFUSAL_CLASSES = ("spec", "view", "where", "projection", "fact", "constant", "irrelevance")
+REFUSAL_CLASSES = ("spec", "view", "where", "projection", "fact", "constant", "irrelevance", "oracle")
 
 
 @dataclass
@@ -186,10 +193,39 @@ def check_task(task: Task, gold: GoldResult, tools: Mapping[str, ToolLike]) -> C
     return CheckResult(task.id, [f"task {task.id}: {p}" for p in dict.fromkeys(problems)], len(gold.calls))
 
 
+async def oracle_problems(
+    task: Task, gold: GoldResult, backend: Backend, registry: Mapping[str, Any], now: datetime
+) -> list[str]:
+    """The oracle's episode of the task, scored as a model's (`score_episode`): one `oracle:` problem when it fails."""
+    ep = await run_episode(task, OracleAgent(), backend, dict(registry), now=now)
+    scored = score_episode(task, gold.to_json(), ep, dict(registry), now=now)
+    if scored["passed"]:
+        return []
+    why = [f"failed {', '.join(scored['failed_checks'])}"]
+    if scored.get("missing"):
+        why.append(f"facts not read: {', '.join(scored['missing'])}")
+    if scored.get("rejected"):
+        why.append(f"rejected: {scored['rejected']}")
+    answer = str(ep.get("final_answer") or ep.get("error") or "")
+    shown = answer if len(answer) <= 120 else answer[:117] + "..."
+    return [
+        f"oracle: the oracle's answer {shown!r} fails the task ({'; '.join(why)}); give the fact a `label` the "
+        "answer names, or change the facts or must_call so the reference answer passes"
+    ]
+
+
 async def check_tasks(
-    tasks: list[Task], backend: Backend, now: datetime, tools: Mapping[str, ToolLike], *, concurrency: int = 8
+    tasks: list[Task],
+    backend: Backend,
+    now: datetime,
+    tools: Mapping[str, ToolLike],
+    *,
+    concurrency: int = 8,
+    oracle: bool = True,
 ) -> dict[str, CheckResult]:
-    """Execute every task's gold program and check it: a result per task (refused when it has problems)."""
+    """Execute every task's gold program and check it: a result per task (refused when it has problems). With
+    `oracle` (the default; `tools` must then be the registry's ToolRecords), the oracle's answer is rendered and
+    scored too, and a task it fails is refused (`oracle:`)."""
     sem = asyncio.Semaphore(concurrency)
     out: dict[str, CheckResult] = {}
 
@@ -200,7 +236,10 @@ async def check_tasks(
             except GoldError as exc:
                 out[t.id] = CheckResult(t.id, [exc.detail])
                 return
-            out[t.id] = check_task(t, gold, tools)
+            result = check_task(t, gold, tools)
+            if oracle:
+                result.problems += [f"task {t.id}: {p}" for p in await oracle_problems(t, gold, backend, tools, now)]
+            out[t.id] = result
 
     await asyncio.gather(*(one(t) for t in tasks))
     return out
@@ -215,6 +254,7 @@ __all__ = [
     "check_tasks",
     "fact_problems",
     "irrelevance_problems",
+    "oracle_problems",
     "spec_problems",
     "view_problems",
 ]

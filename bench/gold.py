@@ -13,6 +13,7 @@ from bench.backends import Backend
 from bench.tasks import ConstArg, DateArg, FactSpec, FromArg, GoldStep, Row, Task, UserArg, When, Where
 from core.errors import KopaError
 from execution.result import CallResult, Outcome
+from execution.view import ToolLike, parameters
 from graph import transforms
 from synthesis.claims import descriptive, row_context
 from synthesis.facts import Fact, as_date
@@ -72,7 +73,12 @@ def _row_text(row: Row) -> str:
     return str(row) if isinstance(row, int) else str(row.where)
 
 
-def resolve_args(step: GoldStep, results: dict[str, CallResult], now: datetime) -> dict[str, Any]:
+def resolve_args(
+    step: GoldStep, results: dict[str, CallResult], now: datetime, tool: ToolLike = None
+) -> dict[str, Any]:
+    """The step's arguments. With the step's `tool`, a single `from:` value into a parameter its schema types
+    `array` is sent as a one-item list (a business number into `b_no`), as the wrap_list transform would."""
+    props = parameters(tool).get("properties") or {}
     args: dict[str, Any] = {}
     for name, src in step.args.items():
         if isinstance(src, UserArg):
@@ -91,6 +97,8 @@ def resolve_args(step: GoldStep, results: dict[str, CallResult], now: datetime) 
                 )
             except transforms.TransformError as exc:
                 raise GoldError(f"step {step.id!r} argument {name!r}: transform failed: {exc}") from None
+            if (props.get(name) or {}).get("type") == "array" and not isinstance(args[name], list):
+                args[name] = [args[name]]
     return args
 
 
@@ -158,7 +166,8 @@ def _fact(spec: FactSpec, results: dict[str, CallResult]) -> Fact:
     if obs is None:
         raise GoldError(f"step {spec.from_!r} was not executed (its `when` did not hold)")
     if spec.kind == "count" and spec.field is None:
-        return Fact("count", len(obs.items), 0.0, spec.unit, spec.label)  # the rows, not a field
+        # the rows the query has in all (the provider's total), not the page the gold call received
+        return Fact("count", max(obs.total or 0, len(obs.items)), 0.0, spec.unit, spec.label)
     row = pick_row(obs.items, spec.row)
     if row is None:
         raise GoldError(f"step {spec.from_!r} has no row {_row_text(spec.row)}")
@@ -238,7 +247,7 @@ async def execute_gold(task: Task, backend: Backend, now: datetime) -> GoldResul
             if not when_holds(step.when, results):
                 out.skipped.append(step.id)
                 continue
-            args = resolve_args(step, results, now)
+            args = resolve_args(step, results, now, getattr(backend, "tools", {}).get(step.tool))
         except GoldError as exc:
             raise GoldError(f"task {task.id}: step {step.id!r} ({step.tool}): {exc.detail}") from None
         obs = await backend.call(step.tool, args)

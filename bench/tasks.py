@@ -7,10 +7,12 @@ Every error names the file, the task id and the field, e.g.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -237,41 +239,80 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(msgs)
 
 
-def parse_tasks(data: Any, source: str) -> list[Task]:
+@dataclass(frozen=True)
+class InvalidTask:
+    """A task (or a whole file) the loader refuses: `message` names the file, the task and the field."""
+
+    source: str
+    id: str
+    category: str
+    message: str
+
+
+def _parse(data: Any, source: str) -> tuple[list[Task], list[InvalidTask]]:
     if not isinstance(data, list):
-        raise TaskError(f"{source}: a task file holds a YAML list of tasks")
-    out = []
+        return [], [InvalidTask(source, "", "", f"{source}: a task file holds a YAML list of tasks")]
+    tasks: list[Task] = []
+    invalid: list[InvalidTask] = []
     for i, raw in enumerate(data):
-        tid = raw.get("id", f"#{i}") if isinstance(raw, dict) else f"#{i}"
+        tid = str(raw.get("id", f"#{i}")) if isinstance(raw, dict) else f"#{i}"
+        category = str(raw.get("category", "")) if isinstance(raw, dict) else ""
         if not isinstance(raw, dict):
-            raise TaskError(f"{source}: task {tid}: a task is a mapping")
+            invalid.append(InvalidTask(source, tid, category, f"{source}: task {tid}: a task is a mapping"))
+            continue
         try:
-            out.append(Task.model_validate({**raw, "source": source}))
+            tasks.append(Task.model_validate({**raw, "source": source}))
         except ValidationError as exc:
-            raise TaskError(f"{source}: task {tid}: {_describe(exc)}") from None
-    return out
+            invalid.append(InvalidTask(source, tid, category, f"{source}: task {tid}: {_describe(exc)}"))
+    return tasks, invalid
 
 
-def load_tasks(folder: Path | str | None = None) -> list[Task]:
-    """Every task of every `*.yaml`/`*.yml` file under `folder` (default: the shipped tasks), sorted by id."""
+def parse_tasks(data: Any, source: str) -> list[Task]:
+    tasks, invalid = _parse(data, source)
+    if invalid:
+        raise TaskError(invalid[0].message)
+    return tasks
+
+
+def load_task_report(folder: Path | str | None = None) -> tuple[list[Task], list[InvalidTask]]:
+    """Every valid task under `folder` (default: the shipped tasks), sorted by id, and every task the loader refuses
+    (a schema error, a duplicate id) or file it cannot read (not YAML, not a list): one bad task never hides the
+    others. A missing folder raises TaskError."""
     root = Path(folder) if folder is not None else SHIPPED_TASKS
     if not root.is_dir():
         raise TaskError(f"{root}: no such task folder")
     tasks: list[Task] = []
+    invalid: list[InvalidTask] = []
     for path in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise TaskError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+            invalid.append(InvalidTask(str(path), "", "", f"{path}: not valid YAML: {str(exc).splitlines()[0]}"))
+            continue
         if data is None:
             continue
-        tasks.extend(parse_tasks(data, str(path)))
+        good, bad = _parse(data, str(path))
+        tasks.extend(good)
+        invalid.extend(bad)
     ids: dict[str, str] = {}
+    unique: list[Task] = []
     for t in tasks:
         if t.id in ids:
-            raise TaskError(f"{t.source}: task {t.id}: id: duplicate of a task in {ids[t.id]}")
+            msg = f"{t.source}: task {t.id}: id: duplicate of a task in {ids[t.id]}"
+            invalid.append(InvalidTask(t.source, t.id, t.category, msg))
+            continue
         ids[t.id] = t.source
-    return sorted(tasks, key=lambda t: t.id)
+        unique.append(t)
+    return sorted(unique, key=lambda t: t.id), invalid
+
+
+def load_tasks(folder: Path | str | None = None) -> list[Task]:
+    """Every task of every `*.yaml`/`*.yml` file under `folder` (default: the shipped tasks), sorted by id; the
+    first refused task or file raises TaskError (`load_task_report` returns them all instead)."""
+    tasks, invalid = load_task_report(folder)
+    if invalid:
+        raise TaskError(invalid[0].message)
+    return tasks
 
 
 def task_set_hash(tasks: list[Task]) -> str:
@@ -280,14 +321,20 @@ def task_set_hash(tasks: list[Task]) -> str:
     return "ts_" + hashlib.sha256(json.dumps(canon, ensure_ascii=False, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def unknown_tool(name: str, registry: set[str] | list[str]) -> str:
+    """`unknown tool 'x'`, with the closest registered name when one is near (`; did you mean 'y'?`)."""
+    close = difflib.get_close_matches(name, sorted(registry), n=1, cutoff=0.6)
+    return f"unknown tool {name!r}" + (f"; did you mean {close[0]!r}?" if close else "; `kopa bench tools` lists them")
+
+
 def check_tools(tasks: list[Task], registry: set[str]) -> list[str]:
-    """Errors for tool names a task uses that the registry lacks."""
+    """Errors for tool names a task uses that the registry lacks, each naming the closest registered tool."""
     errors = []
     for t in tasks:
         names = [*(n for n in t.tools.offered if n != "*"), *(s.tool for s in t.gold), *t.must_not_call]
         for n in dict.fromkeys(names):
             if n not in registry:
-                errors.append(f"{t.source}: task {t.id}: tools: unknown tool {n!r}")
+                errors.append(f"{t.source}: task {t.id}: tools: {unknown_tool(n, registry)}")
         if "*" not in t.tools.offered:
             for s in t.gold:
                 if s.tool not in t.tools.offered:

@@ -1,5 +1,6 @@
 """`kopa bench`: KOPA-Bench. run (tasks x k trials through an agent, live or replay), check (validate tasks by
-executing their gold programs), compare (side-by-side tables of several runs), overlap (a dataset vs the benchmark).
+executing their gold programs and scoring the oracle's answer), tools (the tool names a task may use), compare
+(side-by-side tables of several runs), overlap (a dataset vs the benchmark).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import typer
 
 from bench.check import REFUSAL_CLASSES, CheckResult
 from bench.compare import compare_all
-from bench.environment import MODES, make_agent, open_env, select_tasks, validate_tasks
+from bench.environment import MODES, catalog_registry, make_agent, open_env, select_tasks, validate_tasks
 from bench.judge_eval import CORPUS, evaluate, load_corpus, oracle_episodes, render
 from bench.overlap import overlap_report
 from bench.report import write_report
-from bench.run import BenchEnv, run_bench
-from bench.tasks import Task, task_set_hash
+from bench.run import BenchEnv, BenchError, run_bench
+from bench.tasks import InvalidTask, Task, TaskError, load_task_report, task_set_hash
 from cli.bfcl import bfcl_cmd
 from cli.common import fail, guarded
 from core.settings import Settings, get_settings
@@ -156,6 +157,24 @@ def run_summary(doc: dict[str, Any], agent: str, mode: str) -> dict[str, Any]:
     }
 
 
+def check_selection(tasks_dir: Path | None, only: str = "") -> tuple[list[Task], list[InvalidTask]]:
+    """The tasks `kopa bench check` checks and the ones the loader refused, both narrowed to `only` (ids or
+    categories): a schema error refuses its task (or its file) and the others are still checked."""
+    try:
+        task_list, invalid = load_task_report(tasks_dir)
+    except TaskError as exc:
+        raise BenchError(exc.detail) from None
+    wanted = {w.strip() for w in only.split(",") if w.strip()}
+    if wanted:
+        task_list = [t for t in task_list if t.id in wanted or t.category in wanted]
+        invalid = [i for i in invalid if i.id in wanted or i.category in wanted]
+    if not task_list and not invalid:
+        raise BenchError(
+            f"no tasks in {tasks_dir or 'the shipped task folder'}" + (f" matching {only}" if only else "")
+        )
+    return task_list, invalid
+
+
 @app.command("check")
 @guarded
 def check_cmd(
@@ -163,51 +182,116 @@ def check_cmd(
     only: Annotated[str, ONLY_OPTION] = "",
     live: Annotated[str | None, LIVE_OPTION] = None,
 ) -> None:
-    """Validate tasks: the schema, the tool names, their gold programs executed against the sandbox, and solvable by
-    construction (bench/check.py): a task is refused when its gold program fails, a fact or linked argument is not
-    in the view of its gold responses, a `where` is ambiguous, an argument breaks the tool's spec, a fact is trivial
-    or a constant answer passes, or an irrelevance task asks for what a model does itself."""
-    task_list = select_tasks(tasks, only)
+    """Validate tasks: the schema, the tool names, their gold programs executed against the sandbox, solvable by
+    construction (bench/check.py), and the oracle's answer scored: a task is refused when its gold program fails, a
+    fact or linked argument is not in the view of its gold responses, a `where` is ambiguous, an argument breaks the
+    tool's spec, a fact is trivial or a constant answer passes, an irrelevance task asks for what a model does
+    itself, or the oracle's own answer fails it. A task with a schema error or an unknown tool is invalid; the
+    others are still checked. Exits 1 when any task is invalid or refused."""
+    task_list, invalid = check_selection(tasks, only)
 
     async def go() -> tuple[dict[str, CheckResult], list[str]]:
+        if not task_list:
+            return {}, []
         async with bench_env(live=live) as env:
             return await validate_tasks(task_list, env)
 
     results, errors = asyncio.run(go())
+    for i in invalid:
+        typer.echo(f"invalid {i.message}", err=True)
     for e in errors:
         typer.echo(f"invalid {e}", err=True)
     refused = {tid: r for tid, r in results.items() if r.refused}
     for _tid, r in sorted(refused.items()):
         for p in r.problems:
             typer.echo(f"refused {p}", err=True)
-    typer.echo(json.dumps(check_summary(task_list, results, errors), ensure_ascii=False))
-    if refused or errors:
+    typer.echo(json.dumps(check_summary(task_list, results, errors, invalid), ensure_ascii=False))
+    if refused or errors or invalid:
         raise typer.Exit(1)
 
 
-def check_summary(tasks: list[Task], results: dict[str, CheckResult], errors: list[str]) -> dict[str, Any]:
-    """The one JSON line `kopa bench check` prints: tasks by category, refusals by class."""
+def _tool_error_task(line: str) -> str:
+    """The task id a `check_tools` line names (`FILE: task ID: tools: ...`)."""
+    return line.split(": task ", 1)[1].split(":", 1)[0] if ": task " in line else line
+
+
+def check_summary(
+    tasks: list[Task],
+    results: dict[str, CheckResult],
+    errors: list[str],
+    invalid: list[InvalidTask] | None = None,
+) -> dict[str, Any]:
+    """The one JSON line `kopa bench check` prints, counting tasks (not problem lines): every task (`tasks`) is
+    `valid`, `refused` (its gold program, solvability or the oracle's answer) or `invalid` (a schema error, a file
+    the loader cannot read, or an unknown tool); tasks by category; refused tasks by class (a task counts once
+    per class it is refused for)."""
+    invalid = invalid or []
     refused = [r for r in results.values() if r.refused]
     valid = [r for r in results.values() if not r.refused]
+    bad_tools = {_tool_error_task(e) for e in errors}
     counts: dict[str, int] = {}
     for t in tasks:
         counts[t.category] = counts.get(t.category, 0) + 1
+    for i in invalid:
+        if i.category:
+            counts[i.category] = counts.get(i.category, 0) + 1
     classes: dict[str, int] = {}
     for r in refused:
+        kinds = set()
         for p in r.problems:
             kind = p.split(": ", 2)[1] if p.count(": ") >= 2 else "gold"
-            kind = kind if kind in REFUSAL_CLASSES else "gold"
+            kinds.add(kind if kind in REFUSAL_CLASSES else "gold")
+        for kind in kinds:
             classes[kind] = classes.get(kind, 0) + 1
     return {
-        "tasks": len(tasks),
+        "tasks": len(tasks) + len(invalid),
         "valid": len(valid),
         "refused": len(refused),
-        "invalid": len(errors),
+        "invalid": len(invalid) + len(bad_tools),
         "by_category": counts,
-        "refusals": classes,
+        "refusals": dict(sorted(classes.items())),
         "three_plus_calls": sum(1 for r in valid if r.calls >= 3),
         "task_set_hash": task_set_hash(tasks),
     }
+
+
+def tool_rows(settings: Settings | None = None) -> list[dict[str, str]]:
+    """The benchmark's registry (the sandbox catalog and the built-in conversion tools, what `kopa bench check` and
+    `run` load tasks against): one row per tool name with its API id and a one-line description."""
+    cfg, _ = sandbox_mode(settings or get_settings())
+    tools, apis, _ = catalog_registry(cfg, shipped_documents().values())
+    rows = []
+    for name, t in sorted(tools.items()):
+        text = (t.summary or t.description or t.intent or "").strip().splitlines()
+        api = apis.get(t.api_id)
+        rows.append(
+            {
+                "name": name,
+                "api": t.api_id,
+                "api_title": str(getattr(api, "title", "") or ""),
+                "description": text[0] if text else "",
+            }
+        )
+    return rows
+
+
+@app.command("tools")
+@guarded
+def tools_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list instead of the table.")] = False,
+) -> None:
+    """The tool names a task may use in `tools.offered`, `gold[].tool` and `must_not_call`: the benchmark's
+    registry (the sandbox catalog and the kopa_convert_* conversion tools), each with its API id and a one-line
+    description."""
+    rows = tool_rows()
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+        return
+    width = max(len(r["name"]) for r in rows)
+    api_width = max(len(r["api"]) for r in rows)
+    for r in rows:
+        typer.echo(f"{r['name']:<{width}}  {r['api']:<{api_width}}  {r['description']}")
+    typer.echo(f"{len(rows)} tools", err=True)
 
 
 @app.command("compare")
