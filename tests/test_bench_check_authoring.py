@@ -79,7 +79,8 @@ def check(folder: Path) -> tuple[int, dict[str, Any], str]:
 
 
 def with_(base: dict[str, Any], **over: Any) -> dict[str, Any]:
-    return json.loads(json.dumps({**base, **over}))
+    copied: dict[str, Any] = json.loads(json.dumps({**base, **over}))
+    return copied
 
 
 # ---------------------------------------------------------------------------------------------- 1: the oracle
