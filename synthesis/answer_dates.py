@@ -16,6 +16,8 @@ _ISO = re.compile(r"(?<![0-9])(\d{4})\s*[-./]\s*(\d{1,2})\s*[-./]\s*(\d{1,2})(?!
 _COMPACT = re.compile(r"(?<![0-9])((?:19|20)\d{2})(\d{2})(\d{2})(?![0-9])")
 _SHORT_YEAR = re.compile(r"(?<![0-9.])(\d{2})\.(\d{1,2})\.(\d{1,2})(?![0-9])")
 _KOREAN = re.compile(r"(?:(\d{4})\s*년\s*)?(\d{1,2})\s*월\s*(\d{1,2})\s*일")
+#: A month and day as lists write them (`9/3`, `10/15`), never a fraction, a ratio or `51 / 27` of two values.
+_MONTH_DAY = re.compile(r"(?<![\d./-])()(1[0-2]|0?[1-9])/([12]\d|3[01]|0?[1-9])(?![\d./%])")
 
 
 def _mkdate(y: int, m: int, d: int) -> date | None:
@@ -35,11 +37,11 @@ def _date_spans(text: str, default_year: int | None) -> tuple[tuple[date, int, i
     text = nfkc(text)
     found: list[tuple[date, int, int]] = []
     taken: list[tuple[int, int]] = []
-    for rx in (_ISO, _COMPACT, _KOREAN, _SHORT_YEAR):
+    for rx in (_ISO, _COMPACT, _KOREAN, _SHORT_YEAR, _MONTH_DAY):
         for m in rx.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
-            if rx is _KOREAN:
+            if rx is _KOREAN or rx is _MONTH_DAY:
                 year = int(m.group(1)) if m.group(1) else default_year
                 if year is None:
                     continue

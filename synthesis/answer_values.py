@@ -27,16 +27,36 @@ UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
     "cm": ("length", 0.01, ("cm", "㎝", "센티미터", "센티")),
     "mm": ("length", 0.001, ("mm", "㎜", "밀리미터", "밀리")),
     "m/s": ("speed", 1.0, ("m/s", "㎧", "미터/초")),
+    "kg": ("mass", 1000.0, ("kg", "㎏", "킬로그램")),
+    "g": ("mass", 1.0, ("g", "그램")),
+    "mg": ("mass", 1e-3, ("mg", "㎎", "밀리그램")),
     "㎡": ("area", 1.0, ("㎡", "m²", "m2", "제곱미터")),
-    "시간": ("duration", 60.0, ("시간",)),
-    "분": ("duration", 1.0, ("분",)),
-    "초": ("duration", 1 / 60, ("초",)),
+    "시간": ("duration", 60.0, ("시간", "hours", "hour", "hrs")),
+    "분": ("duration", 1.0, ("분", "minutes", "minute", "mins", "min")),
+    "초": ("duration", 1 / 60, ("초", "seconds", "second", "secs", "sec")),
     "kA": ("current", 1.0, ("ka",)),
     "deg": ("angle", 1.0, ("deg",)),
     "건": (
         "counter",
         1.0,
-        ("건", "개", "곳", "명", "대", "군데", "가지", "종", "departments", "listings", "stations", "spots", "sales"),
+        (
+            "건",
+            "개",
+            "곳",
+            "명",
+            "대",
+            "군데",
+            "가지",
+            "종류",
+            "종",
+            "과목",
+            "개소",
+            "departments",
+            "listings",
+            "stations",
+            "spots",
+            "sales",
+        ),
     ),
     "세대": ("household", 1.0, ("세대", "가구", "호")),
     "동": ("building", 1.0, ("동", "개동", "개 동")),
@@ -144,7 +164,7 @@ _TENS = {"열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰
 _NATIVE_RX = re.compile(
     r"(?<![가-힣])((?:열|스물|서른|마흔|쉰)\s?(?:하나|한|둘|두|셋|세|넷|네|다섯|여섯|일곱|여덟|아홉)|다섯|여섯|일곱|여덟|아홉|스무"
     r"|서른|마흔|쉰|한|두|세|네|열)"
-    r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b)"
+    r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b|과목|노선|종류|개소|채)"
 )
 
 
@@ -216,6 +236,51 @@ def unit_at(text: str, end: int) -> tuple[str, int]:
     return "", end
 
 
+#: An English count: a figure followed (within two words) by a plural noun (`2 monitoring stations`, `14 cars`),
+#: other than the nouns of measures and of time.
+_EN_COUNTED = re.compile(r"\s(?:[a-z][a-z-]*\s){0,2}?([a-z]{2,}s)\b")
+_EN_NOT_COUNTERS = frozenset(
+    {
+        "days",
+        "weeks",
+        "months",
+        "years",
+        "times",
+        "percent",
+        "degrees",
+        "meters",
+        "metres",
+        "kilometers",
+        "kilometres",
+        "km",
+        "minutes",
+        "hours",
+        "seconds",
+        "mins",
+        "hrs",
+        "secs",
+        "points",
+        "units",
+        "its",
+        "is",
+        "was",
+        "has",
+        "this",
+        "thus",
+        "plus",
+        "less",
+        "yes",
+    }
+)
+
+
+def _english_counter(text: str, end: int) -> str:
+    m = _EN_COUNTED.match(text, end)
+    if m and m.group(1) not in _EN_NOT_COUNTERS and text[m.start() + 1 : m.start() + 3] not in ("in", "of"):
+        return "건"
+    return ""
+
+
 def mentions(text: str) -> list[Mention]:
     """Every number written in the (NFKC) text with the unit after it."""
     return list(_mentions(text))
@@ -235,10 +300,13 @@ def _mentions(text: str) -> tuple[Mention, ...]:
         unit, _ = unit_at(text, end)
         if unit == "m" and re.search(r"초속\s*$", text[max(0, m.start() - 4) : m.start()]):
             unit = "m/s"  # 초속 2.1m (미터) is a speed
+        if not unit and not korean and float(value).is_integer():
+            unit = _english_counter(text, end)
         out.append(Mention(-value if neg else value, m.start(), end, unit, decimals, korean))
     for m in _WORD_COUNT_RX.finditer(text):
         word = m.group(1) or m.group(2)
         unit, _ = unit_at(text, m.end())
+        unit = unit or (_english_counter(text, m.end()) if m.group(2) else "")
         out.append(Mention(float(_WORD_COUNTS[word]), m.start(), m.end(), unit, 0, False))
     for m in _NATIVE_RX.finditer(text):
         value = _native_value(m.group(1))
@@ -272,17 +340,19 @@ def clauses(text: str) -> list[tuple[int, int]]:
     """(start, end) of the clauses of the text; a clause holding only a bare value joins the one before (an
     enumeration of candidates is one clause)."""
     bounds: list[tuple[int, int]] = []
+    lines: list[bool] = [False]  # whether the clause starts a new line (a list item is its own clause)
     start = 0
     for m in _SPLIT.finditer(text):
         if m.group() == "/" and re.match(r"[a-z³㎥m]", text[m.end() : m.end() + 1] or " ", re.I):
             continue  # ㎍/㎥, m/s
         bounds.append((start, m.start()))
+        lines.append(m.group() == "\n")
         start = m.end()
     bounds.append((start, len(text)))
     bare = [_bare(text[a:b]) for a, b in bounds]
     merged: list[tuple[int, int]] = []
     for i, (a, b) in enumerate(bounds):
-        if merged and (bare[i] or bare[i - 1]):
+        if merged and (bare[i] or bare[i - 1]) and not lines[i]:
             merged[-1] = (merged[-1][0], b)
         else:
             merged.append((a, b))

@@ -19,6 +19,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cached_property, lru_cache
+from itertools import combinations
 from typing import Any
 
 from graph.regions import place_names
@@ -64,6 +65,14 @@ def _numbers_of(text: str, *, parts: bool = True) -> list[float]:
             out.extend(float(raw[i : i + 2]) for i in range(0, len(raw), 2))
             out.append(float(raw[:4]))
     return out
+
+
+def _figure(value: Any) -> float | None:
+    """A row value that is one figure (`11.7`, `-3`), not a code, date or text."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"-?\d{1,6}(?:\.\d+)?", text) or re.fullmatch(r"0\d+", text):
+        return None
+    return float(text)
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,15 @@ class Seen:
     def measured(self) -> list[float]:
         """The figures the results and the user state (not the clock, nothing at or below 1)."""
         out = {round(x, 9) for text in self.texts for x in _numbers_of(text) if abs(x) > 1}
+        return sorted(out)
+
+    @cached_property
+    def row_differences(self) -> list[float]:
+        """Differences of two figures of one row (a day's highest and lowest temperature)."""
+        out: set[float] = set()
+        for row in self._parsed[2][:60]:
+            values = [x for v in row.values() if isinstance(v, int | float | str) and (x := _figure(v)) is not None]
+            out |= {round(abs(a - b), 9) for i, a in enumerate(values[:30]) for b in values[i + 1 : 30]}
         return sorted(out)
 
     @cached_property
@@ -235,7 +253,8 @@ _DOUBT = re.compile(
     r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실치 않|확실하진|확실치는|확신할 수 없|확신이 없|불확실"
     r"|정확하지 않을"
     r"|정확하지 않습니다|정확하지는 않|틀릴 수|틀렸을|틀린 것일|잘못되었을|잘못됐을|오류가 있을|다를 수(?:도)? 있"
-    r"|추정치|추정됩니다|추정돼요|추측|짐작|아마(?:도)?\s|어쩌면|혹시 모르|(?:인|일|한|는|될|할|은|던) 것 같|(?:인"
+    r"|추정치|추정됩니다|추정돼요|추측|짐작|(?<![가-힣])아마(?:도)?(?:\s|요|[,.!]|$)|어쩌면"
+    r"|일 거(?:예요|에요|야|라|다|고)|혹시 모르|[가-힣] 것 같|(?:인"
     r"|일|한|는)듯(?:해|합|하)"
     r"|일 수도|수도 있(?:습니다|어요|어|음|고|으니|지만|겠)|일지도|일걸|보장할 수 없|장담할 수 없|장담은 못"
     r"|참고(?:만|용으로만)"
@@ -249,7 +268,7 @@ _DOUBT = re.compile(
 )
 #: A turn back on what was said (a retraction or a contradiction after it).
 _RETRACT = re.compile(
-    r"(?:(?<!죄송)(?<!아쉽)(?<!미안)하지만|그러나|다만|그런데|근데|아,|앗|아니|정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
+    r"(?:(?<!죄송)(?<!아쉽)(?<!미안)하지만|그러나|다만|그런데|근데|아,|앗|아니|(?<![가-힣])정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
     r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|없네요|없었|못\s*했|못합니다|않습니다|않아요|않았|아닙니다|아니에요"
     r"|아니라|아닐 "
     r"|잘못|틀렸|틀린|정정|취소|무시|다시 확인|cannot|can't|unable|wrong|incorrect|ignore|disregard|not (?:correct"
@@ -258,7 +277,7 @@ _RETRACT = re.compile(
     r"|\bignore (?:that|this|the above|my)\b|\bscratch that\b|\bdisregard\b|\bthat was wrong\b|\bi was wrong\b"
     r"|(?:무시해|잊어) 주세요|앞의 (?:답|내용|말)은|정정(?:합니다|할게요|하겠습니다|해 드릴게요)|다시 (?:보니"
     r"|확인해 ?보니|살펴보니)"
-    r"|(?:sorry|죄송)[^.!?\n]{0,30}(?:wrong|incorrect|mistake|잘못|틀렸)"
+    r"|(?:sorry|죄송)[^!?\n]{0,30}(?:wrong|incorrect|mistake|잘못|틀렸|바뀌|바뀐|뒤바뀌|헷갈)"
     r"|(?:아|앗|어),?\s*아니(?:네요|에요|다|야|군요|었)|잘못 (?:말씀|봤|읽|안내)|\bcorrection\b|\bi misread\b"
     r"|\bmy mistake\b",
     re.I,
@@ -338,20 +357,63 @@ def _korean_step(text: str, m: Mention) -> float:
     return step
 
 
+#: A clause that compares or takes a difference (`어제보다 2도 높아요`, `일교차 7.1도`, `35 higher than`).
+_COMPARING = re.compile(
+    r"보다|차이|차가|차는|일교차|높|낮|많|적|올라|올랐|내려|내렸|늘|줄|상승|하락|오른|떨어"
+    r"|\bthan\b|difference|higher|lower|\bmore\b|\bless\b|increase|decrease|\bdrop|\brise|\bup\b|\bdown\b",
+    re.I,
+)
+
+
+_TOTALLING = re.compile(
+    r"합치|합하|합계|합산|더하|모두 합|총합|\bin total\b|\btotal\b|altogether|combined|\bsum\b", re.I
+)
+_ABOUT_BEFORE = re.compile(r"(?:약|대략|거의|about|around|approximately|roughly|almost|nearly|some)\s*$", re.I)
+_ABOUT_AFTER = re.compile(r"\s*(?:정도|쯤|가량|남짓|여\b|안팎)")
+
+
+def _approximate(text: str, m: Mention) -> bool:
+    return bool(
+        _ABOUT_BEFORE.search(text[max(0, m.start - 14) : m.start]) or _ABOUT_AFTER.match(text, unit_end(text, m))
+    )
+
+
+def _sum_of(value: float, parts: list[float], step: float) -> bool:
+    """The value is the sum of two to four of the parts (at the precision written)."""
+    parts = [abs(x) for x in parts[:12]]
+    return any(abs(sum(c) - value) <= 0.5 * step + 1e-9 for k in (2, 3, 4) for c in combinations(parts, k))
+
+
+def _sentence_at(text: str, pos: int) -> str:
+    a = max(text.rfind(c, 0, pos) for c in ".!?\n") + 1
+    ends = [i for c in ".!?\n" if (i := text.find(c, pos)) >= 0 and not text[i - 1 : i].isdigit()]
+    return text[a : min(ends) if ends else len(text)]
+
+
 def _supported_number(text: str, m: Mention, seen: Seen, stated: list[float]) -> bool:
     value = abs(m.value)
-    if value <= 1:
+    if value <= 1 and not (m.unit and m.decimals):
         return True
     if value.is_integer() and value <= SMALL_COUNT and not _measured(m.unit):
         return True  # a count of things listed, an ordinal, a number of hours
     step = _korean_step(text, m) if m.korean else 10.0**-m.decimals
     nums = seen.figures if _measured(m.unit) else seen.numbers
+    # `약 17분` for 1051초: an approximate figure may be cut at its precision rather than rounded
+    slack = 1.0 if not m.korean and _approximate(text, m) else 0.5
     for scale in _SCALES_BY_FAMILY.get(unit_family(m.unit), (1.0,)):
-        x, tol = value * scale, 0.5 * step * scale + 1e-9
+        x, tol = value * scale, slack * step * scale + 1e-9
         if _near(nums, x, tol):
             return True
-    # a difference or sum of a supported figure the answer states and a seen one (`어제보다 2도 높아요`)
+    sentence = _sentence_at(text, m.start)
+    if _TOTALLING.search(sentence) and _sum_of(value, [x for x in stated if abs(x - value) > 1e-9], step):
+        return True  # a total of figures the answer states (`27곳, 11곳, 6곳, 합치면 44곳`)
+    # a difference or sum of a supported figure the answer states and a seen one (`어제보다 2도 높아요`), or of two
+    # figures of one row (`일교차 7.1도`), where the sentence compares
+    if not _COMPARING.search(sentence):
+        return False
     tol = 0.5 * step + 1e-9
+    if _near(seen.row_differences, value, tol):
+        return True
     real = seen.measured
     return any(
         _near(real, a + value, tol) or _near(real, a - value, tol) or _near(real, value - a, tol)
@@ -462,9 +524,11 @@ def descriptive(value: Any) -> bool:
 
 
 def named(clause: str, q: Qualifier, now: datetime | None) -> bool:
-    """Whether the (prepared) clause names the qualifier."""
+    """Whether the (prepared) clause names the qualifier (an address also by its road and number alone)."""
     if q.kind == "name":
-        return q.name in normalise_name(clause)
+        text = normalise_name(clause)
+        road = _road_of(q.name)
+        return q.name in text or (road is not None and road in text)
     hit = False
     if q.minutes:
         hit = any(mins & q.minutes for mins, _, _ in _spans(clause))
@@ -472,6 +536,12 @@ def named(clause: str, q: Qualifier, now: datetime | None) -> bool:
         year = now.year if now else q.day.year
         hit = any(d == q.day for d, _, _ in date_spans(clause, year)) or _relative_day(clause, q.day, now)
     return hit
+
+
+def _road_of(name: str) -> str | None:
+    """The road and number of a (normalised) address (`대전유성구어은로23길302` -> `어은로23길302`)."""
+    m = re.search(r"(?:구|군|시|동|읍|면)([가-힣]{1,6}(?:로|길)(?:\d{1,3}(?:번)?길)?\d{1,8})$", name)
+    return m.group(1) if m and len(m.group(1)) >= 6 else None
 
 
 _RELATIVE = {"그제": -2, "그저께": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2, "글피": 3}
@@ -498,6 +568,78 @@ def names_other_day(clause: str, day: date | None, now: datetime | None, also: f
     return any(d != day and d not in also for d, _, _ in date_spans(clause, now.year))
 
 
+def _with_day(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with the day it states in separate fields (`dealYear`, `dealMonth`, `dealDay`) as one date, which
+    tells it apart from a row of another day."""
+    parts: dict[str, int] = {}
+    for k, v in row.items():
+        kind = _PART.search(str(k))
+        if kind and re.fullmatch(r"\d{1,4}", str(v).strip()):
+            parts.setdefault(kind.group(1).lower()[0], int(str(v)))
+    day = _mkdate(parts.get("y", 0), parts.get("m", 0), parts.get("d", 0)) if len(parts) == 3 else None
+    return {"_day": day.isoformat(), **row} if day else row
+
+
+#: A 동 written in a text (`십정동`, `종로1가동`, `(덕명동)`), at least three characters.
+_AREA = re.compile(r"(?<![가-힣\d])([가-힣]{2,5}\d{0,2}(?:가)?동)(?=[^가-힣]|에|은|는|이|의|$)")
+
+
+def _areas(text: str) -> dict[str, set[str]]:
+    """The 동/리/읍/면 and the 구/군 a text names, by level."""
+    prepared = prepare_text(text)
+    out: dict[str, set[str]] = {"area": {m.group(1) for m in _AREA.finditer(prepared)}, "gu": set()}
+    out["gu"] = {p for p in places_in(prepared) if p.endswith(("구", "군"))}
+    return out
+
+
+def other_area(clause: str, about: list[str], values: frozenset[str] = frozenset()) -> bool:
+    """The clause names a 동 (or 구) other than the one the row is in, and not the row's own; `values`: the asked
+    values (normalised), which are no place however they end (an apartment called `과해극동`)."""
+    if not about:
+        return False
+    own = _areas(" ".join(str(x) for x in about))
+    said = _areas(clause)
+    said["area"] = {w for w in said["area"] if not any(w in v for v in values)}
+    for level in ("area", "gu"):
+        if (
+            own[level]
+            and said[level]
+            and not (said[level] & own[level])
+            and any(not any(w in o or o in w for o in own[level]) for w in said[level])
+        ):
+            return True
+    return False
+
+
+_RELATIVE_MONTH = {
+    "이번 달": 0,
+    "이번달": 0,
+    "이달": 0,
+    "지난달": -1,
+    "지난 달": -1,
+    "전월": -1,
+    "다음 달": 1,
+    "다음달": 1,
+}
+
+
+def names_other_month(clause: str, about: list[str], now: datetime | None) -> bool:
+    """The clause names a month (`이번 달`, `지난달`, `9월`) other than the one the row is of (a `YYYYMM` it is
+    about), and not that month."""
+    months = {(int(x[:4]), int(x[4:])) for x in map(str, about) if re.fullmatch(r"(?:19|20)\d{2}(?:0[1-9]|1[0-2])", x)}
+    if len(months) != 1 or now is None:
+        return False
+    (year, month) = next(iter(months))
+    said: set[tuple[int, int]] = set()
+    for word, k in _RELATIVE_MONTH.items():
+        if re.search(rf"(?<![가-힣]){word}(?!세)", clause):  # 전월, not 전월세
+            m0 = now.year * 12 + now.month - 1 + k
+            said.add((m0 // 12, m0 % 12 + 1))
+    for m in re.finditer(r"(?:((?:19|20)\d{2})\s*년\s*)?(?<!\d)(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)", clause):
+        said.add((int(m.group(1)) if m.group(1) else year, int(m.group(2))))
+    return bool(said) and (year, month) not in said
+
+
 def row_context(
     rows: list[dict[str, Any]], row: dict[str, Any], field_name: str, same: tuple[str, ...] = ()
 ) -> tuple[list[str], list[dict[str, Any]]]:
@@ -507,21 +649,23 @@ def row_context(
     value = row.get(field_name)
     about: list[str] = []
     rivals: list[dict[str, Any]] = []
-    for other in rows[:60]:
-        if other is row or other.get(field_name) in (None, "") or str(other.get(field_name)) == str(value):
+    mine = _with_day(row)
+    for original in rows[:60]:
+        other = _with_day(original)
+        if original is row or other.get(field_name) in (None, "") or str(other.get(field_name)) == str(value):
             continue
-        if any(str(other.get(k)) != str(row.get(k)) for k in same):
+        if any(str(other.get(k)) != str(mine.get(k)) for k in same):
             continue
         differ = [
-            k for k in row if k != field_name and k in other and str(other[k]) != str(row[k]) and descriptive(row[k])
+            k for k in mine if k != field_name and k in other and str(other[k]) != str(mine[k]) and descriptive(mine[k])
         ]
         theirs = [str(other[k]) for k in differ if descriptive(other[k])][:8]
-        about.extend(str(row[k]) for k in differ)
+        about.extend(str(mine[k]) for k in differ)
         rivals.append({"value": other[field_name], "about": theirs})
     if not rivals:
-        about = [str(v) for k, v in row.items() if k != field_name and descriptive(v)][:6]
+        about = [str(v) for k, v in mine.items() if k != field_name and descriptive(v)][:6]
     # the day the row is about (the latest it states: a forecast's target, not its issue)
-    days = [(q.day, str(v)) for v in row.values() if descriptive(v) and (q := qualifier(str(v))) and q.day]
+    days = [(q.day, str(v)) for v in mine.values() if descriptive(v) and (q := qualifier(str(v))) and q.day]
     if days:
         about.append(max(days)[1])
     return list(dict.fromkeys(about))[:8], rivals[:40]

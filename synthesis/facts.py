@@ -71,6 +71,8 @@ from synthesis.claims import (
     Seen,
     named,
     names_other_day,
+    names_other_month,
+    other_area,
     pasted,
     qualifier,
     unsupported,
@@ -105,6 +107,8 @@ def _fact_number(fact: Fact) -> float | None:
 
 def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
     unit = fact.unit if fact.kind == "number" else None
+    if unit and unit_family(unit) in _COUNTERS and unit_family(m.unit) == "counter":
+        unit = None  # a count of buildings or stops written with the generic counter (`다섯 개`, `5곳`)
     if unit:
         if not m.unit or unit_family(m.unit) != unit_family(unit):
             return False
@@ -295,7 +299,7 @@ def _inside_date_or_time(text: str, m: Mention) -> bool:
 def _covered(text: str) -> tuple[list[int], list[int]]:
     """Sorted (starts, ends) of the dates and clock times written in the text (disjoint after merging)."""
     spans = sorted(
-        [(a, b) for _, a, b in date_spans(text, None)] + [(a, b) for _, a, b in time_spans(text) if ":" in text[a:b]]
+        [(a, b) for _, a, b in date_spans(text, 2000)] + [(a, b) for _, a, b in time_spans(text) if ":" in text[a:b]]
     )
     starts: list[int] = []
     ends: list[int] = []
@@ -383,7 +387,8 @@ def _text_hit(
                 and not mins & set(times)
                 and not _range_end(prepared, a)
                 and not _paired(prepared, a, spans, times)
-                for mins, a, _ in spans
+                and not _time_compared(prepared, b)
+                for mins, a, b in spans
             ):
                 continue  # another time offered for the same thing
             if said_of_other(prepared, bounds, a0, fact, facts, now):
@@ -531,6 +536,13 @@ def _paired(text: str, at: int, spans: list[tuple[set[int], int, int]], times: l
     )
 
 
+def _time_compared(text: str, end: int) -> bool:
+    """A time the answer measures against (`정오를 넘겨`, `6시 이후`, `9시 전에`): not a second value."""
+    return bool(
+        re.match(r"\s*(?:을|를|이|가|은|는)?\s*(?:넘|지나|보다|이후|이전|전에|후에|전까지|이전에)", text[end : end + 8])
+    )
+
+
 def _range_end(text: str, at: int) -> bool:
     """A time that closes a range opened before it (`10시부터 19시까지`, `10:00~19:00`)."""
     return bool(re.search(r"(부터|~|∼|〜|-|–|에서)\s*$", text[max(0, at - 6) : at]))
@@ -636,6 +648,7 @@ def _labelled_other(clause: str, fact: Fact, facts: list[Fact]) -> bool:
             f is not fact
             and f.kind == fact.kind
             and (f.kind != "number" or unit_family(f.unit) == unit_family(fact.unit))
+            and not _value_named(clause, f)  # its label is said of its own value there (`A 정류소에 911번 버스`)
         ):
             theirs |= _label_words(f) - own
     if not theirs:
@@ -648,6 +661,19 @@ def _labelled_other(clause: str, fact: Fact, facts: list[Fact]) -> bool:
     kept = [x for x in spans if not any(o[0] <= x[0] and x[1] <= o[1] and (o[1] - o[0]) > (x[1] - x[0]) for o in spans)]
     words = {w for _, _, w in kept}
     return bool(words & theirs) and not (words & own)
+
+
+def _value_named(clause: str, fact: Fact) -> bool:
+    """The clause states the fact's own value (a name as written, a clock time in any form)."""
+    raw = str(fact.value)
+    if (
+        fact.kind in ("name", "text")
+        and len(normalise_name(raw)) >= 2
+        and normalise_name(raw) in normalise_name(clause)
+    ):
+        return True
+    times = set(time_values(raw.zfill(4) if re.fullmatch(r"\d{3}", raw.strip()) else raw) or ())
+    return bool(times) and any(mins & times for mins, _, _ in time_spans(clause))
 
 
 def said_of_other(
@@ -668,6 +694,10 @@ def said_of_other(
     days = [q.day for q in own if q.day is not None]
     if dated and days and names_other_day(clause, max(days), now, frozenset(days)):
         return True  # said of another day, whatever else the clause names
+    if other_area(clause, fact.about, frozenset(normalise_name(str(f.value)) for f in facts)):
+        return True  # said of another 동 or 구 than the row's, whatever else the clause names
+    if dated and names_other_month(clause, fact.about, now):
+        return True
     if any(named(clause, q, now) for q in own):
         return False
     others = [q for r in fact.rivals for q in _quals(list(r.get("about") or []))]

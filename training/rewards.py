@@ -251,13 +251,16 @@ def right_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any
     return out
 
 
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
+
+
 def values_equal(a: Any, b: Any) -> bool:
     """Equal after normalisation: text trimmed; numbers equal as numbers unless a leading zero makes them codes."""
     x, y = normalise_value(a), normalise_value(b)
     if x == y:
         return True
-    try:
-        fx, fy = float(x), float(y)
+    try:  # thousands separators as providers write amounts (`62,700`)
+        fx, fy = float(_THOUSANDS.sub("", x)), float(_THOUSANDS.sub("", y))
     except ValueError:
         return x.casefold() == y.casefold()
     leading = any(len(s) > 1 and s.lstrip("-")[0] == "0" and not s.lstrip("-").startswith("0.") for s in (x, y))

@@ -1,0 +1,132 @@
+"""What an answer claims, judged against its facts and what the model saw (synthesis/claims.py through
+`synthesis.facts.check_answer`): honest phrasings in English and Korean pass, values said of another place, month,
+row or address fail, and a figure is supported only by what was seen, a total or a difference the answer draws."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from synthesis.answer_values import mentions, prepare_text
+from synthesis.claims import Seen, doubt, row_context, unsupported
+from synthesis.facts import Fact, check_answer
+
+NOW = datetime(2026, 10, 15, 14, 30)
+
+
+def passes(answer: str, facts: list[Fact], seen: Seen | None = None) -> bool:
+    check = check_answer(answer, facts, seen)
+    return check.hits == check.total and not check.rejected
+
+
+def seen_rows(*rows: dict[str, object], user: str = "") -> Seen:
+    return Seen(results=(json.dumps({"items": list(rows)}, ensure_ascii=False),), user=(user,), now=NOW)
+
+
+@pytest.mark.parametrize(
+    "text,value,unit",
+    [
+        ("every 20 minutes", 20, "분"),
+        ("2 monitoring stations", 2, "건"),
+        ("Two lodging listings", 2, "건"),
+        ("parking for 14 cars", 14, "건"),
+        ("네 과목", 4, "건"),
+        ("0.6g", 0.6, "g"),
+        ("6 stops away", 6, "정거장"),
+    ],
+)
+def test_english_units_counters_and_native_numerals(text: str, value: float, unit: str) -> None:
+    m = mentions(prepare_text(text))[0]
+    assert (m.value, m.unit) == (value, unit)
+
+
+def test_a_plural_noun_of_time_or_a_preposition_is_no_counter() -> None:
+    assert mentions(prepare_text("the last 3 days"))[0].unit == ""
+    assert mentions(prepare_text("16 in nowon-gu"))[0].unit == ""
+
+
+def test_counts_in_english_and_a_building_count_with_the_generic_counter() -> None:
+    count = Fact("count", 2, unit="곳", label="측정소 수")
+    assert passes("There are 2 monitoring stations in Gangnam-gu.", [count])
+    buildings = Fact("number", 5, unit="동", label="동수")
+    assert passes("동 수는 다섯 개예요.", [buildings])
+
+
+def test_a_label_said_of_another_facts_own_value_does_not_move_the_value() -> None:
+    stop = Fact("name", "원주민센터", label="정류소", field="nodenm")
+    route = Fact("name", 911, label="노선", field="routeno", about=["원주민센터", "좌석버스"])
+    assert passes("원주민센터 정류소에 911번 버스가 오고 있어요.", [stop, route])
+    # the label alone, with no value of its own, still says the figure is another fact's
+    assert not passes("정류소는 911번이에요.", [stop, route])
+
+
+def test_a_time_the_answer_measures_against_is_not_a_second_closing_time() -> None:
+    end = Fact("name", "1300", field="trmtSatEnd")
+    assert passes("토요일에 오전 9시부터 오후 1시까지 진료해서 정오를 넘겨 진료합니다.", [end])
+    assert not passes("토요일 진료는 오후 1시 또는 정오에 끝나요.", [end])
+
+
+def test_a_correction_word_inside_another_word_is_no_retraction() -> None:
+    assert doubt("'부산'으로 시도별 실시간 측정정보를 요청했는데 돌아온 자료가 없어요.") == ""
+    assert doubt("15.2도예요. 정정합니다, 16도예요.") != ""
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["1,007세대일 거예요, 아마도요.", "두 번호가 바뀐 것 같네요.", "아, 죄송해요. 번호가 바뀌었어요."],
+)
+def test_more_ways_of_not_committing(answer: str) -> None:
+    assert doubt(answer)
+
+
+def test_a_row_of_split_date_fields_is_told_apart_by_its_day() -> None:
+    rows = [
+        {"aptNm": "신정한양", "dealAmount": "162,400", "dealYear": "2026", "dealMonth": "9", "dealDay": "3"},
+        {"aptNm": "신정한양", "dealAmount": "131,600", "dealYear": "2026", "dealMonth": "9", "dealDay": "4"},
+    ]
+    about, rivals = row_context(rows, rows[0], "dealAmount")
+    assert "2026-09-03" in about and rivals[0]["about"] == ["2026-09-04"]
+    price = Fact("number", 162400, unit="만원", label="거래금액", about=about, rivals=rivals)
+    assert passes("9월 거래는 2건이에요.\n- 9/3 신정한양 162,400만원\n- 9/4 신정한양 131,600만원", [price])
+    assert not passes("신정한양 거래금액은 162,400만원, 131,600만원이에요.", [price])
+
+
+def test_a_value_said_of_another_dong_or_month_fails() -> None:
+    pharmacy = Fact("name", "계산행복약국", label="약국", about=["인천광역시 계양구 계산로15길 246-2", "계산동"])
+    assert passes("계양구 계산동에는 계산행복약국이 있어요.", [pharmacy])
+    assert not passes("인천 계양구 작전동에는 계산행복약국이 있어요.", [pharmacy])
+    # an apartment whose name ends in 동 is no place
+    apt = Fact("name", "과해극동", label="단지", about=["과해동", "202609"])
+    assert passes("첫 번째 거래 건물은 과해극동이에요.", [apt], Seen(now=NOW))
+    deals = Fact("count", 13, unit="건", label="거래 건수", about=["202609"])
+    listed = seen_rows({"totalCount": 13}, user="마포구 전월세 거래 몇 건이야?")
+    assert passes("지난달 마포구 전월세 거래는 13건이에요.", [deals], listed)
+    assert passes("9월 마포구 전월세 거래는 13건이에요.", [deals], listed)
+    assert not passes("이번 달 마포구 전월세 거래는 13건이에요.", [deals], listed)
+
+
+def test_an_address_named_by_its_road_and_number_tells_its_row() -> None:
+    hotel = Fact(
+        "name",
+        "덕명호텔",
+        field="title",
+        about=["대전광역시 유성구 덕명로10길 114-1"],
+        rivals=[{"value": "어은호텔", "about": ["대전광역시 유성구 어은로23길 302"]}],
+    )
+    assert passes("덕명호텔은 덕명로10길 114-1, 어은호텔은 어은로23길 302에 있어요.", [hotel])
+    assert not passes("덕명호텔은 어은로23길 302, 어은호텔은 덕명로10길 114-1에 있어요.", [hotel])
+
+
+def test_figures_a_sum_a_difference_or_an_approximation_supports() -> None:
+    seen = seen_rows({"stationName": "서울", "count": 27}, {"stationName": "인천", "count": 11})
+    assert unsupported("서울은 27개, 인천은 11개예요. 두 지역을 합치면 38곳이에요.", seen) == ""
+    assert unsupported("서울은 27개, 인천은 11개예요. 그리고 38곳이 더 있어요.", seen) != ""
+    temps = seen_rows({"stnNm": "대전", "maxTa": "15.3", "minTa": "8.2", "avgTa": "11.7"})
+    assert unsupported("평균 기온은 11.7도였고 일교차는 7.1도였어요.", temps) == ""
+    assert unsupported("평균 기온은 11.7도였고 습도는 7.1%였어요.", temps) != ""
+    arrival = seen_rows({"routeno": "606", "arrtime": "1051"})
+    assert unsupported("도착까지는 약 17분(1051초) 예상돼요.", arrival) == ""
+    assert unsupported("도착까지는 19분 예상돼요.", arrival) != ""
+    assert unsupported("무게는 0.6g 정도예요.", arrival) != ""
