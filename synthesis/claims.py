@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cached_property, lru_cache
@@ -24,7 +25,16 @@ from typing import Any
 
 from graph.regions import place_names
 from synthesis.answer_dates import as_date, date_spans, time_spans, time_values
-from synthesis.answer_values import Mention, mentions, nfkc, normalise_name, prepare_text, unit_at, unit_family
+from synthesis.answer_values import (
+    Mention,
+    clauses,
+    mentions,
+    nfkc,
+    normalise_name,
+    prepare_text,
+    unit_at,
+    unit_family,
+)
 
 # ---------------------------------------------------------------------------------------------- what was seen
 
@@ -41,16 +51,32 @@ _SCALES_BY_FAMILY: dict[str, tuple[float, ...]] = {
 SMALL_COUNT = 10
 
 
-def _leaves(doc: Any, out: list[str], keys: set[str]) -> None:
+def _leaves(
+    doc: Any, out: list[str], keys: set[str], keyed: list[tuple[str, str]] | None = None, key: str = ""
+) -> None:
     if isinstance(doc, dict):
         for k, v in doc.items():
             keys.add(str(k))
-            _leaves(v, out, keys)
+            _leaves(v, out, keys, keyed, str(k))
     elif isinstance(doc, list):
         for v in doc:
-            _leaves(v, out, keys)
+            _leaves(v, out, keys, keyed, key)
     elif doc is not None and not isinstance(doc, bool):
         out.append(str(doc))
+        if keyed is not None:
+            keyed.append((key, str(doc)))
+
+
+#: Fields whose values are codes, identifiers, grid cells or parts of a date, never a measurement (`areaCode`,
+#: `nodeId`, `stationNo`, `nx`, `dealDay`).
+_NOT_MEASURES = re.compile(r"(?:cd|code|id|ids|seq|no|num|key|nx|ny|x|y|year|month|day|date|dt)$", re.I)
+#: A figure glued to the letters before it is part of a code or a name (`D000360`, `탄방5`), unless a unit follows
+#: (`서방정40밀리그램`).
+_GLUED = re.compile(r"(?<=[A-Za-z가-힣])\d+(?:\.\d+)?(?![\d.]|\s?(?:mg|g|kg|ml|밀리|그램|킬로|%|도|℃|m|km|cm))")
+
+
+def _measures_of(text: str) -> list[float]:
+    return _numbers_of(_GLUED.sub(" ", nfkc(text)), parts=False)
 
 
 def _numbers_of(text: str, *, parts: bool = True) -> list[float]:
@@ -86,22 +112,52 @@ class Seen:
     sent: tuple[str, ...] = ()
 
     @cached_property
-    def _parsed(self) -> tuple[list[str], set[str], list[dict[str, Any]]]:
-        """Every result parsed once: its leaf values (a result that is not JSON is one text), field names, rows."""
+    def _parsed(self) -> tuple[list[str], set[str], list[dict[str, Any]], list[tuple[str, str]]]:
+        """Every result parsed once: its leaf values (a result that is not JSON is one text), field names, rows,
+        and the leaves with their field names."""
         leaves: list[str] = []
         keys: set[str] = set()
         rows: list[dict[str, Any]] = []
+        keyed: list[tuple[str, str]] = []
         for content in self.results:
             try:
                 doc = json.loads(content)
             except ValueError:
                 leaves.append(content)
+                keyed.append(("", content))
                 continue
-            _leaves(doc, leaves, keys)
+            _leaves(doc, leaves, keys, keyed)
             items = doc.get("items") if isinstance(doc, dict) else None
             if isinstance(items, list):
                 rows.extend(r for r in items if isinstance(r, dict))
-        return leaves, keys, rows
+        return leaves, keys, rows, keyed
+
+    @cached_property
+    def listings(self) -> list[list[dict[str, Any]]]:
+        """The rows of each result, one list a result."""
+        out: list[list[dict[str, Any]]] = []
+        for content in self.results:
+            try:
+                doc = json.loads(content)
+            except ValueError:
+                continue
+            items = doc.get("items") if isinstance(doc, dict) else None
+            if isinstance(items, list):
+                out.append([r for r in items if isinstance(r, dict)])
+        return out
+
+    @cached_property
+    def outside_listings(self) -> frozenset[float]:
+        """Figures seen outside any listing of several rows: single rows, the user's words."""
+        out = {
+            round(x, 9)
+            for rows in self.listings
+            if len(rows) < 2
+            for r in rows
+            for v in r.values()
+            if (x := _figure(v)) is not None
+        }
+        return frozenset(out | self.user_numbers)
 
     @property
     def leaves(self) -> list[str]:
@@ -140,10 +196,12 @@ class Seen:
         """The figures the results and the user state as figures: no part of a date or clock time, no clock. A
         measurement an answer states (15.9도, 37%) must be one of these."""
         out = {0.0}
-        for text in self.texts:
+        for key, text in self._parsed[3]:
+            if _NOT_MEASURES.search(key):
+                continue
             q = qualifier(text) if len(text) <= 40 else None
             if q is None or q.kind == "name" or (q.day is None and ":" not in text):  # a bare 1051 may be seconds
-                out |= {round(x, 9) for x in _numbers_of(text, parts=False)}
+                out |= {round(x, 9) for x in _measures_of(text)}
         out |= self.user_numbers
         return sorted(out)
 
@@ -359,7 +417,7 @@ def _korean_step(text: str, m: Mention) -> float:
 
 #: A clause that compares or takes a difference (`어제보다 2도 높아요`, `일교차 7.1도`, `35 higher than`).
 _COMPARING = re.compile(
-    r"보다|차이|차가|차는|일교차|높|낮|많|적|올라|올랐|내려|내렸|늘|줄|상승|하락|오른|떨어"
+    r"보다|차이|일교차|높|낮|많|적|올라|올랐|내려|내렸|늘|줄|상승|하락|오른|떨어"
     r"|\bthan\b|difference|higher|lower|\bmore\b|\bless\b|increase|decrease|\bdrop|\brise|\bup\b|\bdown\b",
     re.I,
 )
@@ -480,6 +538,62 @@ def _place_rx() -> re.Pattern[str]:
 def places_in(text: str) -> list[str]:
     """Region names written in the (prepared) text, normalised (the long forms of 시도 already shortened)."""
     return list(dict.fromkeys(normalise_name(m.group()) for m in _place_rx().finditer(text)))
+
+
+def _row_name(value: Any) -> str:
+    """A row value that names its row to a reader (a station, a shop, a district), normalised, or ''."""
+    text = str(value).strip() if isinstance(value, str) else ""
+    if not text or len(text) > 20 or re.search(r"\d", text) or not re.search(r"[가-힣]", text):
+        return ""
+    name = normalise_name(text)
+    return name if len(name) >= 2 and name not in _COMMON_WORDS else ""
+
+
+#: Row names that are also everyday words of an answer (a station called 가장 beside `가장 높은 곳`): they name
+#: no row in a sentence.
+_COMMON_WORDS = frozenset(
+    {"가장", "제일", "현재", "지금", "오늘", "내일", "최고", "최저", "평균", "전체", "기준", "정보"}
+)
+
+
+def misattributed(answer: str, seen: Seen) -> str:
+    """A measured figure said of one row of a listing (the only row of that result its clause names) that only
+    other rows of the same listing hold, and nothing else seen: the value of another entity said of the named one
+    (`구도 측정소 미세먼지는 94` where 94 is another station's)."""
+    listings = [rows[:60] for rows in seen.listings if len(rows) >= 2]
+    if not listings:
+        return ""
+    tables = [_listing_table(rows) for rows in listings]
+    text = prepare_text(answer)
+    for a, b in clauses(text):
+        clause = text[a:b]
+        squeezed = normalise_name(clause)
+        for t, (unique, held) in enumerate(tables):
+            named = [i for i, ns in enumerate(unique) if any(n in squeezed for n in ns)]
+            if len(named) != 1 or not held[named[0]]:
+                continue
+            for m in mentions(clause):
+                value = round(m.value, 9)
+                if not _measured(m.unit) or value in held[named[0]]:
+                    continue
+                holders = [j for j, fs in enumerate(held) if value in fs]
+                elsewhere = any(value in fs for u, (_, h) in enumerate(tables) if u != t for fs in h)
+                if holders and not elsewhere and value not in seen.outside_listings:
+                    name = sorted(unique[named[0]])[0]
+                    return f"{clause[m.start : unit_end(clause, m)]} is another row's, not {name}'s"
+    return ""
+
+
+def _listing_table(rows: list[dict[str, Any]]) -> tuple[list[set[str]], list[set[float]]]:
+    """Per row of a listing: the names only it holds, and its measured figures."""
+    names = [{n for v in row.values() if (n := _row_name(v))} for row in rows]
+    shared = Counter(n for ns in names for n in ns)
+    unique = [{n for n in ns if shared[n] == 1} for ns in names]
+    held = [
+        {round(x, 9) for k, v in row.items() if not _NOT_MEASURES.search(str(k)) and (x := _figure(v)) is not None}
+        for row in rows
+    ]
+    return unique, held
 
 
 # ---------------------------------------------------------------------------------------------- qualifiers
@@ -638,6 +752,28 @@ def names_other_month(clause: str, about: list[str], now: datetime | None) -> bo
     for m in re.finditer(r"(?:((?:19|20)\d{2})\s*년\s*)?(?<!\d)(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)", clause):
         said.add((int(m.group(1)) if m.group(1) else year, int(m.group(2))))
     return bool(said) and (year, month) not in said
+
+
+def names_other_hour(clause: str, own: list[Qualifier]) -> bool:
+    """The clause states clock times and none is the hour of the row (a timestamp it is about, such as a reading's
+    `2026-10-15 14:00`; a bare opening or closing time of the row tells nothing of the hour it is said of)."""
+    mine = {x for q in own if q.kind == "time" and q.day is not None for x in q.minutes}
+    if not mine:
+        return False
+    said = [mins for mins, _, _ in _spans(clause)]
+    return bool(said) and not any(mins & mine or {x // 60 for x in mins} & {x // 60 for x in mine} for mins in said)
+
+
+_WEEKDAYS = ("월요일", "화요일", "수요일", "목요일", "금요일", "토요일", "일요일")
+
+
+def names_other_weekday(clause: str, day: date | None, now: datetime | None) -> bool:
+    """The clause names a weekday and not the weekday of the row's day, where that day is within a week of the
+    clock (a forecast's day, not an opening date)."""
+    if day is None or now is None or abs((day - now.date()).days) > 7 or "매주" in clause:
+        return False
+    said = {i for i, w in enumerate(_WEEKDAYS) if w in clause or f"{w[0]}요일" in clause}
+    return bool(said) and day.weekday() not in said
 
 
 def row_context(

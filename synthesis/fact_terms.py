@@ -40,6 +40,13 @@ LABEL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "휴무": ("쉬는", "휴관", "휴일"),
     "쉬는": ("휴무", "휴관", "휴일"),
 }
+#: Words that name the same quantity (either way round): what an answer may call a fact labelled by the other.
+LABEL_EQUIVALENTS: tuple[frozenset[str], ...] = (
+    frozenset({"미세먼지", "pm10"}),
+    frozenset({"초미세먼지", "pm2.5", "pm25"}),
+    frozenset({"기온", "온도"}),
+    frozenset({"오존", "o3"}),
+)
 _STOP_WORDS = {"수", "값", "및", "의", "는", "은", "이", "가", "예보", "실황", "결과", "정보", "기준", "없음", "아님"}
 #: Nouns a committed statement of missing data is about (`자료가 없습니다`).
 DATA_NOUNS = (

@@ -69,15 +69,18 @@ from synthesis.claims import (
     INABLE,
     Qualifier,
     Seen,
+    misattributed,
     named,
     names_other_day,
+    names_other_hour,
     names_other_month,
+    names_other_weekday,
     other_area,
     pasted,
     qualifier,
     unsupported,
 )
-from synthesis.fact_terms import DATA_NOUNS, MODAL, guessable, in_context, label_terms, negative
+from synthesis.fact_terms import DATA_NOUNS, LABEL_EQUIVALENTS, MODAL, guessable, in_context, label_terms, negative
 from synthesis.fact_terms import Fact as Fact
 from synthesis.fact_terms import FactCheck as FactCheck
 from synthesis.fact_terms import hedge as hedge
@@ -159,9 +162,14 @@ def _number_hit(
     ms = _lent(text, ms, fact)
     others = [f for f in facts if f is not fact and f.kind in ("number", "count")]
     literal = {v for f in facts if f is not fact and f.kind in ("name", "text") and (v := _fact_number(f)) is not None}
+    exact_rivals = [v for r in fact.rivals if (v := _as_number(r.get("value"))) is not None]
     for m in ms:
         if not _number_matches(m, value, fact) or negated_at(text, unit_at(text, m.end)[1]):
             continue
+        if not _number_matches(m, value, _exact(fact)) and any(
+            _number_matches(m, v, _exact(fact)) for v in exact_rivals
+        ):
+            continue  # written as another row's exact value, not this one rounded (`17도` for 17.4 beside a 17)
         if not m.unit and re.match(r"\s?(번째|번\s?째|위|등)", text[m.end : m.end + 4]):
             continue  # an ordinal or a rank, not a quantity
         if _inside_date_or_time(text, m):
@@ -553,11 +561,22 @@ def _candidates(
 ) -> bool:
     """Another row's value of a name fact offered in the same clause (`A 또는 B`); with `strict` off (the judge
     checks the rest against what was seen), only when offered as an alternative, not listed beside it."""
-    if fact.kind != "name" or not fact.rivals:
+    if fact.kind != "name":
         return False
     a, b = clause_of(bounds, at)
     clause = normalise_name(text[a:b])
     own = normalise_name(str(fact.value))
+    # another asked value of the same field offered as an alternative (`용두사거리에는 103번 또는 911번`)
+    for f in facts:
+        other = normalise_name(str(f.value))
+        if f is fact or not f.field or f.field != fact.field or other == own or not other:
+            continue
+        for m in re.finditer(re.escape(other), clause):
+            if re.match(r"\S{0,2}\s*(또는|혹은|아니면|\bor\b)", clause[m.end() :]) or re.search(
+                r"(또는|혹은|아니면|\bor\b)\s*$", clause[max(0, m.start() - 8) : m.start()]
+            ):
+                return True
+
     asked = {normalise_name(str(f.value)) for f in facts}
     for r in fact.rivals:
         other = normalise_name(str(r.get("value", "")))
@@ -633,6 +652,9 @@ def _label_words(fact: Fact) -> set[str]:
         whole = normalise_name(label)
         if whole:
             out.add(whole)
+    for group in LABEL_EQUIVALENTS:
+        if out & group:
+            out |= group
     return out
 
 
@@ -648,7 +670,8 @@ def _labelled_other(clause: str, fact: Fact, facts: list[Fact]) -> bool:
             f is not fact
             and f.kind == fact.kind
             and (f.kind != "number" or unit_family(f.unit) == unit_family(fact.unit))
-            and not _value_named(clause, f)  # its label is said of its own value there (`A 정류소에 911번 버스`)
+            and not (_value_named(clause, f) and not _overlap(f, fact))  # its label is said of its own value there
+            # (`A 정류소에 911번 버스`), unless that value holds this one (a lunch break 13:00~14:00 for a closing time)
         ):
             theirs |= _label_words(f) - own
     if not theirs:
@@ -661,6 +684,19 @@ def _labelled_other(clause: str, fact: Fact, facts: list[Fact]) -> bool:
     kept = [x for x in spans if not any(o[0] <= x[0] and x[1] <= o[1] and (o[1] - o[0]) > (x[1] - x[0]) for o in spans)]
     words = {w for _, _, w in kept}
     return bool(words & theirs) and not (words & own)
+
+
+def _times_of(fact: Fact) -> set[int]:
+    raw = str(fact.value)
+    return set(time_values(raw.zfill(4) if re.fullmatch(r"\d{3}", raw.strip()) else raw) or ())
+
+
+def _overlap(a: Fact, b: Fact) -> bool:
+    """One fact's value holds the other's (the same clock time, or one text inside the other)."""
+    if _times_of(a) & _times_of(b):
+        return True
+    x, y = normalise_name(str(a.value)), normalise_name(str(b.value))
+    return bool(x and y and (x in y or y in x))
 
 
 def _value_named(clause: str, fact: Fact) -> bool:
@@ -697,6 +733,10 @@ def said_of_other(
     if other_area(clause, fact.about, frozenset(normalise_name(str(f.value)) for f in facts)):
         return True  # said of another 동 or 구 than the row's, whatever else the clause names
     if dated and names_other_month(clause, fact.about, now):
+        return True
+    if dated and names_other_hour(clause, own):
+        return True  # said of another hour than the row's (`오전 10시` for the 14:00 reading)
+    if dated and days and names_other_weekday(clause, max(days), now):
         return True
     if any(named(clause, q, now) for q in own):
         return False
@@ -820,6 +860,8 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"dump: {d}"
     if seen is not None and (u := unsupported(answer, seen)):
         return f"unsupported: {u}"
+    if seen is not None and (w := misattributed(answer, seen)):
+        return f"said of another row: {w}"
     if r := rival_claim(answer, facts, seen.now if seen else None):
         return f"another row: {r}"
     return ""

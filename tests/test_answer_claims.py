@@ -130,3 +130,59 @@ def test_figures_a_sum_a_difference_or_an_approximation_supports() -> None:
     assert unsupported("도착까지는 약 17분(1051초) 예상돼요.", arrival) == ""
     assert unsupported("도착까지는 19분 예상돼요.", arrival) != ""
     assert unsupported("무게는 0.6g 정도예요.", arrival) != ""
+
+
+def test_a_reading_said_of_another_hour_or_weekday_fails() -> None:
+    pm25 = Fact("number", 47, unit="㎍/㎥", field="pm25Value", about=["2026-10-15 14:00"])
+    assert passes("오늘 14시 초미세먼지는 47㎍/㎥입니다.", [pm25])
+    assert not passes("오늘 오전 10시 초미세먼지는 47㎍/㎥입니다.", [pm25])
+    saturday = Fact("number", 19.4, 0.5, "℃", "최고", "fcstValue", "TMX", about=["20261015", "20261017"])
+    assert passes("이번 토요일 최고기온은 19.4℃예요.", [saturday], seen_rows({"fcstValue": "19.4"}))
+    assert not passes("이번 일요일 최고기온은 19.4℃예요.", [saturday], seen_rows({"fcstValue": "19.4"}))
+
+
+def test_the_same_quantity_by_its_other_name_tells_two_facts_apart() -> None:
+    pm10 = Fact("number", 85, unit="㎍/㎥", label="PM10", field="pm10Value", about=["종로구"])
+    pm25 = Fact("number", 52, unit="㎍/㎥", label="PM2.5", field="pm25Value", about=["종로구"])
+    assert passes("종로구 미세먼지는 85㎍/㎥, 초미세먼지는 52㎍/㎥예요.", [pm10, pm25])
+    assert not passes("종로구 미세먼지는 52㎍/㎥, 초미세먼지는 85㎍/㎥예요.", [pm10, pm25])
+
+
+def test_another_rows_exact_value_is_not_this_value_rounded() -> None:
+    temp = Fact(
+        "number", 17.4, 0.5, "℃", "", "fcstValue", "TMP", about=["1500"], rivals=[{"value": "17", "about": ["1600"]}]
+    )
+    assert passes("내일 오후 3시 기온은 17.4도예요.", [temp])
+    assert not passes("내일 오후 3시 기온은 17도로 예보돼 있습니다.", [temp])
+
+
+def test_another_asked_value_of_the_field_offered_as_an_alternative_fails() -> None:
+    first = Fact("name", 911, label="삼성시장", field="routeno", about=["삼성시장"])
+    second = Fact("name", 103, label="용두사거리", field="routeno", about=["용두사거리"])
+    assert passes("삼성시장에는 911번, 용두사거리에는 103번이 와요.", [first, second])
+    assert not passes("삼성시장에는 911번, 용두사거리에는 103번 또는 911번이 와요.", [first, second])
+
+
+def test_a_figure_said_of_one_row_of_a_listing_that_only_another_row_holds() -> None:
+    seen = seen_rows(
+        {"stationName": "구도", "pm10Value": "51"},
+        {"stationName": "신일", "pm10Value": "94"},
+        user="대전 측정소 미세먼지 알려줘",
+    )
+    count = Fact("count", 2, unit="곳", label="측정소 수")
+    assert passes("대전 측정소는 2곳이고, 구도 측정소 미세먼지는 51㎍/㎥예요.", [count], seen)
+    assert not passes("대전 측정소는 2곳이고, 구도 측정소 미세먼지는 94㎍/㎥예요.", [count], seen)
+    # a station named like an everyday word names no row
+    listing = seen_rows({"stationName": "가장", "pm10Value": "66"}, {"stationName": "신일", "pm10Value": "94"})
+    assert passes("측정소는 2곳, 미세먼지가 가장 높은 곳은 신일(94㎍/㎥)이에요.", [count], listing)
+
+
+def test_codes_grid_cells_and_date_parts_support_no_measurement() -> None:
+    seen = seen_rows({"nx": 60, "dealDay": "20", "routeno": "탄방5", "ITEM_NAME": "심바스타틴정40밀리그램"})
+    assert unsupported("강수확률은 60%예요.", seen) != ""
+    assert unsupported("전월보다 20% 늘었어요.", seen) != ""
+    assert unsupported("약 5분 후 도착해요.", seen) != ""
+    assert unsupported("40mg 제품이에요.", seen) == ""
+    # a car is no difference (`다음 차가 와요`)
+    buses = seen_rows({"arrprevstationcnt": 12, "routeno": "관교4"})
+    assert unsupported("12정거장 전에 있고, 배차 간격은 15분이라 다음 차가 와요.", buses) != ""
