@@ -51,6 +51,9 @@ UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
             "종",
             "과목",
             "개소",
+            "캡슐",
+            "알",
+            "정",
             "departments",
             "listings",
             "stations",
@@ -378,7 +381,8 @@ def clause_of(bounds: list[tuple[int, int]], pos: int) -> tuple[int, int]:
 
 
 _NEGATED = re.compile(
-    r"^\s*(?:[)\]]\s*)?(?:\(?(?:이|가|은|는|도|까지|만|이라|라)\)?)*\s*(?:아니|아닌|아님|아닙|않|없|not\b)"
+    r"^\s*(?:[)\]]\s*)?(?:\(?(?:이|가|은|는|도|까지|만|이라|라)\)?)*\s*(?:(?:하|되)(?:지|진|지는)\s*)?"
+    r"(?:아니|아닌|아님|아닙|않|없|not\b|안\s*(?:해|돼|되|함|됨))"
 )
 
 

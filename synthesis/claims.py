@@ -68,8 +68,10 @@ def _leaves(
 
 
 #: Fields whose values are codes, identifiers, grid cells or parts of a date, never a measurement (`areaCode`,
-#: `nodeId`, `stationNo`, `nx`, `dealDay`).
-_NOT_MEASURES = re.compile(r"(?:cd|code|id|ids|seq|no|num|key|nx|ny|x|y|year|month|day|date|dt)$", re.I)
+#: `nodeId`, `stationNo`, `nx`, `dealDay`), and the view's counts of rows.
+_NOT_MEASURES = re.compile(
+    r"(?:cd|code|id|ids|seq|no|num|key|year|month|day|date|dt)$|^(?:nx|ny|rows|shown|first|total)$", re.I
+)
 #: A figure glued to the letters before it is part of a code or a name (`D000360`, `탄방5`), unless a unit follows
 #: (`서방정40밀리그램`).
 _GLUED = re.compile(r"(?<=[A-Za-z가-힣])\d+(?:\.\d+)?(?![\d.]|\s?(?:mg|g|kg|ml|밀리|그램|킬로|%|도|℃|m|km|cm))")
@@ -131,6 +133,27 @@ class Seen:
             if isinstance(items, list):
                 rows.extend(r for r in items if isinstance(r, dict))
         return leaves, keys, rows, keyed
+
+    @cached_property
+    def counts(self) -> frozenset[float]:
+        """What a count may be: the rows a result lists or reports, a count field's value, the user's figures."""
+        out = {float(len(rows)) for rows in self.listings} | set(self.user_numbers) | {0.0, 1.0}
+        for rows in self.listings:  # rows of one name among them (`신정한양 6건, 푸르지오목3차 4건`)
+            named = Counter(n for n in (_row_name(v) for r in rows for v in r.values()) if n)
+            out |= {float(n) for n in named.values()}
+        for key, text in self._parsed[3]:
+            if _COUNT_FIELD.search(key) and (x := _figure(text)) is not None:
+                out.add(x)
+        return frozenset(out)
+
+    @cached_property
+    def row_names(self) -> frozenset[str]:
+        return frozenset(n for rows in self.listings for r in rows for v in r.values() if (n := _row_name(v)))
+
+    def names_in(self, text: str) -> int:
+        """How many of the rows' names the text states."""
+        squeezed = normalise_name(text)
+        return sum(1 for n in self.row_names if n in squeezed)
 
     @cached_property
     def listings(self) -> list[list[dict[str, Any]]]:
@@ -417,7 +440,7 @@ def _korean_step(text: str, m: Mention) -> float:
 
 #: A clause that compares or takes a difference (`어제보다 2도 높아요`, `일교차 7.1도`, `35 higher than`).
 _COMPARING = re.compile(
-    r"보다|차이|일교차|높|낮|많|적|올라|올랐|내려|내렸|늘|줄|상승|하락|오른|떨어"
+    r"보다|차이|일교차|높|낮|많|적어|적었|적고|적은|올라|올랐|내려|내렸|늘었|늘어|늘고|줄었|줄어|줄고|상승|하락|오른|떨어"
     r"|\bthan\b|difference|higher|lower|\bmore\b|\bless\b|increase|decrease|\bdrop|\brise|\bup\b|\bdown\b",
     re.I,
 )
@@ -448,20 +471,35 @@ def _sentence_at(text: str, pos: int) -> str:
     return text[a : min(ends) if ends else len(text)]
 
 
-def _supported_number(text: str, m: Mention, seen: Seen, stated: list[float]) -> bool:
+#: Unit families of counts (`3곳`, `1,007세대`, `5개 동`, `12정거장`).
+_COUNTED = ("counter", "household", "building", "stops")
+#: Fields that count something (`dongCnt`, `hhldCnt`, `arrprevstationcnt`, `totalCount`).
+_COUNT_FIELD = re.compile(r"cnt|count|total|^rows$|^shown$|수$", re.I)
+
+
+def _supported_number(text: str, m: Mention, seen: Seen, found: list[Mention]) -> bool:
     value = abs(m.value)
+    # what the answer states of the same kind (a difference of a count and a percentage means nothing)
+    stated = [o.value for o in found if unit_family(o.unit) == unit_family(m.unit)]
     if value <= 1 and not (m.unit and m.decimals):
         return True
-    if value.is_integer() and value <= SMALL_COUNT and not _measured(m.unit):
-        return True  # a count of things listed, an ordinal, a number of hours
     step = _korean_step(text, m) if m.korean else 10.0**-m.decimals
-    nums = seen.figures if _measured(m.unit) else seen.numbers
-    # `약 17분` for 1051초: an approximate figure may be cut at its precision rather than rounded
-    slack = 1.0 if not m.korean and _approximate(text, m) else 0.5
-    for scale in _SCALES_BY_FAMILY.get(unit_family(m.unit), (1.0,)):
-        x, tol = value * scale, slack * step * scale + 1e-9
-        if _near(nums, x, tol):
+    counted = unit_family(m.unit) in _COUNTED
+    if counted and value.is_integer():
+        # a count: of rows a result holds or reports (of one name among them), a count field, the user's, of the
+        # things the answer names; a larger one may be any figure seen (`주차 14대`)
+        if value in seen.counts or value <= seen.names_in(text) or (value > SMALL_COUNT and value in seen.figures):
             return True
+    elif value.is_integer() and value <= SMALL_COUNT and not _measured(m.unit):
+        return True  # an ordinal, a number of hours, a count of things listed
+    else:
+        nums = seen.figures if _measured(m.unit) or counted else seen.numbers
+        # `약 17분` for 1051초: an approximate figure may be cut at its precision rather than rounded
+        slack = 1.0 if not m.korean and _approximate(text, m) else 0.5
+        for scale in _SCALES_BY_FAMILY.get(unit_family(m.unit), (1.0,)):
+            x, tol = value * scale, slack * step * scale + 1e-9
+            if _near(nums, x, tol):
+                return True
     sentence = _sentence_at(text, m.start)
     if _TOTALLING.search(sentence) and _sum_of(value, [x for x in stated if abs(x - value) > 1e-9], step):
         return True  # a total of figures the answer states (`27곳, 11곳, 6곳, 합치면 44곳`)
@@ -472,6 +510,8 @@ def _supported_number(text: str, m: Mention, seen: Seen, stated: list[float]) ->
     tol = 0.5 * step + 1e-9
     if _near(seen.row_differences, value, tol):
         return True
+    if any(abs(abs(a - b) - value) <= tol for i, a in enumerate(stated) for b in stated[i + 1 :]):
+        return True  # the difference of two figures the answer states (`9건, 14건으로 5건 더 많아요`)
     real = seen.measured
     return any(
         _near(real, a + value, tol) or _near(real, a - value, tol) or _near(real, value - a, tol)
@@ -504,6 +544,9 @@ def unsupported(answer: str, seen: Seen) -> str:
     for d, a, b in dates:
         if d not in seen.dates:
             return f"date {text[a:b]}"
+        weekday = re.match(r"\s*(?:\(([월화수목금토일])\)|([월화수목금토일])요일)", text[b : b + 8])
+        if weekday and "월화수목금토일".index(weekday.group(1) or weekday.group(2)) != d.weekday():
+            return f"date {text[a : b + weekday.end()]} (that day is a {_WEEKDAYS[d.weekday()]})"
     for mo in re.finditer(r"(?<!\d)(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)", text):
         if any(a <= mo.start() < b for _, a, b in dates):
             continue
@@ -513,11 +556,11 @@ def unsupported(answer: str, seen: Seen) -> str:
         if not (mins & seen.minutes) and not any(x // 60 * 60 in seen.minutes for x in mins if x % 60 == 0):
             return f"time {text[a:b]}"
     found = mentions(text)
-    stated = [x.value for x in found]
+
     for m in found:
         if _date_or_time_at(text, m, covered) or (m.start > 0 and re.match(r"[가-힣a-z]", text[m.start - 1])):
             continue  # a date or time judged as one, or a figure glued to a name (`정부24`, `pm2.5`, `관수1차`)
-        if not _supported_number(text, m, seen, stated):
+        if not _supported_number(text, m, seen, found):
             return f"figure {text[m.start : unit_end(text, m)]}"
     for place in places_in(text):
         if place not in seen.text:
@@ -564,24 +607,57 @@ def misattributed(answer: str, seen: Seen) -> str:
     if not listings:
         return ""
     tables = [_listing_table(rows) for rows in listings]
+    every = [_codes(rows) for rows in listings]
+    # a name the user wrote, or another result holds, is what was asked about, not what tells these rows apart
+    asked = normalise_name(" ".join(seen.user))
+    for t, (unique, _) in enumerate(tables):
+        elsewhere = {
+            n for u, rows in enumerate(listings) if u != t for r in rows for v in r.values() if (n := _row_name(v))
+        }
+        elsewhere |= {
+            n for rows in seen.listings if len(rows) < 2 for r in rows for v in r.values() if (n := _row_name(v))
+        }
+        for ns in unique:
+            ns -= {n for n in ns if n in asked or n in elsewhere}
     text = prepare_text(answer)
     for a, b in clauses(text):
         clause = text[a:b]
         squeezed = normalise_name(clause)
-        for t, (unique, held) in enumerate(tables):
-            named = [i for i, ns in enumerate(unique) if any(n in squeezed for n in ns)]
-            if len(named) != 1 or not held[named[0]]:
+        for t, ((unique, held), codes) in enumerate(zip(tables, every, strict=True)):
+            named = [i for i, ns in enumerate(unique) if any(_says_name(squeezed, n) for n in ns)]
+            if len(named) != 1 or not (held[named[0]] or codes[named[0]]):
                 continue
             for m in mentions(clause):
                 value = round(m.value, 9)
-                if not _measured(m.unit) or value in held[named[0]]:
+                if value in held[named[0]] or value in codes[named[0]]:
                     continue
-                holders = [j for j, fs in enumerate(held) if value in fs]
-                elsewhere = any(value in fs for u, (_, h) in enumerate(tables) if u != t for fs in h)
-                if holders and not elsewhere and value not in seen.outside_listings:
+                if not _measured(m.unit) and not (not m.unit and value >= 10 and any(value in c for c in codes)):
+                    continue  # a measurement, or a code written beside the name (`인천광역시 30`)
+                holders = [j for j, fs in enumerate(held if m.unit else codes) if value in fs]
+                in_other = any(value in fs for u, (_, h) in enumerate(tables) if u != t for fs in h)
+                if holders and not in_other and value not in seen.outside_listings:
                     name = sorted(unique[named[0]])[0]
                     return f"{clause[m.start : unit_end(clause, m)]} is another row's, not {name}'s"
     return ""
+
+
+_CODE_FIELD = re.compile(r"(?:cd|code|id|seq|no|num|key)$", re.I)
+
+
+def _says_name(squeezed: str, name: str) -> bool:
+    """The (squeezed) text states the name, not a longer place name it begins (`종로` in `종로구`)."""
+    return any(squeezed[m.end() : m.end() + 1] not in _PLACE_TAILS for m in re.finditer(re.escape(name), squeezed))
+
+
+_PLACE_TAILS = set("구동시군로길역읍면리가") - {""}
+
+
+def _codes(rows: list[dict[str, Any]]) -> list[set[float]]:
+    """Per row: the integers its code fields hold (`sidoCd: 30`)."""
+    return [
+        {x for k, v in row.items() if _CODE_FIELD.search(str(k)) and (x := _figure(v)) is not None and x.is_integer()}
+        for row in rows
+    ]
 
 
 def _listing_table(rows: list[dict[str, Any]]) -> tuple[list[set[str]], list[set[float]]]:

@@ -186,3 +186,38 @@ def test_codes_grid_cells_and_date_parts_support_no_measurement() -> None:
     # a car is no difference (`다음 차가 와요`)
     buses = seen_rows({"arrprevstationcnt": 12, "routeno": "관교4"})
     assert unsupported("12정거장 전에 있고, 배차 간격은 15분이라 다음 차가 와요.", buses) != ""
+
+
+def test_a_small_count_needs_rows_a_count_field_or_the_things_named() -> None:
+    deals = seen_rows(
+        {"aptNm": "신정한양", "dealAmount": "162,400"},
+        {"aptNm": "신정한양", "dealAmount": "131,600"},
+        {"aptNm": "목동", "dealAmount": "99,000"},
+        user="양천구 매매",
+    )
+    assert unsupported("양천구 매매는 3건이에요.", deals) == ""
+    assert unsupported("단지별로는 신정한양 2건, 목동 1건이에요.", deals) == ""
+    distinct = seen_rows({"aptNm": "신정한양"}, {"aptNm": "목동"}, {"aptNm": "현대"}, user="양천구 매매")
+    assert unsupported("양천구 매매는 3건이고, 그중 직거래가 2건이에요.", distinct) != ""
+    parking = seen_rows({"yadmNm": "송정의원", "parkQty": "14"})
+    assert unsupported("주차가 14대 가능해요.", parking) == ""
+    assert unsupported("주차는 세대당 1.3대예요.", parking) != ""
+    assert unsupported("하루 최대 8캡슐까지 드세요.", parking) != ""
+
+
+def test_a_weekday_must_be_the_dates_and_a_negated_match_is_no_match() -> None:
+    seen = seen_rows({"tm": "20261019"})
+    assert unsupported("10월 19일 월요일 최저 9도예요.", Seen(results=seen.results, now=NOW, user=("9도",))) == ""
+    assert "화요일" in unsupported("10월 20일 월요일 최저 9도예요.", Seen(results=seen.results, now=NOW, user=("9도",)))
+    matched = Fact("text", "일치", label="진위확인")
+    assert passes("국세청 자료와 일치합니다.", [matched])
+    assert not passes("국세청 자료와 일치하지 않아요.", [matched])
+
+
+def test_a_code_written_beside_another_rows_name_fails() -> None:
+    seen = seen_rows(
+        {"code": "11", "name": "서울특별시"}, {"code": "28", "name": "인천광역시"}, {"code": "30", "name": "대전광역시"}
+    )
+    count = Fact("count", 3, label="시도 수")
+    assert passes("시도는 3개예요: 서울특별시 11, 인천광역시 28, 대전광역시 30.", [count], seen)
+    assert not passes("시도는 3개예요: 서울특별시 11, 인천광역시 30, 대전광역시 28.", [count], seen)
