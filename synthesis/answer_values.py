@@ -335,7 +335,7 @@ def unit_family(unit: str | None) -> str:
 # ---------------------------------------------------------------------------------------------- clauses
 
 _SPLIT = re.compile(
-    r"(?<!\d)[.](?!\d)|[!?;\n|/·]|,(?!\d{3})|(?:이고|이며|이고요|하고|하며)(?=\s)|(?<=[있없높낮많적좋쁘])고(?=\s)|\s그리고\s|\s및\s"
+    r"(?<!\d)[.](?!\d)|(?<=\d)[.](?=\s|$)|[!?;\n|/·]|,(?!\d{3})|(?:이고|이며|이고요|하고|하며)(?=\s)|(?<=[있없높낮많적좋쁘])고(?=\s)|\s그리고\s|\s및\s"
 )
 
 
@@ -343,13 +343,13 @@ def clauses(text: str) -> list[tuple[int, int]]:
     """(start, end) of the clauses of the text; a clause holding only a bare value joins the one before (an
     enumeration of candidates is one clause)."""
     bounds: list[tuple[int, int]] = []
-    lines: list[bool] = [False]  # whether the clause starts a new line (a list item is its own clause)
+    lines: list[bool] = [False]  # whether the clause starts a sentence or a line (a list item is its own clause)
     start = 0
     for m in _SPLIT.finditer(text):
         if m.group() == "/" and re.match(r"[a-z³㎥m]", text[m.end() : m.end() + 1] or " ", re.I):
             continue  # ㎍/㎥, m/s
         bounds.append((start, m.start()))
-        lines.append(m.group() == "\n")
+        lines.append(m.group() in ("\n", ".", "!", "?"))
         start = m.end()
     bounds.append((start, len(text)))
     bare = [_bare(text[a:b]) for a, b in bounds]

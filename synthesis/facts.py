@@ -225,7 +225,7 @@ def _lent(text: str, ms: list[Mention], fact: Fact) -> list[Mention]:
     fam = unit_family(fact.unit)
     out: list[Mention] = []
     for m in ms:
-        listed = re.match(r"\s*(?:[,/·)]|\(단위|$|(?:이|으)?(?:고|며)\s)", text[m.end : m.end + 5])
+        listed = re.match(r"\s*(?:[,/·)]|\(단위|$|(?:이|으)?(?:고|며)\s|(?:in|at|for)\s)", text[m.end : m.end + 5])
         address = (
             re.search(r"(?:[동로길리가읍면]|번지)\s$|\d-$", text[max(0, m.start - 3) : m.start])
             or text[m.end : m.end + 1] == "-"
@@ -235,7 +235,7 @@ def _lent(text: str, ms: list[Mention], fact: Fact) -> list[Mention]:
             ends = [i for c in "!?\n" if (i := text.find(c, m.end)) >= 0]
             sentence = text[a : min(ends) if ends else len(text)]
             if any(o.unit and unit_family(o.unit) == fam for o in mentions(sentence)) or any(
-                sp in sentence for sp in UNITS.get(fact.unit, ("", 1.0, ()))[2] if len(sp) >= 2
+                nfkc(sp).lower() in sentence for sp in UNITS.get(fact.unit, ("", 1.0, ()))[2] if len(sp) >= 2
             ):
                 m = Mention(m.value, m.start, m.end, fact.unit, m.decimals, m.korean)
         out.append(m)
@@ -588,7 +588,11 @@ def _candidates(
 
 
 def _date_hit(
-    prepared: str, fact: Fact, bounds: list[tuple[int, int]], facts: list[Fact], now: datetime | None = None
+    prepared: str,
+    fact: Fact,
+    bounds: list[tuple[int, int]],
+    facts: list[Fact],
+    now: datetime | None = None,
 ) -> bool:
     wanted = as_date(fact.value)
     if wanted is None:
@@ -644,6 +648,8 @@ def _comparable(a: Fact, b: Fact) -> bool:
 def _label_words(fact: Fact) -> set[str]:
     """The words of a fact's own label (or its field's), without synonyms: what the answer calls it."""
     labels = [fact.label] if fact.label else labels_of(fact)[:1]
+    # an enumerated label (`도시1`, `도시2`) names the same thing as its siblings
+    labels = [re.sub(r"(?<=[가-힣A-Za-z])\s*\d+$", "", label) for label in labels]
     out: set[str] = set()
     for label in labels:
         out |= {

@@ -221,3 +221,18 @@ def test_a_code_written_beside_another_rows_name_fails() -> None:
     count = Fact("count", 3, label="시도 수")
     assert passes("시도는 3개예요: 서울특별시 11, 인천광역시 28, 대전광역시 30.", [count], seen)
     assert not passes("시도는 3개예요: 서울특별시 11, 인천광역시 30, 대전광역시 28.", [count], seen)
+
+
+def test_sentences_and_list_values_keep_their_own_clauses() -> None:
+    eunpyeong = Fact("number", 14, unit="㎍/㎥", label="은평구", field="pm10Value", about=["은평구"])
+    nowon = Fact("number", 16, unit="㎍/㎥", label="노원구", field="pm10Value", about=["노원구"])
+    # a sentence ending after a unit (`㎍/㎥.`) ends the clause; a unit written once in brackets is lent to the list
+    assert passes("강남 61, 노원 16, 은평 14 ㎍/㎥. 강남구가 노원구보다 45 높습니다.", [eunpyeong, nowon])
+    assert passes("노원 16, 은평 14(단위 ㎍/㎥)예요.", [eunpyeong, nowon])
+    assert passes("PM10 reads 16 in Nowon-gu and 14 in Eunpyeong-gu (µg/m³).", [eunpyeong, nowon])
+
+
+def test_enumerated_labels_name_the_same_thing() -> None:
+    first = Fact("name", "인천광역시", label="도시1", field="cityname")
+    second = Fact("name", "대전광역시", label="도시2", field="cityname")
+    assert passes("지원 도시 2개: 인천광역시(도시코드 23), 대전광역시(도시코드 25).", [first, second])

@@ -90,10 +90,13 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 CONSTANT_GUESS = " ".join(str(i) for i in range(12)) + ". " + ", ".join(f"{i}건" for i in range(12))
 
 
-def _unit_after(answer: str, value: str) -> str | None:
-    """The canonical unit the recorded answer writes right after `value` (`45㎍/㎥`, `14.9℃`), if any."""
+def _unit_after(answer: str, value: str, label: str = "") -> str | None:
+    """The canonical unit the recorded answer writes right after `value` (`45㎍/㎥`, `14.9℃`), if any: after the
+    fact's label where the answer writes it (`강수확률 0%, 파고 0M`: the 0 of 파고 is in metres)."""
     prepared = unicodedata.normalize("NFKC", answer).lower()
-    m = re.search(rf"(?<![0-9A-Za-z.]){re.escape(value.lower())}(?![0-9]|\.[0-9])", prepared)
+    at = prepared.find(unicodedata.normalize("NFKC", label).lower()) if label else -1
+    rx = re.compile(rf"(?<![0-9A-Za-z.]){re.escape(value.lower())}(?![0-9]|\.[0-9])")
+    m = rx.search(prepared, at + len(label)) if at >= 0 else rx.search(prepared)
     if not m:
         return None
     unit, _ = unit_at(prepared, m.end())
@@ -214,7 +217,8 @@ def strengthen(record: Trajectory) -> tuple[list[dict[str, Any]], list[dict[str,
     dropped: list[dict[str, Any]] = []
     for fact in raw_facts(record):
         if guessable(record, fact) and fact["kind"] == "number" and not fact.get("unit"):
-            fact = {**fact, "unit": _unit_after(record.final_answer, str(fact["value"]).removesuffix(".0"))}
+            value = str(fact["value"]).removesuffix(".0")
+            fact = {**fact, "unit": _unit_after(record.final_answer, value, str(fact.get("label") or ""))}
         (dropped if guessable(record, fact) else kept).append(fact)
     return kept, dropped
 
