@@ -379,6 +379,8 @@ def _facts(value: Any) -> list[Fact]:
             label=str(f.get("label", "") or ""),
             field=str(f.get("field", "") or ""),
             category=str(f.get("category", "") or ""),
+            about=[str(x) for x in f.get("about") or []],
+            rivals=[r for r in f.get("rivals") or [] if isinstance(r, dict)],
         )
         for f in _loads(value) or []
     ]
@@ -459,8 +461,8 @@ class Evidence:
             want = as_date(fact.value)
             return want is not None and any(as_date(v) == want for v in self.values if isinstance(v, str | int))
         want_t = time_values(fact.value)
-        if want_t is not None:
-            return any(time_values(v) == want_t for v in self.values if isinstance(v, str | int))
+        if want_t is not None:  # the time, or the end of a range that holds it (`19:00` in `10:00~19:00`)
+            return any(set(want_t) <= set(time_values(v) or ()) for v in self.values if isinstance(v, str | int))
         text = normalise_value(fact.value)
         if fact.kind in ("name", "text") and str(fact.value).strip() in self.decoded_words:
             return True
@@ -500,6 +502,14 @@ def seen_of(prompt: Any, results: list[tuple[str, str]], sent: tuple[str, ...] =
     return Seen(results=tuple(content for _, content in results), user=user, now=now, sent=sent)
 
 
+def _ran(calls: list[Call], gold: dict[str, Any]) -> bool:
+    """The rollout executed the gold call: its tool with every gold argument's value (whatever came back)."""
+    want = gold.get("arguments") or {}
+    return any(
+        c.name == gold.get("tool") and all(values_equal(c.arguments.get(k), v) for k, v in want.items()) for c in calls
+    )
+
+
 def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of the facts the final answer commits to whose values came from this rollout's executed results."""
     out = []
@@ -509,20 +519,25 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
     ):
         wanted = _facts(facts)
         answer = p.answer
-        seen = seen_of(prompt, p.results, tuple(str(v) for c in p.attempts if c.executed for v in c.arguments.values()))
-        if not (_loads(gold) or []) and gold is not None:  # an irrelevance record: the honest refusal
+        # the model saw every executed call's result, failures included (an error task's answer reports one)
+        read = [(c.name, c.result or "") for c in p.calls]
+        seen = seen_of(prompt, read, tuple(str(v) for c in p.calls for v in c.arguments.values()))
+        gold_calls = _loads(gold) or []
+        if not gold_calls and gold is not None:  # an irrelevance record: the honest refusal
             out.append(1.0 if not p.attempts and answer.strip() and refusal(answer, [], seen) else 0.0)
             continue
-        results = p.results
-        if not answer.strip() or not wanted or not results:
+        if not answer.strip() or not wanted or not p.calls:
             out.append(0.0)
             continue
         check = check_answer(answer, wanted, seen)
         if check.rejected:
             out.append(0.0)
             continue
-        evidence = Evidence.of(results)
-        hit = [f for f in wanted if f not in check.missing and evidence.grounds(f)]
+        # the judge's decision, for a value this rollout's results hold, or for what the gold tools tell once run
+        # (an absence, a verdict such as 일치, a service's limit): never for an answer without the calls
+        evidence = Evidence.of(p.results)
+        ran = all(_ran(p.calls, c) for c in gold_calls if isinstance(c, dict))
+        hit = [f for f in wanted if f not in check.missing and (evidence.grounds(f) or ran)]
         out.append(len(hit) / len(wanted))
     return out
 
