@@ -22,13 +22,38 @@ from graph.store import GraphStore
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import SHAPES
-from synthesis.export import export_all
+from synthesis.export import export_all, length_lines
 from synthesis.quality import quality_lines
 from synthesis.report import write_report
+from training.tiny import load_tokenizer as load_saved_tokenizer
 from verification.runs import execute_run, new_run, run_progress
 
 #: Most trajectories one `kopa synth` / `kopa demo` produces (absurd counts are refused before any work).
 MAX_COUNT = 100_000
+TokenizerOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tokenizer",
+        help="A local tokenizer folder (the model's, or `kopa train tiny`'s): the export states its token lengths "
+        "with its chat template (lengths.json, the dataset card).",
+    ),
+]
+
+
+def load_tokenizer(path: Path | None) -> Any:
+    """The tokenizer an export measures its token lengths with (None: characters only), refused before any work
+    when it cannot be used."""
+    if path is None:
+        return None
+    if not (path / "tokenizer.json").is_file():
+        fail(f"--tokenizer {path} holds no tokenizer.json (give a local tokenizer folder)")
+    try:
+        tok = load_saved_tokenizer(path)
+    except ImportError as exc:  # pragma: no cover - the dev and train extras have transformers
+        fail(f"--tokenizer needs transformers (pip install -e '.[train]'): {exc}")
+    if not getattr(tok, "chat_template", None):
+        fail(f"--tokenizer {path} has no chat template to render the conversations with")
+    return tok
 
 
 @guarded
@@ -58,6 +83,7 @@ def synth_cmd(
             "first); they are saved with their evidence and reused by later runs and batches.",
         ),
     ] = False,
+    tokenizer: TokenizerOpt = None,
 ) -> None:
     """Sample trajectories over verified links, execute them, and export them (trl, OpenAI, Hermes, ShareGPT,
     BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first, or pass [bold]--on-demand[/bold] to verify
@@ -68,6 +94,7 @@ def synth_cmd(
     if set(chosen) - set(SHAPES) or not 1 <= min_steps <= max_steps <= 6:
         fail(f"--shapes must be among {', '.join(SHAPES)} and 1 <= --min-steps <= --max-steps <= 6")
     check_writable_dir("--out", out)
+    tok = load_tokenizer(tokenizer)
     settings = get_settings()
     transport = None
     if sandbox:
@@ -94,7 +121,7 @@ def synth_cmd(
         "max_steps": max_steps,
         "links": _links_label(baseline=baseline, on_demand=on_demand),
     }
-    exported = export_all(out, result, store, settings, config)
+    exported = export_all(out, result, store, settings, config, tokenizer=tok)
     _echo_synth_summary(result, exported, count, out)
     store.close()
 
@@ -138,6 +165,8 @@ def _echo_synth_summary(result: dict[str, Any], exported: dict[str, Any], count:
     if result.get("shortfall"):
         # the same on every path (EDGE, on demand, baseline): fewer kept than asked is said, not left silent
         typer.echo(result["shortfall"], err=True)
+    for line in length_lines(exported["lengths"]):
+        typer.echo(line, err=True)
     typer.echo(f"exports in {out}", err=True)
 
 
@@ -146,12 +175,14 @@ def demo(
     workdir: Annotated[Path, typer.Option(help="Where the embedded graph and outputs go.")] = Path(".kopa/demo"),
     count: Annotated[int, typer.Option(help="Trajectories to synthesise.")] = 300,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 7,
+    tokenizer: TokenizerOpt = None,
 ) -> None:
     """The main job on the embedded default (no servers): register the sandbox catalog into a local graph file,
     derive candidate links, verify them by executing them against an in-process sandbox, synthesise and execute
     trajectories over verified links, export them, and write a report (Markdown + PNG plots).
     """
     check_range("--count", count, 1, MAX_COUNT)
+    tok = load_tokenizer(tokenizer)
     _fresh_workdir(workdir)
     settings = get_settings().model_copy(
         update={"store": "embedded", "embedded_path": workdir / "graph.sqlite3", "redis_url": None}
@@ -172,7 +203,7 @@ def demo(
         "upstream": "in-process KOPA sandbox",
         "verification_run": run.id,
     }
-    exported = export_all(workdir / "export", result, store, settings, config)
+    exported = export_all(workdir / "export", result, store, settings, config, tokenizer=tok)
     report = write_report(
         workdir / "report",
         stats=store.stats(),
@@ -189,6 +220,8 @@ def demo(
         f"{len(result['discarded'])} discarded; exports in {workdir / 'export'}; report: {report}"
     )
     for line in quality_lines(exported["quality"]):
+        typer.echo(line)
+    for line in length_lines(exported["lengths"]):
         typer.echo(line)
     store.close()
 

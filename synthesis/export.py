@@ -9,10 +9,16 @@
 * `sharegpt` — LLaMA-Factory's ShareGPT layout: human/gpt/function_call/observation alternating, the system
                prompt and tools in their own columns, parallel calls in one function_call and their results
                merged into one observation;
-* `bfcl`     — BFCL's question/function/ground_truth layout for single-call records (BFCL type names, `required`
-               present, typed values); multi-step records are left out of `bfcl.jsonl` and counted;
-* `hf`       — a Hugging Face `datasets` folder with the trl lines (same message schema), train/validation splits
-               by tool sequence, a config name unique to the export, and a dataset card.
+* `bfcl`     — BFCL's entries (bfcl-eval 2026.3.23's format: question, function with BFCL type names and
+               `required`, typed possible answers) in its categories and id form: `simple_python_N` and
+               `multiple_N` (one call, with only its tool or among the offered ones), `parallel_N` and
+               `parallel_multiple_N` (two single-call requests asked in one message), `irrelevance_N` (no call);
+               `bfcl.jsonl` holds them all, `bfcl/` in bfcl-eval's own layout (`BFCL_v4_<category>.json` and
+               `possible_answer/`); records of several calls are left out and counted;
+* `hf`       — a folder `datasets.load_from_disk` loads: a DatasetDict (train/validation, `split_records`: by tool
+               sequence, every kind and shape in both) of the trl rows, saved by `save_to_disk`, and a dataset card;
+* `lengths.json` — the rendered conversations' lengths: characters, and tokens (p50/p90/max of the conversation,
+               the GRPO prompt and completion, rows trl's default `max_length` cuts) with a given tokenizer.
 
 A JSONL format is one entry of `EXPORT_FORMATS` (its converter and which records its file holds); the files,
 the batch route's `format` and its OpenAPI enum follow from it.
@@ -22,7 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
+import math
+import shutil
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,6 +58,15 @@ SYSTEM = (
 #: it (checked with trl's SFTTrainer and assistant-only loss in tests/test_exports_consumers.py).
 SFT_MAX_LENGTH = 16384
 VALIDATION_FRACTION = 0.1
+#: bfcl-eval's `VERSION_PREFIX` (bfcl_eval.constants.category_mapping, bfcl-eval 2026.3.23): its question files are
+#: `<prefix>_<category>.json` and its answers `possible_answer/<prefix>_<category>.json`, JSON Lines.
+BFCL_PREFIX = "BFCL_v4"
+#: The BFCL categories the export writes, in BFCL's order.
+BFCL_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
+#: The user message of a parallel entry: two single-call requests asked together.
+BFCL_TOGETHER = "두 가지를 알려 주세요.\n1. {}\n2. {}"
+#: Argument sources that two requests asked in one message keep (no clock, no earlier step's result).
+JOINABLE_SOURCES = ("slot", "constant", "mention")
 #: BFCL's names for JSON Schema types.
 BFCL_TYPES = {
     "string": "string",
@@ -116,7 +132,9 @@ def _turns(record: Trajectory) -> list[tuple[list[tuple[str, dict[str, Any]]], l
     return out
 
 
-def _head(record: Trajectory) -> list[dict[str, Any]]:
+def prompt_messages(record: Trajectory) -> list[dict[str, Any]]:
+    """The conversation up to the point a model answers: the system prompt with the clock, any earlier turns (a
+    clarification's question and answer), then the request (SFT rows, GRPO prompts and BFCL entries alike)."""
     return [
         {"role": "system", "content": system_prompt(record)},
         *({"role": m["role"], "content": m["content"]} for m in record.preamble),
@@ -126,7 +144,7 @@ def _head(record: Trajectory) -> list[dict[str, Any]]:
 
 def to_trl(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    messages = _head(record)
+    messages = prompt_messages(record)
     for calls, results in _turns(record):
         messages.append(
             {
@@ -145,7 +163,7 @@ def to_trl(rec: Record) -> dict[str, Any]:
 
 def to_openai(rec: Record) -> dict[str, Any]:
     record = as_trajectory(rec)
-    messages = _head(record)
+    messages = prompt_messages(record)
     n = 0
     for calls, results in _turns(record):
         ids = [f"call_{n + i + 1}" for i in range(len(calls))]
@@ -291,46 +309,172 @@ def _bfcl_value(value: Any, schema: dict[str, Any] | None) -> Any:
     return value
 
 
-def is_bfcl_single(record: Trajectory) -> bool:
-    """BFCL's single-turn categories can express a record with one call whose values the question states."""
+def _digest(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def _spec(record: Trajectory, tool: str) -> dict[str, Any]:
+    """The offered definition of `tool` (a bare one for a record that does not offer the tool it calls)."""
+    bare = {"type": "function", "function": {"name": tool, "parameters": {"type": "object", "properties": {}}}}
+    return next((t for t in record.tools if t.get("function", {}).get("name") == tool), bare)
+
+
+def bfcl_category(record: Trajectory) -> str | None:
+    """The BFCL category a record is an item of on its own: irrelevance (no call), simple_python (one call, only its
+    tool offered) or multiple (one call among the offered tools: hard negatives, and half the others by id); None
+    for a record of several calls, which BFCL's single-turn categories cannot express."""
+    if record.kind == "irrelevance":
+        return "irrelevance"
+    if record.n_steps != 1:
+        return None
+    if len(record.tools) > 1 and (record.kind == "hard_negative" or _digest(record.id) % 2):
+        return "multiple"
+    return "simple_python"
+
+
+def bfcl_answer(step: TrajectoryStep, spec: dict[str, Any]) -> dict[str, dict[str, list[Any]]]:
+    """BFCL's possible answer for one recorded call: each argument's recorded value (typed as BFCL reads it)."""
+    props = (spec.get("function", spec).get("parameters") or {}).get("properties") or {}
+    return {step.tool: {k: [_bfcl_value(v, props.get(k))] for k, v in step.arguments.items()}}
+
+
+def _own_item(record: Trajectory, category: str | None) -> dict[str, Any]:
+    """A record as one BFCL entry: the conversation up to the request (the system prompt with its clock first),
+    the functions offered, the recorded calls as the possible answer (none for irrelevance)."""
+    offered = [_spec(record, record.steps[0].tool)] if category == "simple_python" else record.tools
+    item: dict[str, Any] = {
+        "question": [prompt_messages(record)],
+        "function": [bfcl_function(t) for t in offered],
+    }
+    if category != "irrelevance":
+        item["ground_truth"] = [bfcl_answer(s, _spec(record, s.tool)) for s in record.steps]
+    item["trajectory_ids"] = [record.id]
+    return item
+
+
+def _joinable(record: Trajectory) -> bool:
+    """A single call whose every argument the user's words or a constant give (no clock, no earlier result), so
+    two of them can be asked in one message under one system prompt."""
     return (
-        record.n_steps == 1
+        record.kind == "normal"
+        and record.n_steps == 1
         and not record.preamble
         and not record.attempts
-        and record.kind in ("normal", "hard_negative")
+        and all(p.get("kind") in JOINABLE_SOURCES for p in record.steps[0].provenance.values())
     )
 
 
-def to_bfcl(rec: Record) -> dict[str, Any]:
-    record = as_trajectory(rec)
-    specs = {t["function"]["name"]: t["function"].get("parameters") or {} for t in record.tools}
-    truth = [
-        {
-            s.tool: {
-                k: [_bfcl_value(v, (specs.get(s.tool, {}).get("properties") or {}).get(k))]
-                for k, v in s.arguments.items()
-            }
-        }
-        for s in record.steps
-    ]
-    item: dict[str, Any] = {
-        "id": record.id,
-        "question": [[{"role": "user", "content": record.request}]],
-        "function": [bfcl_function(t) for t in record.tools],
-        "ground_truth": truth,
+def bfcl_pairs(records: Sequence[Trajectory]) -> list[tuple[str, list[Trajectory]]]:
+    """Single-call records asked two at a time (deterministic; a record in one pair at most): half of them by id
+    pair into parallel entries, two calls of one tool with different arguments; the other half, and those left
+    without a partner, into parallel_multiple entries, two calls of different tools."""
+    pool = sorted((r for r in records if _joinable(r)), key=lambda r: (_digest(r.id), r.id))
+    pairs: list[tuple[str, list[Trajectory]]] = []
+    waiting: list[Trajectory] = []
+    rest: list[Trajectory] = []
+    for r in pool:
+        if _digest(f"parallel:{r.id}") % 2:
+            rest.append(r)
+            continue
+        call = r.steps[0]
+        partner = next(
+            (p for p in waiting if p.steps[0].tool == call.tool and p.steps[0].arguments != call.arguments), None
+        )
+        if partner is None:
+            waiting.append(r)
+        else:
+            waiting.remove(partner)
+            pairs.append(("parallel", [partner, r]))
+    alone: list[Trajectory] = []
+    for r in sorted(rest + waiting, key=lambda r: (_digest(r.id), r.id)):
+        partner = next((p for p in alone if p.steps[0].tool != r.steps[0].tool), None)
+        if partner is None:
+            alone.append(r)
+        else:
+            alone.remove(partner)
+            pairs.append(("parallel_multiple", [partner, r]))
+    return pairs
+
+
+def _joint_item(category: str, group: list[Trajectory]) -> dict[str, Any]:
+    """Records asked together: one user message numbering their requests; the one tool (parallel) or every tool
+    the records offer (parallel_multiple); their calls, in any order, as the possible answer."""
+    first = group[0]
+    offered: dict[str, dict[str, Any]] = {}
+    for r in group if category == "parallel_multiple" else [first]:
+        for t in r.tools if category == "parallel_multiple" else [_spec(first, first.steps[0].tool)]:
+            offered.setdefault(t["function"]["name"], t)
+    return {
+        "question": [
+            [
+                {"role": "system", "content": system_text(None)},
+                {"role": "user", "content": BFCL_TOGETHER.format(*(r.request for r in group))},
+            ]
+        ],
+        "function": [bfcl_function(t) for t in offered.values()],
+        "ground_truth": [bfcl_answer(r.steps[0], _spec(r, r.steps[0].tool)) for r in group],
+        "trajectory_ids": [r.id for r in group],
     }
-    if not is_bfcl_single(record):
+
+
+def bfcl_items(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """The BFCL entries of an export, in BFCL's categories and id form (`simple_python_0`, `multiple_0`,
+    `parallel_0`, `parallel_multiple_0`, `irrelevance_0`), each with its possible answer (`ground_truth`, absent
+    for irrelevance) and the trajectories it comes from."""
+    recs = [as_trajectory(r) for r in records]
+    by_category: dict[str, list[dict[str, Any]]] = {c: [] for c in BFCL_CATEGORIES}
+    for r in recs:
+        category = bfcl_category(r)
+        if category is not None:
+            by_category[category].append(_own_item(r, category))
+    for category, group in bfcl_pairs(recs):
+        by_category[category].append(_joint_item(category, group))
+    return [{"id": f"{c}_{i}", **item} for c in BFCL_CATEGORIES for i, item in enumerate(by_category[c])]
+
+
+def to_bfcl(rec: Record) -> dict[str, Any]:
+    """One record as a BFCL entry (the batch route's lines: the trajectory id, its `category`; a record of several
+    calls is `multi_step`). The export's bfcl files number the entries in BFCL's form (`bfcl_items`)."""
+    record = as_trajectory(rec)
+    category = bfcl_category(record)
+    item: dict[str, Any] = {"id": record.id, "category": category or "multi_step", **_own_item(record, category)}
+    item.setdefault("ground_truth", [])  # every line of the route has one: none expected for irrelevance
+    if category is None:
         item["multi_step"] = True
     return item
 
 
+def write_bfcl(folder: Path, items: Sequence[dict[str, Any]]) -> Path:
+    """bfcl-eval's own layout: `BFCL_v4_<category>.json` (the questions) and `possible_answer/BFCL_v4_<category>.json`
+    (the answers), JSON Lines, one file per category the export has."""
+    answers = folder / "possible_answer"
+    answers.mkdir(parents=True, exist_ok=True)
+    for old in [*folder.glob(f"{BFCL_PREFIX}_*.json"), *answers.glob(f"{BFCL_PREFIX}_*.json")]:
+        old.unlink()
+    for category in BFCL_CATEGORIES:
+        entries = [i for i in items if i["id"].rsplit("_", 1)[0] == category]
+        if not entries:
+            continue
+        name = f"{BFCL_PREFIX}_{category}.json"
+        with (folder / name).open("w", encoding="utf-8") as fh:
+            for i in entries:
+                fh.write(json.dumps({k: v for k, v in i.items() if k != "ground_truth"}, ensure_ascii=False) + "\n")
+        if category != "irrelevance":
+            with (answers / name).open("w", encoding="utf-8") as fh:
+                for i in entries:
+                    fh.write(json.dumps({"id": i["id"], "ground_truth": i["ground_truth"]}, ensure_ascii=False) + "\n")
+    return folder
+
+
 @dataclass(frozen=True)
 class ExportFormat:
-    """One export format: how a record converts, which records its file holds, and the file's name."""
+    """One export format: how a record converts, which records its file holds, and the file's name; `lines`, where
+    set, makes the file's lines from all the records at once (BFCL numbers and pairs them)."""
 
     convert: Callable[[Record], dict[str, Any]]
     holds: Callable[[Trajectory], bool] | None = None  # None: every record
     file: str = ""  # "" for `<name>.jsonl`
+    lines: Callable[[Sequence[Record]], list[dict[str, Any]]] | None = None
 
 
 def _stored(rec: Record) -> dict[str, Any]:
@@ -345,7 +489,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
     "openai": ExportFormat(to_openai),
     "hermes": ExportFormat(to_hermes),
     "sharegpt": ExportFormat(to_sharegpt),
-    "bfcl": ExportFormat(to_bfcl, holds=is_bfcl_single),  # BFCL scores single-call records only
+    "bfcl": ExportFormat(to_bfcl, lines=bfcl_items),  # BFCL's categories and ids; multi-step records left out
 }
 #: The converted formats (every one but the stored record).
 FORMATS = tuple(name for name in EXPORT_FORMATS if name != "record")
@@ -369,13 +513,16 @@ def records_file(path: Path) -> Path:
 
 
 def write_jsonl(path: Path, records: Sequence[Record], fmt: str) -> Path:
-    """One line per record the format holds (`bfcl.jsonl` only the single-call records BFCL can score)."""
+    """One line per record the format holds, or the format's own lines (`bfcl.jsonl`: BFCL's entries)."""
     export = EXPORT_FORMATS[fmt]
     path.parent.mkdir(parents=True, exist_ok=True)
+    if export.lines is not None:
+        lines = export.lines(records)
+    else:
+        lines = [export.convert(r) for r in records if export.holds is None or export.holds(as_trajectory(r))]
     with path.open("w", encoding="utf-8") as fh:
-        for r in records:
-            if export.holds is None or export.holds(as_trajectory(r)):
-                fh.write(json.dumps(export.convert(r), ensure_ascii=False) + "\n")
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     return path
 
 
@@ -383,26 +530,59 @@ def write_all(out: Path, records: Sequence[Record]) -> dict[str, Path]:
     return {name: write_jsonl(out / (f.file or f"{name}.jsonl"), records, name) for name, f in EXPORT_FORMATS.items()}
 
 
+# ---------------------------------------------------------------------------------------------- splits
+
+
 def sequence_key(record: Trajectory) -> str:
-    return "|".join(s.tool for s in record.steps) or f"({record.kind})"
+    """What a split keeps on one side: the record's tool sequence, or for a record without calls its request."""
+    return "|".join(s.tool for s in record.steps) or f"({record.kind}) {record.request}"
 
 
-def split_by_sequence(records: Sequence[Trajectory], fraction: float) -> tuple[list[Trajectory], list[Trajectory]]:
-    """Train and validation records such that no tool sequence is in both (deterministic)."""
-    if fraction <= 0:
+def strata(record: Trajectory) -> tuple[str, str]:
+    """The labels every split should hold where it can: the record's kind and its shape."""
+    return f"kind:{record.kind}", f"shape:{record.shape}"
+
+
+def split_records(
+    records: Sequence[Trajectory], fraction: float, seed: int = 0
+) -> tuple[list[Trajectory], list[Trajectory]]:
+    """Train and validation records (deterministic in `seed`): no tool sequence (`sequence_key`) in both; every kind
+    and shape (`strata`) the records have in both, unless all its records share one sequence (then it stays in
+    train); about `fraction` of the records held out. The one split of the HF folder and of `kopa train`."""
+    if fraction <= 0 or not records:
         return list(records), []
-    keys = sorted({sequence_key(r) for r in records}, key=lambda k: hashlib.sha256(k.encode()).hexdigest())
-    held = set(keys[: max(1, round(len(keys) * fraction))]) if len(keys) > 1 else set()
-    return [r for r in records if sequence_key(r) not in held], [r for r in records if sequence_key(r) in held]
+    groups: dict[str, list[Trajectory]] = {}
+    for r in records:
+        groups.setdefault(sequence_key(r), []).append(r)
+    order = sorted(groups, key=lambda k: hashlib.sha256(f"{seed}:{k}".encode()).hexdigest())
+    labels = {k: {label for r in groups[k] for label in strata(r)} for k in order}
+    spans = Counter(label for k in order for label in labels[k])  # how many sequences carry each label
+    in_train = Counter(spans)
+    held: list[str] = []
+
+    def free(k: str) -> bool:  # holding k out leaves each of its labels in train
+        return k not in held and all(in_train[label] > 1 for label in labels[k])
+
+    def hold(k: str) -> None:
+        held.append(k)
+        in_train.subtract(labels[k])
+
+    for label in sorted(spans, key=lambda x: (spans[x], x)):  # the rarest label first, its smallest sequence
+        if not any(label in labels[k] for k in held):
+            options = [k for k in order if label in labels[k] and free(k)]
+            if options:
+                hold(min(options, key=lambda k: len(groups[k])))
+    target = max(1, round(len(records) * fraction))
+    size = sum(len(groups[k]) for k in held)
+    for k in order:
+        if size < target and free(k) and size + len(groups[k]) <= target:
+            hold(k)
+            size += len(groups[k])
+    out = set(held)
+    return [r for r in records if sequence_key(r) not in out], [r for r in records if sequence_key(r) in out]
 
 
-def config_name(records: Sequence[Trajectory], config: dict[str, Any]) -> str:
-    """A name unique to this export's content (so `datasets` never serves another export's cache)."""
-    raw = json.dumps(
-        [config.get("graph_snapshot"), config.get("seed"), [(r.id, r.final_answer) for r in records]],
-        ensure_ascii=False,
-    )
-    return "kopa-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
+# ---------------------------------------------------------------------------------------------- lengths
 
 
 def lengths(records: Sequence[Trajectory]) -> dict[str, int]:
@@ -410,17 +590,114 @@ def lengths(records: Sequence[Trajectory]) -> dict[str, int]:
     return {r.id: len(to_hermes(r)["text"]) for r in records}
 
 
+def spread(values: Sequence[int]) -> dict[str, int]:
+    """p50, p90 and the max of some lengths (nearest rank; zeros when there are none)."""
+    ns = sorted(values)
+    if not ns:
+        return {"p50": 0, "p90": 0, "max": 0}
+    return {"p50": ns[math.ceil(0.5 * len(ns)) - 1], "p90": ns[math.ceil(0.9 * len(ns)) - 1], "max": ns[-1]}
+
+
+def token_length(
+    tok: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, generation_prompt: bool
+) -> int:
+    """Tokens of a conversation as `tok`'s chat template renders it (tools included)."""
+    text = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
+    return len(tok(str(text), add_special_tokens=False)["input_ids"])
+
+
+def trl_default_max_length() -> int | None:
+    """trl's own default `SFTConfig.max_length` (what cuts a conversation when a config sets none); None without
+    trl."""
+    try:
+        from trl.trainer.sft_config import SFTConfig
+    except ImportError:
+        return None
+    default = SFTConfig.__dataclass_fields__["max_length"].default
+    return default if isinstance(default, int) else None
+
+
+def token_lengths(records: Sequence[Trajectory], tok: Any) -> dict[str, Any]:
+    """Token lengths of the trl rows as `tok`'s chat template renders them: the whole conversation (what SFT's
+    `max_length` must keep) and, for the records with calls (the GRPO rows), the prompt with the generation prompt
+    (`max_prompt_length`) and everything after it, calls, tool results and the answer (`max_completion_length`);
+    with the rows trl's default `max_length` would cut."""
+    whole: list[int] = []
+    prompts: list[int] = []
+    completions: list[int] = []
+    for r in records:
+        row = to_trl(r)
+        n = token_length(tok, row["messages"], row["tools"], generation_prompt=False)
+        whole.append(n)
+        if r.steps:
+            head = token_length(tok, prompt_messages(r), row["tools"], generation_prompt=True)
+            prompts.append(head)
+            completions.append(n - head)
+    out: dict[str, Any] = {
+        "tokenizer": str(getattr(tok, "name_or_path", "") or type(tok).__name__),
+        "rows": len(whole),
+        "sft": spread(whole),
+        "grpo_rows": len(prompts),
+        "grpo_prompt": spread(prompts),
+        "grpo_completion": spread(completions),
+    }
+    default = trl_default_max_length()
+    if default is not None:
+        out["trl_default_max_length"] = {"max_length": default, "rows_over": sum(n > default for n in whole)}
+    return out
+
+
+def length_figures(records: Sequence[Trajectory], tok: Any = None) -> dict[str, Any]:
+    """What the export states about its lengths (`lengths.json`, the dataset card, the run summary): characters
+    of each rendered conversation, and tokens when a tokenizer is given."""
+    chars = list(lengths(records).values())
+    out: dict[str, Any] = {"characters": spread(chars), "tokens": None}
+    if tok is not None:
+        out["tokens"] = token_lengths(records, tok)
+    return out
+
+
+def length_lines(figures: dict[str, Any]) -> list[str]:
+    """The length figures as lines for a terminal, a card or a report."""
+    c = figures["characters"]
+    lines = [f"rendered conversation characters p50 {c['p50']}, p90 {c['p90']}, max {c['max']}"]
+    t = figures.get("tokens")
+    if not t:
+        lines.append("tokens not measured: pass --tokenizer DIR (the model's tokenizer, or `kopa train tiny`'s)")
+        return lines
+    s, p, g = t["sft"], t["grpo_prompt"], t["grpo_completion"]
+    lines.append(
+        f"tokens ({t['tokenizer']}): conversation p50 {s['p50']}, p90 {s['p90']}, max {s['max']} (SFT max_length); "
+        f"GRPO prompt p50 {p['p50']}, p90 {p['p90']}, max {p['max']} (max_prompt_length), completion p50 "
+        f"{g['p50']}, p90 {g['p90']}, max {g['max']} (max_completion_length)"
+    )
+    if "trl_default_max_length" in t:
+        d = t["trl_default_max_length"]
+        lines.append(f"trl's default max_length {d['max_length']} cuts {d['rows_over']} of {t['rows']} rows")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------- HF folder
+
+#: The columns of the HF folder that hold nested JSON (datasets' `Json` feature keeps every message as written,
+#: no keys filled with None to unify them).
+HF_JSON_COLUMNS = ("messages", "tools")
+
+
+def json_dataset(rows: list[dict[str, Any]], json_columns: Sequence[str]) -> Any:
+    """A `datasets.Dataset` of `rows` with the `Json` feature for the nested columns, strings for the rest."""
+    from datasets import Dataset, Features, Json, Value
+
+    features = Features({k: (Json() if k in json_columns else Value("string")) for k in rows[0]})
+    return Dataset.from_list(rows, features=features)
+
+
 def _dataset_card(
-    name: str,
-    splits: list[tuple[str, list[Trajectory]]],
-    counts: dict[str, Any],
-    config: dict[str, Any],
-    stats: dict[str, Any],
-    longest: int,
+    splits: dict[str, list[Trajectory]], counts: dict[str, Any], config: dict[str, Any], stats: dict[str, Any]
 ) -> str:
-    """README.md of an HF dataset folder: its config and data files, provenance, counts, quality, config."""
-    files = "\n".join(f"  - split: {s}\n    path: data/{s}.jsonl" for s, _ in splits)
+    """README.md of an HF dataset folder: how to load it, provenance, counts, lengths, quality, config."""
     overlap = stats.get("benchmark_overlap", "not measured for this export (see `kopa bench`)")
+    figures = "\n".join(f"- {line}" for line in length_lines(counts["lengths"]))
     card = f"""---
 language:
 - ko
@@ -431,11 +708,6 @@ tags:
 - tool-calling
 - function-calling
 - korean-public-data
-configs:
-- config_name: {name}
-  default: true
-  data_files:
-{files}
 ---
 
 # KOPA EDGE trajectories
@@ -443,19 +715,30 @@ configs:
 Multi-step tool-calling trajectories over Korean public-institution APIs, drawn only from links that were
 verified by execution, then executed end to end; arguments and results are recorded facts.
 
+## Load
+```python
+from datasets import load_from_disk
+
+ds = load_from_disk("<this folder>")  # DatasetDict: {", ".join(splits)}
+```
+Written with `DatasetDict.save_to_disk`; `ds.push_to_hub(...)` publishes it.
+
 ## Provenance
 - Generated by KOPA EDGE (engine {config.get("engine")}) from graph snapshot `{config.get("graph_snapshot")}`.
 - Upstream: {config.get("upstream", "the KOPA sandbox of Korean public APIs")}.
 - Every argument carries its provenance (upstream field and transform, user slot, clock or constant) in
-  `records.jsonl`; every line carries the trajectory `id`.
+  `records.jsonl`; every row carries the trajectory `id`.
 - Responses are trimmed: {config.get("trim_rule")}. Service keys never appear.
 
 ## Counts
 ```json
 {json.dumps(counts, ensure_ascii=False, indent=1)}
 ```
-Splits are by tool sequence: no sequence is in both train and validation. Every conversation renders (tools
-included) in at most {longest} characters; train with `max_length={SFT_MAX_LENGTH}` and nothing is cut.
+Splits are by tool sequence (a record without calls: by its request): no sequence is in both train and validation,
+and validation holds every kind and shape of the records that spans more than one sequence.
+
+## Lengths
+{figures}
 
 ## Coverage and quality
 ```json
@@ -472,65 +755,105 @@ included) in at most {longest} characters; train with `max_length={SFT_MAX_LENGT
 
 ## Columns
 `id`, `messages` (system with the clock, user, assistant with `tool_calls`, tool, final assistant), `tools`
-(OpenAI-style function definitions) — the same schema as `trl.jsonl`.
-Load with `datasets.load_dataset("<this folder>", "{name}")`.
+(OpenAI-style function definitions): each row is its line of `trl.jsonl`.
 """
     return card
 
 
+def _clear_hf(folder: Path) -> None:
+    """Remove what an earlier export wrote into `folder` (its splits, dict file and card, or the older JSONL
+    layout), nothing else."""
+    names = {"train", "validation", "data"}
+    index = folder / "dataset_dict.json"
+    if index.is_file():
+        names |= set(json.loads(index.read_text(encoding="utf-8")).get("splits", []))
+        index.unlink()
+    for name in names:
+        if (folder / name).is_dir():
+            shutil.rmtree(folder / name)
+    (folder / "README.md").unlink(missing_ok=True)
+
+
 def write_hf_dataset(
-    folder: Path, records: Sequence[Record], *, config: dict[str, Any], stats: dict[str, Any], validation: float = 0.0
+    folder: Path,
+    records: Sequence[Record],
+    *,
+    config: dict[str, Any],
+    stats: dict[str, Any],
+    validation: float = 0.0,
+    figures: dict[str, Any] | None = None,
 ) -> Path:
-    """A `datasets`-loadable folder: data/train.jsonl (+ data/validation.jsonl when `validation` > 0, split by
-    tool sequence) with exactly the trl lines, and README.md, the dataset card with a config name unique to this
-    export."""
+    """A folder `datasets.load_from_disk` loads: the trl rows as a `DatasetDict` (train, and validation when
+    `validation` > 0: `split_records`), written by `save_to_disk`, and README.md, the dataset card."""
+    import datasets
+
     recs = [as_trajectory(r) for r in records]
-    train, val = split_by_sequence(recs, validation)
-    data = folder / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    for old in data.glob("*"):
-        old.unlink()
-    splits = [("train", train)] + ([("validation", val)] if val else [])
-    for split, rows in splits:
-        with (data / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(to_trl(r), ensure_ascii=False) + "\n")
-    chars = sorted(lengths(recs).values()) or [0]
+    train, val = split_records(recs, validation)
+    splits = {"train": train, **({"validation": val} if val else {})}
+    folder.mkdir(parents=True, exist_ok=True)
+    _clear_hf(folder)
+    if recs:
+        quiet = datasets.is_progress_bar_enabled()
+        datasets.disable_progress_bars()
+        try:
+            datasets.DatasetDict(
+                {name: json_dataset([to_trl(r) for r in rows], HF_JSON_COLUMNS) for name, rows in splits.items()}
+            ).save_to_disk(str(folder))
+        finally:
+            if quiet:
+                datasets.enable_progress_bars()
     counts = {
         "records": len(recs),
-        "train": len(train),
-        "validation": len(val),
-        "kinds": dict(Counter(r.kind for r in recs)),
+        **{name: len(rows) for name, rows in splits.items()},
+        "kinds": {name: dict(Counter(r.kind for r in rows)) for name, rows in splits.items()},
+        "shapes": {name: dict(Counter(r.shape for r in rows)) for name, rows in splits.items()},
         "tool_sequences": len({sequence_key(r) for r in recs}),
-        "characters": {"min": chars[0], "median": int(statistics.median(chars)), "max": chars[-1]},
+        "lengths": figures or length_figures(recs),
     }
-    card = _dataset_card(config_name(recs, config), splits, counts, config, stats, chars[-1])
-    (folder / "README.md").write_text(card, encoding="utf-8")
+    (folder / "README.md").write_text(_dataset_card(splits, counts, config, stats), encoding="utf-8")
     return folder
 
 
 def export_all(
-    out: Path, result: dict[str, Any], store: GraphStore, settings: Settings, config: dict[str, Any]
+    out: Path,
+    result: dict[str, Any],
+    store: GraphStore,
+    settings: Settings,
+    config: dict[str, Any],
+    *,
+    tokenizer: Any = None,
 ) -> dict[str, Any]:
-    """Every format plus the Hugging Face folder for one synthesis result, with its distribution (which holds
-    the data-quality figures under `quality`)."""
+    """Every format, BFCL's own layout and the Hugging Face folder for one synthesis result, with its distribution
+    (which holds the data-quality figures under `quality`) and the length figures (tokens with `tokenizer`)."""
     graph = VerifiedGraph(store, settings)
     records = [as_trajectory(r) for r in result["records"]]
     dist = distribution(records, len(graph.links), len(graph.tools))
     q = quality(records, extras=result.get("extras_configured"), lengths=lengths(records))
     dist["quality"] = {k: v for k, v in q.items() if k not in ("value_diversity", "violations", "single_valued")}
     paths = {k: str(v) for k, v in write_all(out, records).items()}
+    items = _lines(out / "bfcl.jsonl")
+    paths["bfcl_eval"] = str(write_bfcl(out / "bfcl", items))
+    figures = length_figures(records, tokenizer)
+    (out / "lengths.json").write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
+    paths["lengths"] = str(out / "lengths.json")
     card_config = {**config, "graph_snapshot": result["snapshot"], "engine": "edge-0.1", "trim_rule": TRIM_RULE}
     stats = {k: v for k, v in dist.items() if k != "tool_counts"}
     overlap = config.get("benchmark_overlap", result.get("benchmark_overlap"))
     if overlap is not None:  # from the contamination guard (synthesis.contamination), stated in the card
         stats["benchmark_overlap"] = overlap
     paths["hf"] = str(
-        write_hf_dataset(out / "hf", records, config=card_config, stats=stats, validation=VALIDATION_FRACTION)
+        write_hf_dataset(
+            out / "hf", records, config=card_config, stats=stats, validation=VALIDATION_FRACTION, figures=figures
+        )
     )
     dist["bfcl"] = {
-        "single_call_items": sum(is_bfcl_single(r) for r in records),
-        "left_out_multi_step": sum(not is_bfcl_single(r) for r in records),
+        "items": {c: n for c in BFCL_CATEGORIES if (n := sum(i["id"].rsplit("_", 1)[0] == c for i in items))},
+        "left_out_multi_step": sum(bfcl_category(r) is None for r in records),
     }
+    dist["token_lengths"] = figures["tokens"]
     (out / "quality.json").write_text(json.dumps(q, ensure_ascii=False, indent=1), encoding="utf-8")
-    return {"distribution": dist, "paths": paths, "quality": q}
+    return {"distribution": dist, "paths": paths, "quality": q, "lengths": figures}
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -39,8 +39,8 @@ def quality_section(dist: dict[str, Any]) -> str:
     bfcl = dist.get("bfcl", {})
     lines = [f"- {line.strip()}" for line in quality_lines(q)[1:]]
     lines.append(
-        f"- sample kinds {json.dumps(kinds, ensure_ascii=False)}; BFCL single-call items "
-        f"{bfcl.get('single_call_items', 'n/a')}, multi-step left out {bfcl.get('left_out_multi_step', 'n/a')}"
+        f"- sample kinds {json.dumps(kinds, ensure_ascii=False)}; BFCL items "
+        f"{json.dumps(bfcl.get('items', {}))}, multi-step records left out {bfcl.get('left_out_multi_step', 'n/a')}"
     )
     return "\n".join(lines)
 

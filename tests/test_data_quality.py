@@ -346,4 +346,4 @@ def test_demo_style_export_reports_the_figures(setup: Setup, result: dict[str, A
         json.loads((tmp_path / "quality.json").read_text(encoding="utf-8"))["sentence_frames"] == q["sentence_frames"]
     )
     section = quality_section(done["distribution"])
-    assert "sentence frames" in section and "BFCL single-call items" in section
+    assert "sentence frames" in section and "BFCL items {" in section

@@ -152,7 +152,7 @@ def test_exports_load_with_datasets_and_render_with_a_chat_template(
         records[0]["steps"][0]["tool"]: {k: [v] for k, v in records[0]["steps"][0]["arguments"].items()}
     }
     folder = write_hf_dataset(tmp_path / "hf", records, config={"seed": 11}, stats={"n": len(records)})
-    hf = datasets.load_dataset(str(folder), split="train")
+    hf = datasets.load_from_disk(str(folder))["train"]
     assert len(hf) == len(records) and "KOPA EDGE trajectories" in (folder / "README.md").read_text(encoding="utf-8")
 
 

@@ -10,9 +10,11 @@
   `tool_schemas` (for schema validation), `refuted_links` (links among the offered tools that execution refuted) and
   `trajectory_id`.
 
-Rows are split **by tool sequence**: every record whose chain (the ordered tool names) lands in the evaluation split
-goes there, so evaluation never sees a chain used in training. Both datasets are stored with datasets' `Json`
-feature, so no keys are filled with `None` (Arrow would otherwise unify every message and argument dict).
+Rows are split **by tool sequence** (`synthesis.export.split_records`, the HF folder's split): every record whose chain
+(the ordered tool names; a record without calls: its request) lands in the evaluation split goes there, so evaluation
+never sees a chain used in training, and every kind and shape spanning more than one chain is in both. Both datasets
+are stored with datasets' `Json` feature, so no keys are filled with `None` (Arrow would otherwise unify every
+message and argument dict).
 
 Token lengths are measured against the configured maximum lengths and reported in the run manifest; rows over the
 limit are an error unless the config says to drop (counted and listed) or keep them (the trainer truncates).
@@ -33,7 +35,16 @@ from typing import Any
 from core.errors import KopaError
 from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
-from synthesis.export import records_file, system_prompt, to_trl
+from synthesis.export import (
+    HF_JSON_COLUMNS,
+    json_dataset,
+    prompt_messages,
+    records_file,
+    sequence_key,
+    split_records,
+    to_trl,
+    token_length,
+)
 from synthesis.facts import Fact, fact_hit, unit_at
 from synthesis.records import Trajectory, as_trajectory
 
@@ -64,23 +75,14 @@ def load_records(path: Path) -> list[Trajectory]:
     return out
 
 
-def sequence_key(record: Trajectory) -> str:
-    """The chain a record exercises: its tool names in order."""
-    return "|".join(s.tool for s in record.steps)
-
-
 def split_by_sequence(
     records: Sequence[Trajectory], eval_fraction: float, seed: int = 0
 ) -> tuple[list[Trajectory], list[Trajectory]]:
-    """Train and eval records such that no tool sequence appears in both (deterministic in `seed`)."""
+    """Train and eval records such that no tool sequence appears in both and every kind and shape that can be is in
+    both (deterministic in `seed`): `synthesis.export.split_records`, the HF folder's split."""
     if not 0.0 <= eval_fraction < 1.0:
         raise DatasetError("eval_fraction must be in [0, 1)")
-    train: list[Trajectory] = []
-    evaluation: list[Trajectory] = []
-    for r in records:
-        h = int(hashlib.sha256(f"{seed}:{sequence_key(r)}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
-        (evaluation if h < eval_fraction else train).append(r)
-    return train, evaluation
+    return split_records(records, eval_fraction, seed)
 
 
 # ---------------------------------------------------------------------------------------------- reward columns
@@ -312,11 +314,7 @@ def grpo_row(
     return {
         # the SFT row's own prompt up to the point trained: the system prompt with the record's clock, any earlier
         # turns (a clarification's question and answer), then the request
-        "prompt": [
-            {"role": "system", "content": system_prompt(record)},
-            *[{"role": str(m["role"]), "content": str(m.get("content") or "")} for m in record.preamble],
-            {"role": "user", "content": record.request},
-        ],
+        "prompt": prompt_messages(record),
         "now": record.now,
         "environment": toolset_key(record),
         "trajectory_id": record.id,
@@ -328,19 +326,15 @@ def grpo_row(
     }
 
 
-SFT_JSON_COLUMNS = ("messages", "tools")
+SFT_JSON_COLUMNS = HF_JSON_COLUMNS  # the rows of the export's HF folder
 GRPO_JSON_COLUMNS = ("prompt", "offered", "tool_schemas", "gold_calls", "facts", "refuted_links")
 
 
 def to_dataset(rows: list[dict[str, Any]], kind: str) -> Any:
     """A `datasets.Dataset` with `Json` features for every nested column (no `None`-filled keys)."""
-    from datasets import Dataset, Features, Json, Value
-
-    json_cols = SFT_JSON_COLUMNS if kind == "sft" else GRPO_JSON_COLUMNS
     if not rows:
         raise DatasetError(f"the {kind} split is empty")
-    features = Features({k: (Json() if k in json_cols else Value("string")) for k in rows[0]})
-    return Dataset.from_list(rows, features=features)
+    return json_dataset(rows, SFT_JSON_COLUMNS if kind == "sft" else GRPO_JSON_COLUMNS)
 
 
 # ---------------------------------------------------------------------------------------------- lengths
@@ -356,9 +350,13 @@ class LengthReport:
     p95: int
     over: list[str] = field(default_factory=list)
     policy: str = "error"
+    #: GRPO: the recorded completion (calls, tool results, answer) of each row against max_completion_length
+    completion_limit: int | None = None
+    completion_longest: int = 0
+    completion_over: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "max_length": self.max_length,
             "count": self.count,
@@ -369,13 +367,29 @@ class LengthReport:
             "over_ids": self.over[:50],
             "policy": self.policy,
         }
+        if self.completion_limit is not None:
+            out["max_completion_length"] = self.completion_limit
+            out["completion_longest"] = self.completion_longest
+            out["completion_over"] = len(self.completion_over)
+        return out
 
-
-def token_length(
-    tok: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, generation_prompt: bool
-) -> int:
-    text = tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=generation_prompt)
-    return len(tok(str(text), add_special_tokens=False)["input_ids"])
+    def warnings(self) -> list[str]:
+        """What a run should say before it trains: rows its bounds cut, drop or cannot finish."""
+        name = "sft.max_length" if self.kind == "sft" else "grpo.max_prompt_length"
+        done = {"drop": "dropped", "keep": "kept and truncated by the trainer", "error": "refused"}[self.policy]
+        lines = []
+        if self.over:
+            lines.append(
+                f"warning: {len(self.over)} of {self.count} {self.kind} rows exceed {name} {self.max_length} "
+                f"tokens (longest {self.longest}): {done} (data.length_policy {self.policy})"
+            )
+        if self.completion_over:
+            lines.append(
+                f"warning: {len(self.completion_over)} of {self.count} grpo rows need more than "
+                f"grpo.max_completion_length {self.completion_limit} tokens for their recorded calls, tool results "
+                f"and answer (longest {self.completion_longest}): their rollouts are cut before the answer"
+            )
+        return lines
 
 
 def measure(
@@ -385,19 +399,26 @@ def measure(
     kind: str,
     max_length: int,
     policy: str = "error",
+    completion_limit: int | None = None,
 ) -> tuple[list[dict[str, Any]], LengthReport]:
     """Token length of each row (SFT: the whole conversation; GRPO: the rendered prompt with its tools) against
     `max_length`. Policy for rows over it: `error` (raise, naming how many and the limit), `drop` (remove them,
-    reported) or `keep` (reported; the trainer truncates)."""
+    reported) or `keep` (reported; the trainer truncates). GRPO rows with a `completion_limit` are also measured
+    for their recorded completion (the whole conversation less the prompt), reported, never dropped."""
     if policy not in ("error", "drop", "keep"):
         raise DatasetError("length policy must be error, drop or keep")
     lengths: list[tuple[int, dict[str, Any]]] = []
+    completions: list[tuple[int, str]] = []
     for row in rows:
         rec = records[row["trajectory_id"]]
         if kind == "sft":
             n = token_length(tok, row["messages"], row["tools"], generation_prompt=False)
         else:
             n = token_length(tok, row["prompt"], rec.tools, generation_prompt=True)
+            if completion_limit is not None:
+                sft = sft_row(rec)
+                whole = token_length(tok, sft["messages"], sft["tools"], generation_prompt=False)
+                completions.append((whole - n, rec.id))
         lengths.append((n, row))
     ns = sorted(n for n, _ in lengths) or [0]
     over = [row["trajectory_id"] for n, row in lengths if n > max_length]
@@ -410,6 +431,9 @@ def measure(
         ns[min(len(ns) - 1, int(0.95 * len(ns)))],
         over,
         policy,
+        completion_limit,
+        max((c for c, _ in completions), default=0),
+        [i for c, i in completions if completion_limit is not None and c > completion_limit],
     )
     if over and policy == "error":
         raise DatasetError(

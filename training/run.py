@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -337,6 +338,7 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
     tok = load_tokenizer(cfg.model)
     by_id = {r.id: r for r in records}
     rows, lengths = measure([sft_row(r) for r in train], by_id, tok, "sft", cfg.sft.max_length, cfg.data.length_policy)
+    print_warnings(lengths.warnings())
     eval_rows, eval_len = (
         measure([sft_row(r) for r in evaluation], by_id, tok, "sft", cfg.sft.max_length, "keep")
         if evaluation
@@ -409,7 +411,10 @@ def run_grpo(
     candidates, facts_report = grpo_rows(with_calls, refuted)
     if not candidates:
         raise TrainingError("every training record's facts are passed by a guess: no GRPO row left")
-    rows, lengths = measure(candidates, by_id, tok, "grpo", g.max_prompt_length, cfg.data.length_policy)
+    rows, lengths = measure(
+        candidates, by_id, tok, "grpo", g.max_prompt_length, cfg.data.length_policy, g.max_completion_length
+    )
+    print_warnings(lengths.warnings())
     man = manifest(
         records,
         train,
@@ -486,6 +491,12 @@ def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str
     }
     (output / "tool_calls.json").write_text(json.dumps(calls, ensure_ascii=False, indent=1), encoding="utf-8")
     return components, calls
+
+
+def print_warnings(lines: list[str]) -> None:
+    """Warnings a run prints before it trains (stderr; the manifest carries the figures)."""
+    for line in lines:
+        sys.stderr.write(line + "\n")
 
 
 def _check_positions(model: Any, longest: int, max_completion_length: int) -> None:

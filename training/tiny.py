@@ -82,7 +82,7 @@ def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096, words: Ite
     return tok
 
 
-def build_model(tok: Any, *, hidden_size: int = 64, layers: int = 2, max_positions: int = 4096, seed: int = 0) -> Any:
+def build_model(tok: Any, *, hidden_size: int = 64, layers: int = 2, max_positions: int = 8192, seed: int = 0) -> Any:
     """A randomly initialised `Qwen2ForCausalLM` sized for a CPU."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
@@ -134,7 +134,7 @@ def build_tiny(
     words: Iterable[str] = (),
     hidden_size: int = 64,
     layers: int = 2,
-    max_positions: int = 4096,
+    max_positions: int = 8192,
     seed: int = 0,
 ) -> Path:
     """Build and save a tiny model + tokenizer to `out` (loadable with `load_tiny` or any `from_pretrained`)."""
