@@ -15,15 +15,15 @@ from graph.transforms import SIDO_SHORT
 #: Units: canonical name -> (family, scale to the family's base unit, spellings after a number).
 UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
     "℃": ("temp", 1.0, ("℃", "°c", "° c", "°", "도", "c")),
-    "%": ("pct", 1.0, ("%", "퍼센트", "프로")),
+    "%": ("pct", 1.0, ("%", "퍼센트", "프로", "percent")),
     "원": ("money", 1.0, ("원",)),
     "만원": ("money", 1e4, ("만원", "만 원")),
     "천원": ("money", 1e3, ("천원", "천 원")),
     "억원": ("money", 1e8, ("억원", "억 원")),
     "㎍/㎥": ("conc", 1.0, ("㎍/㎥", "µg/m³", "μg/m³", "ug/m3", "ug/㎥", "㎍/m³", "㎍/m3", "마이크로그램")),
     "ppm": ("ppm", 1.0, ("ppm",)),
-    "km": ("length", 1000.0, ("km", "㎞", "킬로미터", "킬로")),
-    "m": ("length", 1.0, ("m", "미터")),
+    "km": ("length", 1000.0, ("km", "㎞", "킬로미터", "킬로", "kilometers", "kilometres", "kilometer")),
+    "m": ("length", 1.0, ("m", "미터", "meters", "metres", "meter", "metre")),
     "cm": ("length", 0.01, ("cm", "㎝", "센티미터", "센티")),
     "mm": ("length", 0.001, ("mm", "㎜", "밀리미터", "밀리")),
     "m/s": ("speed", 1.0, ("m/s", "㎧", "미터/초")),
@@ -51,6 +51,8 @@ UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
             "종",
             "과목",
             "개소",
+            "도시",
+            "단지",
             "캡슐",
             "알",
             "정",
@@ -163,12 +165,47 @@ _NATIVE = {
     "열": 10,
     "스무": 20,
 }
-_TENS = {"열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰": 50}
+_TENS = {
+    "열": 10,
+    "스물": 20,
+    "스무": 20,
+    "서른": 30,
+    "마흔": 40,
+    "쉰": 50,
+    "예순": 60,
+    "일흔": 70,
+    "여든": 80,
+    "아흔": 90,
+}
 _NATIVE_RX = re.compile(
-    r"(?<![가-힣])((?:열|스물|서른|마흔|쉰)\s?(?:하나|한|둘|두|셋|세|넷|네|다섯|여섯|일곱|여덟|아홉)|다섯|여섯|일곱|여덟|아홉|스무"
-    r"|서른|마흔|쉰|한|두|세|네|열)"
-    r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동\b|과목|노선|종류|개소|채)"
+    r"(?<![가-힣])((?:열|스물|서른|마흔|쉰|예순|일흔|여든|아흔)\s?(?:하나|한|둘|두|셋|세|넷|네|다섯|여섯|일곱|여덟|아홉)"
+    r"|다섯|여섯|일곱|여덟|아홉|스무|서른|마흔|쉰|예순|일흔|여든|아흔|한|두|세(?!대|가구)|네|열)"
+    r"\s?(?=곳|개|건|명|대|군데|가지|정거장|정류장|정류소|번째|세대|가구|층|동|과목|노선|종류|개소|채|단지|도시|즉|,|\.|$)"
 )
+#: Sino-Korean numerals with a place (`천칠`, `천백사십사`, `십`, `삼십`) before a unit or counter: `천칠 세대`,
+#: `십 분`, `삼십 퍼센트` (a bare digit word such as 이 or 사 is too often a particle or a syllable to count).
+_SINO = re.compile(
+    r"(?<![가-힣\d,.])((?:[이삼사오육칠팔구]?만\s?)?(?:[이삼사오육칠팔구]?천)?(?:[이삼사오육칠팔구]?백)?(?:[이삼사오육칠팔구]?십)?"
+    r"[일이삼사오육칠팔구]?)(?<=[십백천만일이삼사오육칠팔구])"
+    r"\s?(?=세대|가구|분|초|시간|퍼센트|프로|도|개|곳|건|명|대|동|층|단지|미터|킬로|원|만원|정거장|정류장)"
+)
+_SINO_DIGIT = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
+_SINO_PLACE = {"십": 10, "백": 100, "천": 1000}
+
+
+def _sino_value(word: str) -> float:
+    total = section = 0
+    digit = 0
+    for ch in word.replace(" ", ""):
+        if ch in _SINO_DIGIT:
+            digit = _SINO_DIGIT[ch]
+        elif ch in _SINO_PLACE:
+            section += (digit or 1) * _SINO_PLACE[ch]
+            digit = 0
+        elif ch == "만":
+            total += (section + digit or 1) * 10000
+            section = digit = 0
+    return float(total + section + digit)
 
 
 def _native_value(word: str) -> float:
@@ -315,6 +352,12 @@ def _mentions(text: str) -> tuple[Mention, ...]:
         value = _native_value(m.group(1))
         unit, _ = unit_at(text, m.end())
         out.append(Mention(value, m.start(), m.end(), unit, 0, False))
+    for m in _SINO.finditer(text):
+        word = m.group(1)
+        if not word or not re.search(r"[십백천만]", word) or word.strip() == "만":
+            continue
+        unit, _ = unit_at(text, m.end())
+        out.append(Mention(_sino_value(word), m.start(), m.end(), unit, 0, False))
     return tuple(sorted(out, key=lambda x: x.start))
 
 

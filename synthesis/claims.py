@@ -350,7 +350,7 @@ _DOUBT = re.compile(
 )
 #: A turn back on what was said (a retraction or a contradiction after it).
 _RETRACT = re.compile(
-    r"(?:(?<!죄송)(?<!아쉽)(?<!미안)하지만|그러나|다만|그런데|근데|아,|앗|아니|(?<![가-힣])정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
+    r"(?:(?<!죄송)(?<!아쉽)(?<!미안)하지만|그러나|다만|그런데|근데|아,|앗|아니(?![라요오고])|(?<![가-힣])정정|however|but|actually|wait|oops)\s*,?[^.!?\n]{0,50}?"
     r"(?:수\s*(?:가|는|도)?\s*없|없습니다|없어요|없네요|없었|못\s*했|못합니다|않습니다|않아요|않았|아닙니다|아니에요"
     r"|아니라|아닐 "
     r"|잘못|틀렸|틀린|정정|취소|무시|다시 확인|cannot|can't|unable|wrong|incorrect|ignore|disregard|not (?:correct"
@@ -454,10 +454,20 @@ _ABOUT_BEFORE = re.compile(r"(?:약|대략|거의|about|around|approximately|rou
 _ABOUT_AFTER = re.compile(r"\s*(?:정도|쯤|가량|남짓|여\b|안팎)")
 
 
-def _approximate(text: str, m: Mention) -> bool:
+def approximate(text: str, m: Mention) -> bool:
     return bool(
         _ABOUT_BEFORE.search(text[max(0, m.start - 14) : m.start]) or _ABOUT_AFTER.match(text, unit_end(text, m))
     )
+
+
+def approx_step(text: str, m: Mention) -> float:
+    """The rounding step of a figure the text says is approximate (`약 620m`: 10, `about 1.5 km`: 0.1), else its
+    written precision."""
+    if m.decimals or m.korean or not approximate(text, m):
+        return 10.0**-m.decimals
+    raw = str(int(abs(m.value)))
+    zeros = len(raw) - len(raw.rstrip("0")) if raw != "0" else 0
+    return 10.0 ** min(zeros, 3)
 
 
 def _sum_of(value: float, parts: list[float], step: float) -> bool:
@@ -495,8 +505,10 @@ def _supported_number(text: str, m: Mention, seen: Seen, found: list[Mention]) -
         return True  # an ordinal, a number of hours, a count of things listed
     else:
         nums = seen.figures if _measured(m.unit) or counted else seen.numbers
-        # `약 17분` for 1051초: an approximate figure may be cut at its precision rather than rounded
-        slack = 1.0 if not m.korean and _approximate(text, m) else 0.5
+        # `약 17분` for 1051초: an approximate figure may be cut at its precision rather than rounded, and a round
+        # one is rounded to its zeros (`약 620m` for 622.97 m)
+        slack = 1.0 if not m.korean and approximate(text, m) else 0.5
+        step = approx_step(text, m) if slack == 1.0 else step
         for scale in _SCALES_BY_FAMILY.get(unit_family(m.unit), (1.0,)):
             x, tol = value * scale, slack * step * scale + 1e-9
             if _near(nums, x, tol):

@@ -69,6 +69,8 @@ from synthesis.claims import (
     INABLE,
     Qualifier,
     Seen,
+    approx_step,
+    approximate,
     misattributed,
     named,
     names_other_day,
@@ -143,6 +145,21 @@ def _number_matches(m: Mention, value: float, fact: Fact) -> bool:
     return bool(abs(got - want) <= min(step, tol) + 1e-9)
 
 
+def _roughly(m: Mention, value: float, fact: Fact, step: float) -> bool:
+    """An approximate figure (`약 620m`, `about 190 meters`) that rounds the value at the step it is written to."""
+    if fact.kind != "number":
+        return False
+    if fact.unit:
+        if not m.unit or unit_family(m.unit) != unit_family(fact.unit):
+            return False
+        _, got = in_base_unit(m.value, m.unit)
+        _, want = in_base_unit(value, fact.unit)
+        scale = UNITS.get(m.unit, ("", 1.0, ()))[1]
+    else:
+        got, want, scale = m.value, value, 1.0
+    return abs(got - want) <= 0.5 * step * scale + 1e-9
+
+
 def _number_hit(
     text: str,
     fact: Fact,
@@ -164,10 +181,15 @@ def _number_hit(
     literal = {v for f in facts if f is not fact and f.kind in ("name", "text") and (v := _fact_number(f)) is not None}
     exact_rivals = [v for r in fact.rivals if (v := _as_number(r.get("value"))) is not None]
     for m in ms:
-        if not _number_matches(m, value, fact) or negated_at(text, unit_at(text, m.end)[1]):
+        approx = approximate(text, m)
+        if not (_number_matches(m, value, fact) or (approx and _roughly(m, value, fact, approx_step(text, m)))):
             continue
-        if not _number_matches(m, value, _exact(fact)) and any(
-            _number_matches(m, v, _exact(fact)) for v in exact_rivals
+        if negated_at(text, unit_at(text, m.end)[1]):
+            continue
+        if (
+            not approx
+            and not _number_matches(m, value, _exact(fact))
+            and any(_number_matches(m, v, _exact(fact)) for v in exact_rivals)
         ):
             continue  # written as another row's exact value, not this one rounded (`17도` for 17.4 beside a 17)
         if not m.unit and re.match(r"\s?(번째|번\s?째|위|등)", text[m.end : m.end + 4]):
@@ -450,7 +472,8 @@ _NOT_FOUND = re.compile(
 #: A refusal to look rather than a report of what was found.
 _DECLINING = re.compile(r"도구(?:로는|로|가|를)|요청하신 (?:정보|내용)|\btools?\b", re.I)
 _NONE_EN = re.compile(
-    r"\bno (?:\w+ ){0,3}(?:data|record|records|result|results|rows|information|match)\b|\bnot found\b"
+    r"\bno (?:\w+ ){0,3}(?:data|record|records|result|results|rows|information|match|matched|matches)\b"
+    r"|\bnot found\b"
     r"|\bnothing (?:came|was)"
     r"|\bzero rows\b|\breturned (?:no|nothing|zero)\b|\bnot registered\b|\bisn'?t registered\b|\bno such\b"
 )
@@ -891,7 +914,8 @@ _DECLINE = re.compile(
     r"|어렵(?:습니다|네요|겠)"
     r"|안\s*돼|못\s*해|지원되지 않|범위(?:를|가|에서)? 벗어|밖의 (?:요청|일|내용)|(?:제공|지원|조회)하지 (?:않|못)"
     r"|도와드리기 어렵|(?:정보|기능|범위|서비스|요청|일)(?:가|이)? 아니|방법이 없|범위 밖|밖이에요|밖의 정보"
-    r"|\boutside (?:what|the|my)\b|\bbeyond (?:what|my)\b|\bnot something i\b|\bcan'?t\b|\bcannot\b"
+    r"|\boutside (?:what|the|my)\b|\bbeyond (?:what|my)\b|\bnot something i\b|n'?t something (?:i|we)\b"
+    r"|\bcan'?t\b|\bcannot\b"
     r"|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool|access)",
     re.I,
 )

@@ -236,3 +236,44 @@ def test_enumerated_labels_name_the_same_thing() -> None:
     first = Fact("name", "인천광역시", label="도시1", field="cityname")
     second = Fact("name", "대전광역시", label="도시2", field="cityname")
     assert passes("지원 도시 2개: 인천광역시(도시코드 23), 대전광역시(도시코드 25).", [first, second])
+
+
+@pytest.mark.parametrize(
+    "text,value,unit",
+    [
+        ("천칠 세대", 1007, "세대"),
+        ("천백사십사 세대", 1144, "세대"),
+        ("십 분", 10, "분"),
+        ("삼십 퍼센트", 30, "%"),
+        ("열일곱 단지", 17, "건"),
+        ("다섯 동에", 5, "동"),
+        ("두 도시예요", 2, "건"),
+        ("about 190 meters", 190, "m"),
+    ],
+)
+def test_numbers_written_as_words(text: str, value: float, unit: str) -> None:
+    assert [(m.value, m.unit) for m in mentions(prepare_text(text))] == [(value, unit)]
+
+
+def test_words_that_only_look_like_numbers_or_halves() -> None:
+    assert [m.value for m in mentions(prepare_text("1,007세대, 162,400만원"))] == [1007, 1624000000]
+    assert mentions(prepare_text("사거리")) == []
+    station = Fact("text", "1700", label="시각")
+    assert not passes("오후 5시 반포전망대 근처예요.", [Fact("text", "17:30")])
+    assert passes("오후 5시 반포전망대 근처예요.", [station])
+
+
+def test_an_approximate_figure_rounds_to_its_zeros() -> None:
+    dist = Fact("number", 622.97, unit="m", label="거리")
+    assert passes("병원은 약 620m 떨어져 있어요.", [dist])
+    assert not passes("병원은 620m 떨어져 있어요.", [dist])
+    temp = Fact(
+        "number", 17.4, 0.5, "℃", "", "fcstValue", "TMP", about=["1500"], rivals=[{"value": "17", "about": ["1600"]}]
+    )
+    assert passes("내일 15시 기온 예보는 약 17도예요.", [temp])
+
+
+def test_a_direct_no_and_a_not_but_are_no_retraction() -> None:
+    assert doubt("아니요, 제일 먼저 오는 버스는 저상버스가 아니에요.") == ""
+    assert doubt("병원이 아니라 약국이어서 진료시간 정보는 제공되지 않아요.") == ""
+    assert doubt("15.2도예요. 아니, 잘못 봤어요.") != ""
