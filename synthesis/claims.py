@@ -32,6 +32,7 @@ from synthesis.answer_values import (
     nfkc,
     normalise_name,
     prepare_text,
+    squeeze,
     unit_at,
     unit_family,
 )
@@ -360,6 +361,7 @@ _RETRACT = re.compile(
     r"|(?:무시해|잊어) 주세요|앞의 (?:답|내용|말)은|정정(?:합니다|할게요|하겠습니다|해 드릴게요)|다시 (?:보니"
     r"|확인해 ?보니|살펴보니)"
     r"|(?:sorry|죄송)[^!?\n]{0,30}(?:wrong|incorrect|mistake|잘못|틀렸|바뀌|바뀐|뒤바뀌|헷갈)"
+    r"|아니[,…\s]*(?:죄송|미안|sorry)|\bno,? sorry\b"
     r"|(?:아|앗|어),?\s*아니(?:네요|에요|다|야|군요|었)|잘못 (?:말씀|봤|읽|안내)|\bcorrection\b|\bi misread\b"
     r"|\bmy mistake\b",
     re.I,
@@ -635,26 +637,65 @@ def misattributed(answer: str, seen: Seen) -> str:
     text = prepare_text(answer)
     for a, b in clauses(text):
         clause = text[a:b]
-        squeezed = normalise_name(clause)
+        if re.search(r"각각|respectively", clause):
+            continue  # values given in the order of the names, not beside each
+        squeezed, pos = squeeze(clause)
         for t, ((unique, held), codes) in enumerate(zip(tables, every, strict=True)):
-            named = [i for i, ns in enumerate(unique) if any(_says_name(squeezed, n) for n in ns)]
-            if len(named) != 1 or not (held[named[0]] or codes[named[0]]):
+            # each row named in the clause, where: a value belongs to the name written last before it
+            where = sorted(
+                (pos[m.start()], i)
+                for i, ns in enumerate(unique)
+                for n in ns
+                for m in re.finditer(re.escape(n), squeezed)
+                if squeezed[m.end() : m.end() + 1] not in _PLACE_TAILS
+            )
+            if not where:
                 continue
-            for m in mentions(clause):
-                value = round(m.value, 9)
-                if value in held[named[0]] or value in codes[named[0]]:
+            phones = [_phones(row) for row in listings[t]]
+            claimed = _claimed_values(clause)
+            for at, number, kind in claimed:
+                before = [(p, i) for p, i in where if p < at]
+                if not before or any(before[-1][0] < other < at for other, _, _ in claimed):
+                    continue  # no name before it, or another value stands between (`구도 27, 호 47`: 호 is no name)
+                row = before[-1][1]
+                if kind == "phone":
+                    mine, theirs = phones[row], [j for j, ps in enumerate(phones) if number in ps]
+                elif kind == "code":
+                    mine, theirs = codes[row], [j for j, fs in enumerate(codes) if number in fs]
+                else:
+                    mine, theirs = held[row], [j for j, fs in enumerate(held) if number in fs]
+                if not (held[row] or codes[row] or phones[row]) or number in mine or not theirs:
                     continue
-                if not _measured(m.unit) and not (not m.unit and value >= 10 and any(value in c for c in codes)):
-                    continue  # a measurement, or a code written beside the name (`인천광역시 30`)
-                holders = [j for j, fs in enumerate(held if m.unit else codes) if value in fs]
-                in_other = any(value in fs for u, (_, h) in enumerate(tables) if u != t for fs in h)
-                if holders and not in_other and value not in seen.outside_listings:
-                    name = sorted(unique[named[0]])[0]
-                    return f"{clause[m.start : unit_end(clause, m)]} is another row's, not {name}'s"
+                in_other = any(number in fs for u, (_, h) in enumerate(tables) if u != t for fs in h)
+                if kind != "measure" or (not in_other and number not in seen.outside_listings):
+                    name = sorted(unique[row])[0]
+                    return f"{number:g} is another row's, not {name}'s" if kind != "phone" else f"{name}'s phone"
     return ""
 
 
 _CODE_FIELD = re.compile(r"(?:cd|code|id|seq|no|num|key)$", re.I)
+_PHONE = re.compile(r"(?<!\d)(0\d{1,2})[-) .]?(\d{3,4})[- .]?(\d{4})(?!\d)")
+
+
+def _phones(row: dict[str, Any]) -> set[float]:
+    """The telephone numbers a row holds, as digits (`02-739-8760` -> 27398760)."""
+    return {float("".join(m.groups())) for v in row.values() if isinstance(v, str) for m in _PHONE.finditer(v)}
+
+
+def _claimed_values(clause: str) -> list[tuple[int, float, str]]:
+    """(where, value, kind) of what a clause states that a row could hold: telephone numbers, measurements, and
+    two-digit-or-more codes written without a unit."""
+    out: list[tuple[int, float, str]] = []
+    spans = [(m.start(), m.end()) for m in _PHONE.finditer(clause)]
+    out += [(m.start(), float("".join(m.groups())), "phone") for m in _PHONE.finditer(clause)]
+    for m in mentions(clause):
+        if any(a <= m.start < b for a, b in spans):
+            continue
+        if _measured(m.unit):
+            out.append((m.start, round(m.value, 9), "measure"))
+        elif not m.unit and m.value >= 10 and m.value.is_integer():
+            out.append((m.start, m.value, "code"))
+    return out
 
 
 def _says_name(squeezed: str, name: str) -> bool:

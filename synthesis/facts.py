@@ -412,6 +412,12 @@ def _text_hit(
             if not ok or negated_at(prepared, end):
                 continue
             lo, hi = clause_of(bounds, a0)
+            if (
+                len(times) == 1
+                and re.search(r"사이|\bbetween\b", prepared[lo:hi])
+                and _paired_with_any(prepared, a0, spans)
+            ):
+                continue  # a range where one time is asked (`오후 1시~2시 사이에 마쳐요`)
             if len(times) == 1 and any(
                 lo <= a <= hi
                 and not mins & set(times)
@@ -572,6 +578,14 @@ def _time_compared(text: str, end: int) -> bool:
     return bool(
         re.match(r"\s*(?:을|를|이|가|은|는)?\s*(?:넘|지나|보다|이후|이전|전에|후에|전까지|이전에)", text[end : end + 8])
     )
+
+
+def _paired_with_any(text: str, at: int, spans: list[tuple[set[int], int, int]]) -> bool:
+    """The time at `at` opens or closes a range with another time (`1시~2시`, `1시부터 2시`)."""
+    end = next((b for _, a, b in spans if a == at), at)
+    nxt = next((a for _, a, _ in spans if a > at), None)
+    opens = nxt is not None and re.fullmatch(r"\s*(?:부터|~|∼|〜|-|–|에서|and)?\s*(?:~|∼|-)?\s*", text[end:nxt])
+    return bool(opens or _range_end(text, at))
 
 
 def _range_end(text: str, at: int) -> bool:

@@ -277,3 +277,24 @@ def test_a_direct_no_and_a_not_but_are_no_retraction() -> None:
     assert doubt("아니요, 제일 먼저 오는 버스는 저상버스가 아니에요.") == ""
     assert doubt("병원이 아니라 약국이어서 진료시간 정보는 제공되지 않아요.") == ""
     assert doubt("15.2도예요. 아니, 잘못 봤어요.") != ""
+
+
+def test_a_value_or_phone_belongs_to_the_name_written_just_before_it() -> None:
+    seen = seen_rows(
+        {"cityname": "인천광역시", "citycode": "23", "tel": "032-111-2222"},
+        {"cityname": "대전광역시", "citycode": "25", "tel": "042-333-4444"},
+    )
+    count = Fact("count", 2, label="도시 수")
+    assert passes("인천광역시(코드 23)와 대전광역시(코드 25) 두 곳이에요.", [count], seen)
+    assert not passes("인천광역시(코드 25)와 대전광역시(코드 23) 두 곳이에요.", [count], seen)
+    assert passes("두 곳이에요. 인천광역시 전화는 032-111-2222예요.", [count], seen)
+    assert not passes("두 곳이에요. 인천광역시 전화는 042-333-4444예요.", [count], seen)
+    # values in the order of the names are each's
+    assert passes("인천광역시와 대전광역시, 코드는 각각 23, 25예요. 두 곳이에요.", [count], seen)
+
+
+def test_a_range_around_an_asked_time_and_a_sorry_no_fail() -> None:
+    end = Fact("name", "1300", field="trmtSatEnd")
+    assert passes("토요일에는 오전 9시부터 오후 1시까지 진료해요.", [end])
+    assert not passes("토요일에 오후 1시~2시 사이에 진료를 마쳐요.", [end])
+    assert doubt("기온은 92도… 아니 죄송해요, 그건 습도고 기온은 15.3도예요.") != ""
