@@ -139,6 +139,12 @@ class GrpoConfig(_Section):
     max_calls: int = Field(6, ge=1)
     view_rows: int | None = Field(None, ge=1, le=BUDGET.rows)
     rewards: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    #: truncated completions carry no loss (trl's `mask_truncated_completions`): a rollout cut before its answer
+    #: teaches nothing about the answer
+    mask_truncated: bool = True
+    #: the share of GRPO prompts that are records without calls (irrelevance: the honest refusal is their best
+    #: outcome), drawn from the training split up to what it holds
+    abstain_share: float = Field(0.15, ge=0, le=0.5)
 
     def view_budget(self) -> Budget:
         """The budget rollouts render tool results with: the one view (execution.view.BUDGET) of the SFT rows and
@@ -279,6 +285,7 @@ def grpo_args(cfg: RunConfig, *, use_cpu: bool, reward_weights: list[float]) -> 
         temperature=g.temperature,
         beta=g.beta,
         reward_weights=reward_weights,
+        mask_truncated_completions=g.mask_truncated,
         log_completions=False,
         **extra,
     )

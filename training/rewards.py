@@ -21,11 +21,12 @@ environment recorded it. A `<tool_call>` block written as text and never execute
   an earlier tool result, or is the link's transform of an earlier result's value (a grid from coordinates), or
   came out of any earlier executed tool (a conversion tool); a right value that appears out of nowhere earns 0;
 * `executed_calls` — share of distinct calls whose tool result was not an error;
-* `answer_facts` — share of the answered facts the final answer commits to (`synthesis.facts.check_answer`, the
-  same strict checker as KOPA-Bench: hedges, dumps, negations and rival values fail) **and whose value came from a
-  tool result executed in this rollout** (directly, or through a conversion tool or a date/number form of it); 0
-  without an executed successful call, for an empty answer and for a dump. Records without gold calls
-  (irrelevance) earn it for an honest refusal without calls.
+* `answer_facts` — share of the answered facts the final answer commits to, as KOPA-Bench's judge decides on what
+  the rollout saw (`synthesis.facts.check_answer` with its `Seen`, failed calls' results included), **each either
+  held by a tool result of this rollout** (directly, or through a conversion tool or a date/number form of it) **or
+  told by the gold calls once the rollout ran them with the gold arguments** (an absence, a verdict such as 일치);
+  0 without an executed call, for an empty answer and for a dump. Records without gold calls (irrelevance) earn
+  it for an honest refusal without calls.
 
 Penalties (each in [-1, 0]):
 
@@ -612,13 +613,18 @@ REWARDS: dict[str, RewardFn] = {
     "excess_calls": excess_calls,
     "repeated_calls": repeated_calls,
 }
+#: Why each weight: the outcome dominates (`answer_facts` 4.0 is more than every shape reward together, 3.5, so an
+#: answer the bench passes earns more than any trajectory whose answer fails, and an honest refusal on an
+#: irrelevance prompt more than any call); the shape rewards are a gradient towards it for groups that all fail the
+#: answer (the right tools with the right arguments above a wrong call, a wrong but well-formed call above none or
+#: a malformed one, which earn 0); the penalties keep calling more than needed below the direct trajectory.
 DEFAULT_WEIGHTS: dict[str, float] = {
     "well_formed_calls": 0.5,
     "schema_valid_arguments": 0.5,
     "right_tools": 1.0,
     "gold_arguments": 1.0,
     "executed_calls": 0.5,
-    "answer_facts": 1.0,
+    "answer_facts": 4.0,
     "invented_tools": 1.0,
     "refuted_links": 1.0,
     "excess_calls": 0.5,

@@ -404,10 +404,14 @@ def run_grpo(
     records, train, evaluation = _records(cfg)
     tok = load_tokenizer(cfg.model)
     by_id = {r.id: r for r in records}
-    # GRPO rewards grade calls against the gold ones: records without calls (irrelevance samples) stay in SFT
+    # GRPO rewards grade calls against the gold ones; records without calls (irrelevance samples) join at
+    # `grpo.abstain_share` of the prompts, where the honest refusal is the best outcome
     with_calls = [r for r in train if r.steps]
     if not with_calls:
         raise TrainingError("no training record has a tool call to learn from")
+    abstain = [r for r in train if not r.steps]
+    wanted = round(g.abstain_share * len(with_calls) / (1 - g.abstain_share)) if g.abstain_share < 1 else 0
+    with_calls += abstain[:wanted]
     candidates, facts_report = grpo_rows(with_calls, refuted)
     if not candidates:
         raise TrainingError("every training record's facts are passed by a guess: no GRPO row left")
@@ -426,7 +430,8 @@ def run_grpo(
         bench=cfg.data.benchmark,
     )
     man["used_train_rows"] = len(rows)
-    man["without_calls"] = len(train) - len(with_calls)
+    man["without_calls"] = len(train) - len([r for r in train if r.steps])
+    man["abstain_rows"] = len([r for r in with_calls if not r.steps])
     man["facts"] = facts_report.to_json()
     man["environment"] = g.environment
     (cfg.output / "manifest.json").write_text(json.dumps(man, ensure_ascii=False, indent=1), encoding="utf-8")
