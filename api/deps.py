@@ -4,6 +4,7 @@ one documented error model."""
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Annotated, Any, ClassVar
 
@@ -16,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from api.security import Principal, principal, require
+from core.errors import TooManyRequests
 from core.settings import Settings
 from graph.models import Role
 from graph.store import GraphStore
@@ -54,14 +56,25 @@ _DESCRIPTIONS = {
     409: "conflict with the current state",
     413: "request body too large",
     422: "invalid input, with JSON-pointer locations",
+    429: "too many at once, or a daily budget spent: ask again after `Retry-After` seconds (the detail says why)",
     502: "an upstream call failed",
     503: "the graph store, Redis or the task queue is unreachable",
 }
 
 
+_RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1}, "description": "seconds to wait"}}
+
+
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """`responses=` entries for the given error statuses, all with the one error model."""
-    return {code: {"model": ErrorBody, "description": _DESCRIPTIONS[code]} for code in codes}
+    """`responses=` entries for the given error statuses, all with the one error model (429 says when to retry)."""
+    return {
+        code: {
+            "model": ErrorBody,
+            "description": _DESCRIPTIONS[code],
+            **({"headers": _RETRY_AFTER} if code == 429 else {}),
+        }
+        for code in codes
+    }
 
 
 READ_ERRORS = (401, 422, 503)
@@ -113,6 +126,68 @@ AdminDep = Annotated[Role, Depends(admin)]
 TeamDep = Annotated[str, Depends(team)]
 PrincipalDep = Annotated[Principal, Depends(reader_principal)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description=f"items to skip (0..{MAX_OFFSET:,})")]
+
+
+#: Seconds a caller refused a stream slot is told to wait (Retry-After).
+STREAM_RETRY_S = 2
+
+
+class StreamSlots:
+    """The streams each token holds open in this process (`/v1/trajectory-batches/{id}/items`): `take` refuses a
+    token that already holds `per_token` (429 with Retry-After) and gives back the function that frees the slot."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def held(self, key: str) -> int:
+        with self._lock:
+            return self._held.get(key, 0)
+
+    def take(self, key: str, per_token: int) -> Callable[[], None]:
+        with self._lock:
+            held = self._held.get(key, 0)
+            if held >= per_token:
+                raise TooManyRequests(
+                    f"this token already has {held} item streams open (at most {per_token} at once per token, "
+                    "KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN); read or close one, then ask again",
+                    retry_after_s=STREAM_RETRY_S,
+                )
+            self._held[key] = held + 1
+        freed = False
+
+        def release() -> None:
+            nonlocal freed
+            with self._lock:
+                if freed:
+                    return
+                freed = True
+                left = self._held.get(key, 1) - 1
+                if left > 0:
+                    self._held[key] = left
+                else:
+                    self._held.pop(key, None)
+
+        return release
+
+
+_SLOTS_LOCK = threading.Lock()
+
+
+def stream_slots(request: Request) -> StreamSlots:
+    """The app's one StreamSlots (made on first use)."""
+    state = request.app.state
+    with _SLOTS_LOCK:
+        slots: StreamSlots | None = getattr(state, "kopa_streams", None)
+        if slots is None:
+            slots = StreamSlots()
+            state.kopa_streams = slots
+    return slots
+
+
+def slot_key(who: Principal) -> str:
+    """One token's key for its stream slots (the bootstrap token has no id: its role and name)."""
+    return who.token_id or f"{who.role}:{who.team}"
 
 
 def _integral(value: Any) -> Any:

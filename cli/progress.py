@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from core.settings import Settings
 from execution.executor import Executor
-from execution.limits import MemoryEconomy
+from execution.limits import MemoryEconomy, economy_for
 from graph.models import LinkRecord, RunRecord
 from graph.store import GraphStore, all_apis
 from synthesis.batches import synthesize_guarded
@@ -60,7 +60,9 @@ def synth_inprocess(
     apis = {a.id: a for a in all_apis(store)}
 
     async def go() -> dict[str, Any]:
-        economy = MemoryEconomy()
+        # the process's economy (Redis, or the ledger beside the embedded graph): quotas hold across commands; the
+        # in-process sandbox (`transport`) gets one of its own, so its answers never reach a shared cache
+        economy = MemoryEconomy() if transport is not None else economy_for(settings, store)
         executor = Executor(settings, economy, apis, transport=transport)
         verifier = (
             DemandVerifier(store, settings, economy=economy, transport=transport)

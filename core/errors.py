@@ -72,3 +72,21 @@ class ConfigurationError(KopaError):
 
     status_code = 500
     code = "configuration_error"
+
+
+class TooManyRequests(KopaError):
+    """Refused for now, not for good: too many at once, or a budget spent until it renews (429 with Retry-After,
+    in seconds)."""
+
+    status_code = 429
+    code = "too_many_requests"
+
+    def __init__(self, detail: str, *, retry_after_s: int = 1) -> None:
+        super().__init__(detail)
+        self.retry_after_s = max(1, int(retry_after_s))
+
+
+class BudgetExhausted(TooManyRequests):
+    """A team's daily budget of upstream calls is spent; it renews at 00:00 UTC (Retry-After says when)."""
+
+    code = "budget_exhausted"

@@ -361,6 +361,41 @@ class BatchSettings(BaseModel):
     #: Benchmark tasks no synthesised trajectory may reproduce (a folder of KOPA-Bench YAML files; empty: the
     #: shipped bench/tasks). Every synthesis path (CLI, REST, Celery) applies this guard.
     benchmark_tasks: Path | None = None
+    #: Upstream calls a team's batches may make per UTC day, on-demand verification included (cache hits and pool
+    #: batches cost nothing); 0: no limit. Counted in Redis, or beside the embedded store's file, so it holds across
+    #: batches, processes and restarts. A batch asked for once the day's budget is spent is refused (429 with
+    #: Retry-After); one that spends the rest stops calling and closes with the reason.
+    team_daily_calls: int = Field(20_000, ge=0)
+    #: Per-team budgets that replace `team_daily_calls`, "TEAM=N,TEAM=N" (0: no limit for that team).
+    team_budgets: str = ""
+    #: Teams whose trajectories every team's `source: "pool"` batches may draw from, "team-a,team-b" (the pool of
+    #: a team is otherwise its own trajectories only).
+    shared_pool: str = ""
+    #: Concurrent `/items` streams one token may hold in one API process (more: 429 with Retry-After).
+    item_streams_per_token: int = Field(4, ge=1, le=1000)
+
+    @field_validator("team_budgets")
+    @classmethod
+    def _team_budgets(cls, value: str) -> str:
+        for team, n in _pairs(value):
+            if not n.isdigit():
+                raise ValueError(f"team budget {team}={n!r}: expected a whole number of calls (0: no limit)")
+        return value
+
+    @field_validator("shared_pool")
+    @classmethod
+    def _shared_pool(cls, value: str) -> str:
+        bad = [t for t in (p.strip() for p in value.split(",")) if t and not re.fullmatch(r"[\w.\- ]{1,200}", t)]
+        if bad:
+            raise ValueError(f"shared_pool entries are team names separated by commas, got {bad[:3]}")
+        return value
+
+    def team_budget(self, team: str) -> int:
+        """The daily upstream-call budget of `team`'s batches (0: no limit)."""
+        return int(parse_pairs(self.team_budgets).get(team, self.team_daily_calls))
+
+    def shared_pool_teams(self) -> set[str]:
+        return {t.strip() for t in self.shared_pool.split(",") if t.strip()}
 
 
 ENGINE_VERSION = "edge-0.1"

@@ -459,7 +459,11 @@ class Executor:
             )
         rate = (api.rate_limit_per_s if api else None) or self.settings.verify.default_rate_per_s or None
         quota_key = f"{(api.auth.secret if api and api.auth.secret else self.settings.verify.key_secret)}:{tool.api_id}"
+        spent = self.economy.draw_allowance()  # a team's daily call budget (limits.Allowance), before the API's
+        if spent:
+            return CallResult(Outcome.TRANSIENT, reason=spent, quota=True, code="budget")
         if api and api.daily_quota and not self.economy.take_quota(quota_key, api.daily_quota):
+            self.economy.return_allowance()  # not sent: the budget keeps the call
             self.mark_exhausted(tool.api_id)
             return CallResult(Outcome.TRANSIENT, reason="daily quota of this API exhausted", quota=True)
         async with self._admitted(tool.api_id, rate * PACING if rate else None):

@@ -146,6 +146,9 @@ class RunRecord(BaseModel):
     pending_sources: list[str] = Field(default_factory=list)
     round: int = 0
     extra_seeds: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    #: The team whose batch started the run (on-demand verification): only that team and admins see it. Empty for
+    #: the runs an admin starts, which every reader sees.
+    team: str = ""
 
 
 class RegistrationResult(BaseModel):

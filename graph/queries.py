@@ -365,9 +365,13 @@ SET t.batch_id = $batch_id, t.seq = item.seq, t.data = item.data
 """
 LIST_TRAJECTORIES = """
 MATCH (t:Trajectory) WHERE $batch_id IS NULL OR t.batch_id = $batch_id
-WITH t ORDER BY t.batch_id, t.seq
-WITH collect(t.data) AS items
-RETURN size(items) AS total, items[$offset..($offset + $limit)] AS rows
+WITH count(t) AS total
+CALL () {
+  MATCH (t:Trajectory) WHERE $batch_id IS NULL OR t.batch_id = $batch_id
+  WITH t ORDER BY t.batch_id, t.seq SKIP $offset LIMIT $limit
+  RETURN collect(t.data) AS rows
+}
+RETURN total, rows
 """
 
 ADD_TOKEN = "MERGE (k:Token {hash: $token.token_hash}) SET k += $token"

@@ -14,10 +14,10 @@ from typing import Any, Protocol
 import httpx
 import yaml
 
-from core.errors import Conflict, InvalidInput
+from core.errors import BudgetExhausted, Conflict, InvalidInput
 from core.settings import Settings
 from execution.executor import Executor
-from execution.limits import Economy, economy_for
+from execution.limits import Allowance, Economy, economy_for, seconds_to_tomorrow, team_allowance
 from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, all_apis
 from synthesis.contamination import BenchFingerprints
@@ -132,6 +132,14 @@ def new_batch(
             f"team {team!r} already has {len(running)} batches running (limit {limits.max_concurrent}); "
             "wait for one to finish"
         )
+    if source != "pool":  # a pool batch executes nothing, so it costs no upstream call
+        allowance = team_allowance(economy_for(settings, store), settings, team)
+        if allowance is not None and allowance.spent():
+            raise BudgetExhausted(
+                f"{allowance.refusal}: {allowance.used():,} of {allowance.limit:,} calls used today; "
+                'ask again then, or draw stored trajectories with source "pool"',
+                retry_after_s=seconds_to_tomorrow(),
+            )
     batch = {
         "id": "tb_" + uuid.uuid4().hex[:12],
         "team": team,
@@ -175,18 +183,23 @@ async def run_batch(
     store.save_batch(batch)
     try:
         if batch["source"] == "pool":
-            records = _from_pool(store, batch)
+            records = _from_pool(store, settings, batch)
             batch["message"] = f"{len(records)} trajectories drawn from the stored pool"
         else:
             if batch.get("on_demand") and verifier is None:
                 raise InvalidInput("this process cannot verify on demand (no verifier was handed to run_batch)")
             apis = {a.id: a for a in all_apis(store)}
-            economy = economy_for(settings)
+            # every upstream call of the batch, its on-demand verification included, draws from the team's budget
+            shared = economy_for(settings, store)
+            allowance = team_allowance(shared, settings, batch["team"])
+            economy: Economy = allowance or shared
             executor = Executor(settings, economy, apis, transport=transport)
             demand = (
                 verifier(economy, transport, batch["api_ids"] or None) if batch.get("on_demand") and verifier else None
             )
             if demand is not None:
+                # the run is the team's: readers of other teams see it as missing (api/routes/verification.py)
+                demand.run.team = batch["team"]
                 # named at once: if the process dies, whoever runs the batch again closes this run (workers.tasks)
                 batch["verification_run"] = demand.run.id
                 store.save_batch(batch)
@@ -219,11 +232,19 @@ async def run_batch(
             if out.get("verification"):
                 # links asked, verified, refuted, undecided, and the upstream calls verification spent
                 batch["verification"] = out["verification"]
+            if allowance is not None:
+                batch["budget"] = _budget_figures(allowance)
             if len(records) < batch["count"]:
                 # the same words as every synthesis path ("282 of 300 requested: ..."), and what to do about it
                 batch["message"] = (
                     out["shortfall"] or f"{len(records)} of {batch['count']} requested"
                 ) + "; verify more links or widen the shapes"
+            if allowance is not None and allowance.refused:
+                # stopped calling when the budget ran out: the reason leads the message
+                batch["message"] = (
+                    f"stopped at the team's call budget: {allowance.refusal} "
+                    f"({allowance.refused:,} calls refused); {len(records)} of {batch['count']} produced"
+                )
         store.add_trajectories(batch["id"], records)
         batch.update(status="completed", produced=len(records), finished_at=utcnow())
     except asyncio.CancelledError:
@@ -260,17 +281,48 @@ def visible_batch(store: GraphStore, batch_id: str, team: str | None) -> dict[st
     return batch
 
 
-def _from_pool(store: GraphStore, batch: dict[str, Any]) -> list[dict[str, Any]]:
-    pool, _ = store.list_trajectories(None, 0, 100_000)
+def _budget_figures(allowance: Allowance) -> dict[str, Any]:
+    """The team's daily budget as the batch saw it: what it drew, what it was refused, what is left."""
+    return {
+        "daily_calls": allowance.limit,
+        "drawn": allowance.drawn,
+        "refused": allowance.refused,
+        "left_today": allowance.left(),
+        "exhausted": bool(allowance.refused) or allowance.left() <= 0,
+    }
+
+
+#: Batches of a team a pool batch reads (the newest first), and trajectories read per store query.
+POOL_BATCHES = 10_000
+POOL_CHUNK = 500
+
+
+def pool_sources(store: GraphStore, settings: Settings, batch: dict[str, Any]) -> list[str]:
+    """The batches a pool batch may draw from: its own team's, and those of the teams an admin shares
+    (`batches.shared_pool`); never another team's otherwise."""
+    teams = {batch["team"], *settings.batches.shared_pool_teams()}
+    ids = {b["id"] for team in teams for b in store.list_batches(team, limit=POOL_BATCHES) if b.get("team") == team}
+    ids.discard(batch["id"])
+    return sorted(ids)
+
+
+def _from_pool(store: GraphStore, settings: Settings, batch: dict[str, Any]) -> list[dict[str, Any]]:
     seen: set[str] = set()
     fit = []
-    for r in pool:
-        if r["id"] in seen or r["shape"] not in batch["shapes"]:
-            continue
-        if not batch["min_steps"] <= r["n_steps"] <= batch["max_steps"]:
-            continue
-        seen.add(r["id"])
-        fit.append(r)
+    for source in pool_sources(store, settings, batch):
+        offset = 0
+        while True:
+            page, total = store.list_trajectories(source, offset, POOL_CHUNK)
+            offset += len(page)
+            for r in page:
+                if r["id"] in seen or r["shape"] not in batch["shapes"]:
+                    continue
+                if not batch["min_steps"] <= r["n_steps"] <= batch["max_steps"]:
+                    continue
+                seen.add(r["id"])
+                fit.append(r)
+            if not page or offset >= total:
+                break
     rnd = random.Random(batch["seed"])
     rnd.shuffle(fit)
     return [{**r, "seq": i} for i, r in enumerate(fit[: batch["count"]])]

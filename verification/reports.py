@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from graph.models import RunRecord
 from graph.store import GraphStore, all_apis, all_links
 from verification.runs import run_progress
 
 
-def yield_report(store: GraphStore, limit: int = 10) -> dict[str, Any]:
-    runs = []
+def yield_report(store: GraphStore, limit: int = 10, runs: list[RunRecord] | None = None) -> dict[str, Any]:
+    """What calls bought, over the newest `limit` runs (or over `runs`, those the caller may see)."""
+    rows = []
     quotas = {a.id: a.daily_quota for a in all_apis(store) if a.daily_quota}
-    for run in store.list_runs(limit):
+    for run in store.list_runs(limit) if runs is None else runs:
         p = run_progress(store, run)
         decided = p["verified"] + p["refuted"] + p["inconclusive"]
-        runs.append(
+        rows.append(
             {
                 "run": run.id,
                 "status": run.status,
@@ -30,7 +32,7 @@ def yield_report(store: GraphStore, limit: int = 10) -> dict[str, Any]:
             }
         )
     stats = store.stats()
-    return {"links": stats["links"], "runs": runs}
+    return {"links": stats["links"], "runs": rows}
 
 
 def drift_report(store: GraphStore, limit: int = 200) -> dict[str, Any]:

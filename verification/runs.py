@@ -48,7 +48,7 @@ async def execute_run(
 ) -> RunRecord:
     """Run to the end in this process. Whatever happens (an error while scoping or verifying, cancellation at
     shutdown), the run is closed: completed, paused, or failed with the reason; never left `running`."""
-    economy = economy or economy_for(settings)
+    economy = economy or economy_for(settings, store)
     run.status, run.started_at, run.message = "running", run.started_at or utcnow(), ""
     await asyncio.to_thread(store.save_run, run)
     executor: Executor | None = None
@@ -94,6 +94,7 @@ def closing(executor: Executor, exhausted: set[str], api_ids: set[str]) -> tuple
     note = "; ".join(f"{a}: {why}" for a, why in sorted(blocked.items()))
     if not executor.budget_left:
         return "paused", "call budget exhausted; start the run again to resume"
+    exhausted = exhausted & api_ids  # quotas are shared across runs: another API's spent quota is not this run's
     if exhausted:
         return "paused", f"daily quota exhausted for {', '.join(sorted(exhausted))}; resume tomorrow"
     if blocked and len(blocked) == len(api_ids):

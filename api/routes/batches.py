@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, StrictBool
+from starlette.types import Receive, Scope, Send
 
-from api.deps import READ_ERRORS, Integral, KopaRoute, Offset, PrincipalDep, SettingsDep, StoreDep, errors
+from api.deps import (
+    READ_ERRORS,
+    Integral,
+    KopaRoute,
+    Offset,
+    PrincipalDep,
+    SettingsDep,
+    StoreDep,
+    errors,
+    slot_key,
+    stream_slots,
+)
 from api.jobs import dispatch
 from api.security import Principal
 from core.errors import NotFound
@@ -34,7 +46,11 @@ class BatchRequest(BaseModel):
     api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
     seed: Integral = Field(7, ge=0, le=2**63 - 1)
     format: Format = "trl"
-    source: Literal["fresh", "pool"] = Field("fresh", description="execute new trajectories, or draw stored ones")
+    source: Literal["fresh", "pool"] = Field(
+        "fresh",
+        description="execute new trajectories, or draw stored ones (your team's, and those of teams an admin "
+        "shares in `batches.shared_pool`; no upstream call)",
+    )
     on_demand: StrictBool = Field(
         False,
         description="verify the links the plans traverse before they run, so no verification run is needed first: "
@@ -81,9 +97,14 @@ def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]
     response_model=BatchStarted,
     summary="Request a batch of trajectories",
     description="202 with the batch id. At most `batches.max_concurrent` batches of a team run at once "
-    "(409 above). When the task queue is unreachable the batch is marked failed with the "
-    "reason (its slot is freed) and the answer is 503.",
-    responses=errors(400, 401, 409, 413, 422, 503),
+    "(409 above). Every upstream call of a team's batches, on-demand verification included, draws from the "
+    "team's daily call budget (`batches.team_daily_calls`, or the team's entry in `batches.team_budgets`): a "
+    "batch asked for once it is spent is refused with 429, `Retry-After` (seconds to 00:00 UTC) and the reason, "
+    "and one that spends the rest stops calling and closes with the reason in `message` and its `budget` figures. "
+    "A `pool` batch draws only from the team's own trajectories (and those of the teams in "
+    "`batches.shared_pool`) and costs no call. When the task queue is unreachable the batch is marked failed with "
+    "the reason (its slot is freed) and the answer is 503.",
+    responses=errors(400, 401, 409, 413, 422, 429, 503),
 )
 async def create(
     body: BatchRequest, request: Request, store: StoreDep, settings: SettingsDep, who: PrincipalDep
@@ -131,9 +152,34 @@ def get(batch_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
     return _visible(store, batch_id, who)
 
 
+#: The largest page of `/items` (the `limit` bound), rows read from the store per query while a page streams,
+#: and the bytes gathered before each write: memory per stream is one chunk, whatever the page size.
+MAX_ITEMS_PAGE = 10_000
+ITEMS_CHUNK = 25
+FLUSH_BYTES = 64 * 1024
+
+
+class SlotStream(StreamingResponse):
+    """A streamed response that frees its stream slot however it ends (sent, failed, or the client gone)."""
+
+    def __init__(self, content: Iterator[bytes], *, release: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
 @router.get(
     "/{batch_id}/items",
     summary="Stream a batch as JSON Lines (paginated; your team's, or any for admins)",
+    description=f"Pages of at most {MAX_ITEMS_PAGE:,} items (`limit`), streamed from the store "
+    f"{ITEMS_CHUNK} rows at a time: the server holds one chunk per stream, whatever the page size. A token may "
+    "hold `batches.item_streams_per_token` streams open at once per API process (KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN, "
+    "default 4); one more is answered 429 with `Retry-After` and the reason.",
     response_class=StreamingResponse,
     responses={
         200: {
@@ -144,24 +190,47 @@ def get(batch_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
                 "Link": {"schema": {"type": "string"}, "description": "rel=next page"},
             },
         },
-        **errors(*READ_ERRORS, 404),
+        **errors(*READ_ERRORS, 404, 429),
     },
 )
 def items(
     batch_id: str,
+    request: Request,
     store: StoreDep,
+    settings: SettingsDep,
     who: PrincipalDep,
     offset: Offset = 0,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_ITEMS_PAGE, description=f"items in this page (1..{MAX_ITEMS_PAGE:,})")
+    ] = 1000,
     format: Format | None = None,
 ) -> StreamingResponse:
     batch = _visible(store, batch_id, who)
     fmt = format or batch.get("format", "trl")
-    page, total = store.list_trajectories(batch_id, offset, limit)
+    release = stream_slots(request).take(slot_key(who), settings.batches.item_streams_per_token)
+    try:
+        first, total = store.list_trajectories(batch_id, offset, min(limit, ITEMS_CHUNK))
+    except BaseException:
+        release()
+        raise
+    end = offset + limit
 
     def lines() -> Iterator[bytes]:
-        for record in page:
-            yield (json.dumps(convert(record, fmt), ensure_ascii=False) + "\n").encode()
+        """The page, chunk by chunk from the store, written about FLUSH_BYTES at a time."""
+        page, at = first, offset
+        out = bytearray()
+        while page:
+            for record in page:
+                out += (json.dumps(convert(record, fmt), ensure_ascii=False) + "\n").encode()
+                if len(out) >= FLUSH_BYTES:
+                    yield bytes(out)
+                    out.clear()
+            at += len(page)
+            if at >= end:
+                break
+            page, _ = store.list_trajectories(batch_id, at, min(end - at, ITEMS_CHUNK))
+        if out:
+            yield bytes(out)
 
     headers = {
         "X-Total-Count": str(total),
@@ -169,11 +238,9 @@ def items(
         "X-Format": fmt,
         "X-Batch-Status": str(batch.get("status", "")),
     }
-    if offset + len(page) < total:
-        headers["Link"] = (
-            f'</v1/trajectory-batches/{batch_id}/items?offset={offset + len(page)}&limit={limit}>; rel="next"'
-        )
-    return StreamingResponse(lines(), media_type="application/x-ndjson", headers=headers)
+    if end < total:
+        headers["Link"] = f'</v1/trajectory-batches/{batch_id}/items?offset={end}&limit={limit}>; rel="next"'
+    return SlotStream(lines(), release=release, media_type="application/x-ndjson", headers=headers)
 
 
 __all__ = ["FORMATS", "router"]

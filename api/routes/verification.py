@@ -16,14 +16,17 @@ from api.deps import (
     Integral,
     KopaRoute,
     Offset,
+    PrincipalDep,
     ReaderDep,
     SettingsDep,
     StoreDep,
     errors,
 )
 from api.jobs import QueueUnavailable, dispatch
+from api.security import Principal
 from core.errors import NotFound
-from graph.models import LinkRecord
+from graph.models import LinkRecord, RunRecord
+from graph.store import GraphStore
 from verification.reports import drift_report, yield_report
 from verification.runs import execute_run, fail_run, new_run, run_progress
 
@@ -118,24 +121,46 @@ async def start_run(
     )
 
 
+def sees_run(who: Principal, run: RunRecord) -> bool:
+    """Whether `who` may see `run`: a run a team's batch started (on-demand verification) is that team's and the
+    admins'; the runs an admin starts are every reader's."""
+    return not run.team or who.sees_team(run.team)
+
+
+#: Runs read to fill one page of a reader's list (other teams' runs are skipped, not counted).
+RUN_SCAN = 1000
+
+
+def visible_runs(store: GraphStore, who: Principal, limit: int) -> list[RunRecord]:
+    """The newest `limit` runs `who` may see."""
+    if who.role == "admin":
+        return store.list_runs(limit)
+    return [r for r in store.list_runs(max(limit, RUN_SCAN)) if sees_run(who, r)][:limit]
+
+
 @router.get(
     "/v1/verification-runs/{run_id}",
     response_model=RunProgress,
-    summary="Progress of a run",
+    summary="Progress of a run (a run a team's batch started: that team's, or any for admins)",
     responses=errors(*READ_ERRORS, 404),
 )
-def get_run(run_id: str, store: StoreDep, _: ReaderDep) -> dict[str, Any]:
+def get_run(run_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
     run = store.get_run(run_id)
-    if run is None:
+    if run is None or not sees_run(who, run):  # another team's run looks exactly like a missing one
         raise NotFound(f"no verification run {run_id!r}")
     return run_progress(store, run)
 
 
 @router.get(
-    "/v1/verification-runs", response_model=list[RunProgress], summary="Recent runs", responses=errors(*READ_ERRORS)
+    "/v1/verification-runs",
+    response_model=list[RunProgress],
+    summary="Recent runs (those of other teams' batches left out)",
+    responses=errors(*READ_ERRORS),
 )
-def list_runs(store: StoreDep, _: ReaderDep, limit: Annotated[int, Query(ge=1, le=100)] = 20) -> list[dict[str, Any]]:
-    return [run_progress(store, r) for r in store.list_runs(limit)]
+def list_runs(
+    store: StoreDep, who: PrincipalDep, limit: Annotated[int, Query(ge=1, le=100)] = 20
+) -> list[dict[str, Any]]:
+    return [run_progress(store, r) for r in visible_runs(store, who, limit)]
 
 
 @router.get("/v1/links", response_model=LinkPage, summary="Links with their evidence", responses=errors(*READ_ERRORS))
@@ -169,8 +194,8 @@ def get_link(link_id: str, store: StoreDep, _: ReaderDep) -> LinkRecord:
     summary="Calls per verified link and per candidate, quota use, by run",
     responses=errors(401, 503),
 )
-def report_yield(store: StoreDep, _: ReaderDep) -> dict[str, Any]:
-    return yield_report(store)
+def report_yield(store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
+    return yield_report(store, runs=visible_runs(store, who, 10))
 
 
 @router.get(
