@@ -351,6 +351,34 @@ def _step_answer(
     return "count", [], facts, ""
 
 
+#: Words of labels that name how an API files a value rather than what a person asks (`직전과세유형메세지`,
+#: `사업자등록번호`, `구분`): such a field is asked only when nothing else is.
+_FILING_WORDS = re.compile(r"코드|메세지|메시지|여부|구분|번호|일련|식별|유형명?$|순번|ID|Id|id")
+
+
+def _askable(label: str) -> bool:
+    return len(label.replace(" ", "")) <= 8 and not _FILING_WORDS.search(label)
+
+
+def _base_label(fact: Fact) -> str:
+    """A forecast fact's label without the end of its range (`최저 기온` -> `기온`)."""
+    return fact.label.replace("최저 ", "").replace("최고 ", "")
+
+
+def _what_is_asked(
+    fs: list[tuple[Fact, str]], labels: list[str], rnd: random.Random
+) -> tuple[list[tuple[Fact, str]], list[str]]:
+    """The one to three things a person asks of a row or a forecast, drawn among what it answers (not the first
+    fields of the response), preferring what people ask by name over how the API files it; the answer then states
+    exactly those (in the response's order)."""
+    names = list(dict.fromkeys(labels))
+    preferred = [x for x in names if _askable(x)] or names
+    k = min(len(preferred), rnd.choice([1, 2, 2, 3]))
+    chosen = set(rnd.sample(preferred, k))
+    kept = [(f, p) for f, p in fs if _base_label(f) in chosen]
+    return kept or fs[:1], [x for x in names if x in chosen] or labels[:1]
+
+
 def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tuple[str, str, list[FactRecord], Question]:
     """The question a person asks about the entity they know, the answer that states what it asks (with units,
     codes decoded, over the rows asked), and the facts the answer must state."""
@@ -363,6 +391,8 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
     for i in plan.finals:
         ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
         asks.append(ask)
+        if ask in ("row", "table") and fs:
+            fs, labels = _what_is_asked(fs, labels, rnd)
         if not fs:
             continue
         noun = _row_noun(plan.steps[i].tool)

@@ -267,8 +267,8 @@ def test_answers_state_values_with_units_and_labels(records: list[Trajectory]) -
         if any(s.tool == "airkorea_get_msrstn_accto_rltm_mesure_dnsty" and s.step in r.final_steps for s in r.steps)
     ]
     assert weather and air
-    # an observation answers over the rows the view shows, each category with its unit
-    assert all(any(u in r.final_answer for u in ("℃", "%", "mm", "m/s")) for r in weather)
+    # an observation answers what was asked of it over the rows the view shows, each figure with its unit
+    assert all(f.unit in r.final_answer for r in weather for f in r.facts if f.kind == "number" and f.unit)
 
     # hourly measurements listed newest first: "now" is the latest row, with its unit and its grade in words
     def measured(r: Trajectory) -> bool:  # the answered row has a PM10 figure (a station can miss an hour: "-")
@@ -276,10 +276,13 @@ def test_answers_state_values_with_units_and_labels(records: list[Trajectory]) -
         row = step.response.items[min(step.response.chosen, len(step.response.items) - 1)]
         return str(row.get("pm10Value", "")).replace(".", "").isdigit()
 
+    def asks_pm(r: Trajectory) -> bool:
+        return any(f.unit == "㎍/㎥" for f in r.facts)
+
     missing = [
         (r.now, r.final_answer)
         for r in air
-        if measured(r) and not ("㎍/㎥" in r.final_answer and "등급" in r.final_answer)
+        if measured(r) and asks_pm(r) and not ("㎍/㎥" in r.final_answer and "등급" in r.final_answer)
     ]
     assert air and not missing
     for r in records:

@@ -147,9 +147,11 @@ def test_exports_load_with_datasets_and_render_with_a_chat_template(
     hermes = json.loads(paths["hermes"].read_text(encoding="utf-8").splitlines()[0])["text"]
     # byte-identical to the Qwen2.5 template, whose system prompt shows one example <tool_call> block
     assert hermes.count("<tool_call>\n") == len(records[0]["steps"]) + 1
-    bfcl = json.loads(paths["bfcl"].read_text(encoding="utf-8").splitlines()[0])
+    entries = [json.loads(line) for line in paths["bfcl"].read_text(encoding="utf-8").splitlines()]
+    single = next(r for r in records if len(r["steps"]) == 1)
+    bfcl = next(e for e in entries if e.get("trajectory_ids") == [single["id"]])
     assert bfcl["ground_truth"][0] == {
-        records[0]["steps"][0]["tool"]: {k: [v] for k, v in records[0]["steps"][0]["arguments"].items()}
+        single["steps"][0]["tool"]: {k: [v] for k, v in single["steps"][0]["arguments"].items()}
     }
     folder = write_hf_dataset(tmp_path / "hf", records, config={"seed": 11}, stats={"n": len(records)})
     hf = datasets.load_from_disk(str(folder))["train"]
