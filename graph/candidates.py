@@ -35,16 +35,16 @@ import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from graph import meaning
-from graph.concepts import CODE_PARTS, Signals, signals
+from graph.concepts import CODE_PARTS, Signals, filtered_norm, norm, signals, value_concepts
 from graph.date_links import date_links
 from graph.date_links import date_transform as date_transform
+from graph.link_scoring import MIN_TABLE, WEAK_CONCEPTS, FieldRef, ParamRef, assess, listed
 from graph.link_scoring import NON_LINKABLE as NON_LINKABLE
-from graph.link_scoring import WEAK_CONCEPTS, FieldRef, ParamRef, assess
 from graph.link_scoring import link_id as link_id
 from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord, utcnow
 
@@ -70,7 +70,7 @@ ENTRY_WEIGHT = 0.9
 PER_PARAM = 40
 #: Keys that carry a meaning beyond the record they appear in: a concept, a coordinate axis, a description's
 #: leading phrase, a specific word of it.
-MEANING_KEYS = ("c:", "xy:", "d:", "w:")
+MEANING_KEYS = ("c:", "xy:", "d:", "w:", "v:")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _VERB = re.compile(
     r"^(get|list|search|find|retrieve|fetch|read|create|add|insert|update|patch|replace|put|post|"
@@ -81,6 +81,9 @@ _SUFFIX = re.compile(r"(?<=[a-z0-9])(List|Info|Infos|Detail|Details|Search|All|C
 
 def _param_keys(s: Signals) -> set[str]:
     keys = {f"n:{s.norm}"} | {f"c:{c}" for c in s.concepts - WEAK_CONCEPTS} | {f"t:{t}" for t in s.tokens}
+    searched = filtered_norm(s.name)
+    if searched:
+        keys.add(f"n:{searched}")  # likeItemCd searches itemCd
     if s.crs and s.axis:
         keys.add(f"xy:{s.axis}")
     for concept in s.concepts & set(CODE_PARTS):
@@ -198,7 +201,7 @@ class _Reader:
         )
         return got
 
-    def param(self, tool: ToolRecord, prm: ParamRecord) -> ParamRef:
+    def param(self, tool: ToolRecord, prm: ParamRecord, rows: list[dict[str, str]]) -> ParamRef:
         key = ("p", prm.name, prm.description, prm.type, prm.pattern, None if prm.enum is None else tuple(prm.enum))
         # typed enums (1, true) are compared with sampled values as text, as those values are read
         sig: Signals = self._once(
@@ -212,14 +215,47 @@ class _Reader:
             ),
         )
         example = meaning.example_of(prm.example, prm.description)
-        return ParamRef(tool, prm, sig, *self._meaning(prm.name, prm.description), example)
+        if example is None and not prm.enum:
+            example = _echo(tool, prm, rows)
+        shown = [str(e) for e in prm.enum or []] or ([example] if example else [])
+        codes: frozenset[str] = self._once(
+            ("t", prm.description), lambda: frozenset(meaning.code_table(prm.description) or ())
+        )
+        return ParamRef(tool, prm, _with_values(sig, shown), *self._meaning(prm.name, prm.description), example, codes)
 
     def field(self, tool: ToolRecord, fld: FieldRecord, rows: list[dict[str, str]]) -> FieldRef:
         sig: Signals = self._once(
             ("f", fld.name, fld.description, fld.type), lambda: signals(fld.name, fld.description, fld.type)
         )
         values = [str(r.get(fld.name)) for r in rows if r.get(fld.name) not in (None, "")]
-        return FieldRef(tool, fld, sig, *self._meaning(fld.name, fld.description), meaning.common_prefix(values))
+        return FieldRef(
+            tool,
+            fld,
+            _with_values(sig, values),
+            *self._meaning(fld.name, fld.description),
+            meaning.common_prefix(values),
+        )
+
+
+def _echo(tool: ToolRecord, prm: ParamRecord, rows: list[dict[str, str]]) -> str | None:
+    """A value of the field a parameter selects on, as the tool's own sampled rows show it (its `crno` filter
+    selects rows by their `crno`, its `likeItemCd` searches their `itemCd`): the form the parameter takes, where
+    the document gives no example."""
+    wanted = {norm(prm.name), filtered_norm(prm.name)} - {None, ""}
+    for fld in tool.fields:
+        if norm(fld.name) in wanted:
+            for row in rows:
+                value = row.get(fld.name)
+                if value not in (None, "") and not isinstance(value, list | dict):
+                    return str(value)
+    return None
+
+
+def _with_values(sig: Signals, values: list[str]) -> Signals:
+    """The signals with the concepts the values show (a full 시도 name, a 시군구 name: `value_concepts`), a copy
+    when they add any (signals are shared between the tools of one schema)."""
+    extra = value_concepts(values) - sig.concepts
+    return replace(sig, concepts=sig.concepts | extra) if extra else sig
 
 
 @dataclass
@@ -238,15 +274,15 @@ class _Registry:
         for pos, t in enumerate(tools):
             resource = tool_resource(t)
             entry = t.method in ("GET", "HEAD") and not any(q.required for q in t.params if q.name not in NON_LINKABLE)
+            rows = samples.get(t.name, [])
             for prm in t.params:
                 if prm.name in NON_LINKABLE or prm.name == t.format_name:
                     continue
-                pr = reader.param(t, prm)
+                pr = reader.param(t, prm, rows)
                 keys = _param_keys(pr.sig) | {f"d:{ph}" for ph in pr.phrases} | {f"w:{w}" for w in pr.words}
                 for key in keys:
                     reg.p_index[key].append(len(reg.params))
                 reg.params.append(_Param(pr, t.api_id, param_resource(t, prm), pos, keys))
-            rows = samples.get(t.name, [])
             for fld in t.fields:
                 fr = reader.field(t, fld, rows)
                 keys = _field_keys(fr.sig) | {f"d:{ph}" for ph in fr.phrases}
@@ -255,7 +291,28 @@ class _Registry:
                 for key in keys:
                     reg.f_index[key].append(len(reg.fields))
                 reg.fields.append(_Field(fr, t.name, t.api_id, resource, pos, entry, names_identifier(fld.name)))
+        reg._block_listed(samples)
         return reg
+
+    def _block_listed(self, samples: Mapping[str, list[dict[str, str]]]) -> None:
+        """A field whose observed codes are all listed in a parameter's documented code table is compared with
+        that parameter (`listed`): the evidence is in the values, whatever the names say."""
+        tables: dict[frozenset[str], str] = {}
+        for p in self.params:
+            if len(p.ref.codes) >= MIN_TABLE and p.ref.codes not in tables:
+                tables[p.ref.codes] = "v:" + ",".join(sorted(p.ref.codes))
+        if not tables:
+            return
+        for i, p in enumerate(self.params):
+            if p.ref.codes in tables:
+                p.keys.add(tables[p.ref.codes])
+                self.p_index[tables[p.ref.codes]].append(i)
+        for i, f in enumerate(self.fields):
+            rows = samples.get(f.tool, [])
+            values = [r.get(f.ref.field.name) for r in rows if r.get(f.ref.field.name) not in (None, "")]
+            for codes, key in tables.items():
+                if listed(codes, values):
+                    self.f_index[key].append(i)
 
 
 class _Block:
@@ -394,7 +451,8 @@ def _best_links(
         found.append(
             (score, link_id(fr.tool.name, fr.field.name, pr.tool.name, pr.param.key(), verdict[1]), fr, verdict[1])
         )
-    found.sort(key=lambda c: (-c[0], c[1]))
+    # best first; among equals a service's own sources first (copies of one document tie everywhere else)
+    found.sort(key=lambda c: (-c[0], c[2].tool.api_id != pr.tool.api_id, c[1]))
     return [
         LinkRecord(
             id=lid,

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+from graph import regions
 
 #: Concept tags and the words (in names or descriptions, Korean included) that evoke them.
 CONCEPTS: dict[str, tuple[str, ...]] = {
@@ -67,6 +70,18 @@ _RANGE = re.compile(r"(\d+)\s*~\s*(\d+)\s*번째")
 
 def norm(name: str) -> str:
     return re.sub(r"[^0-9a-z가-힣]", "", name.lower())
+
+
+_LIKE = re.compile(r"^like_?(?=[A-Z_a-z])(.+)$")
+
+
+def filtered_norm(name: str) -> str | None:
+    """The normalised name of the field a partial-match filter searches (`likeItemCd`: "종목코드가 검색값을
+    포함하는 데이터" filters `itemCd`; `likeCorpNm` filters `corpNm`), None for any other name."""
+    m = _LIKE.match(name)
+    if m is None or not (name[4:5].isupper() or name[4:5] == "_"):
+        return None
+    return norm(m.group(1)) or None
 
 
 def tokens(name: str) -> set[str]:
@@ -202,6 +217,32 @@ def value_shape(value: str) -> str:
     if re.search(r"[가-힣]", v):
         return "hangul"
     return "text"
+
+
+@lru_cache(maxsize=1)
+def _units() -> tuple[frozenset[str], frozenset[str]]:
+    sido = set(regions.SIDO) | set(regions.FORMER_SIDO)
+    units = {n for names in regions.SIGUNGU.values() for n in names}
+    units |= {n for former in regions.FORMER_SIGUNGU.values() for n in former}
+    units |= {n for gu in regions.GENERAL_GU.values() for n in gu}
+    return frozenset(sido), frozenset(units)
+
+
+def value_concepts(values: list[str]) -> set[str]:
+    """Concepts read off values rather than names, that every one of `values` shows (at most 12 read): `sido_full`
+    when each is a full 시도 name (서울특별시, 강원특별자치도, a former 강원도), `sgg_full` when each is a 시군구 or
+    일반구 name as the 행정구역 list writes it (one word, or a city and its 일반구: 수원시 장안구). Empty when there is
+    no value or one is anything else (서울, 보건복지부, 서울특별시 종로구). A document that names a parameter `P1` and
+    describes it "주소" still shows its form in its example; a response in its rows."""
+    texts = [str(v).strip() for v in values if str(v).strip()][:12]
+    if not texts:
+        return set()
+    sido, units = _units()
+    if all(t in sido for t in texts):
+        return {"sido_full"}
+    if all(0 < len(t.split()) <= 2 and all(w in units for w in t.split()) for t in texts):
+        return {"sgg_full"}
+    return set()
 
 
 def crs_from_values(samples: list[str]) -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from graph import transforms
-from graph.concepts import CODE_PARTS, Signals, crs_from_values, signals, value_shape
+from graph.concepts import CODE_PARTS, Signals, crs_from_values, filtered_norm, signals, value_shape
 from graph.models import FieldRecord, ParamRecord, ToolRecord
 
 #: Parameters that steer paging or presentation, never data links.
@@ -58,11 +58,27 @@ class ParamRef:
     phrases: frozenset[str] = frozenset()
     words: frozenset[str] = frozenset()
     example: str | None = None
+    #: The codes its description lists as a whole table ("31: 수도권, 32: 강원권, ..."), empty when none.
+    codes: frozenset[str] = frozenset()
 
 
 def link_id(source_tool: str, field: str, target_tool: str, param_key: str, transform: transforms.Transform) -> str:
     raw = json.dumps([source_tool, field, target_tool, param_key, transform], sort_keys=True, ensure_ascii=False)
     return "lk_" + hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+#: A documented code table and observed codes count as evidence of one code system only from this many codes in
+#: the table and this many distinct values observed (two codes out of a table of two are no evidence).
+MIN_TABLE = 4
+MIN_LISTED = 2
+
+
+def listed(codes: frozenset[str], samples: list[Any]) -> bool:
+    """Whether the observed values are several distinct codes, every one listed in a documented table of several
+    codes (one agency's region numbers 31 and 34 are in another's table "31: 수도권, 32: 강원권, ..., 34: 호남권"):
+    two agencies that number regions alike."""
+    values = {str(v).strip() for v in samples if str(v).strip()}
+    return len(codes) >= MIN_TABLE and len(values) >= MIN_LISTED and values <= codes
 
 
 def _fits(value: Any, p: Signals) -> bool:
@@ -225,7 +241,7 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
     fs, ps = f.sig, p.sig
     name = (
         1.0
-        if fs.norm == ps.norm
+        if fs.norm in (ps.norm, filtered_norm(ps.name))
         else (0.6 * len(fs.tokens & ps.tokens) / len(fs.tokens | ps.tokens) if fs.tokens and ps.tokens else 0.0)
     )
     shared = (fs.concepts & ps.concepts) - WEAK_CONCEPTS
@@ -245,34 +261,47 @@ def assess(f: FieldRef, p: ParamRef, rows: list[dict[str, str]]) -> tuple[float,
     # words when the observed codes, stripped of their constant prefix, take the parameter's documented shape
     sense = 0.85 if f.phrases & p.phrases else 0.0
     strip: transforms.Transform | None = None
-    if f.prefix and (p.example or ps.pattern) and (f.words & p.words or f.phrases & p.phrases):
+    if f.prefix and (p.example or ps.pattern) and (f.words & p.words or f.phrases & p.phrases or name == 1.0):
         strip = {"kind": "slice", "start": len(f.prefix)}
         sense = max(sense, 0.7)
+    if listed(p.codes, samples):
+        sense = max(sense, 0.8)  # every observed code is one the target's table documents (and there are several)
     base = max(name, concept, coord, sense)
     if base <= 0:
         return None
     lengths = [len(str(s)) for s in samples if str(s).isdigit()]
     sample_len = max(set(lengths), key=lengths.count) if lengths else None
-    best: tuple[float, transforms.Transform] | None = None
     options = _transforms(f, p, sample_len)
     if strip is not None:
         options.insert(0, strip)
+    scored: list[tuple[float, transforms.Transform, bool]] = []
     for rank, t in enumerate(options):
         fit = _fit_ratio(t, f, p, rows)
         if fit == 0.0:
             continue
         quality = 0.75 if fit is None else 0.5 + 0.5 * fit
-        score = round(base * quality * _prior(t, ps) - 0.01 * rank, 4)
+        # a constant prefix the values show is as good a hint as a documented slice
+        prior = 0.97 if t is strip else _prior(t, ps)
+        score = round(base * quality * prior - 0.01 * rank, 4)
+        shaped = False
         if p.example not in (None, "") and samples:
             try:
                 out = transforms.apply(t, samples[0], rows[0])
-                if not isinstance(out, list) and value_shape(str(out)) == value_shape(str(p.example)):
+                shaped = not isinstance(out, list) and value_shape(str(out)) == value_shape(str(p.example))
+                if shaped:
                     score = round(min(1.0, score + 0.08), 4)
                 wanted, got = name_form(p.example), name_form(out)
                 if wanted and got and wanted != got:
                     score = round(score - 0.2, 4)  # 서울특별시 where the document shows 서울
             except transforms.TransformError:
                 pass
+        scored.append((score, t, shaped))
+    if any(shaped for _, _, shaped in scored):
+        # where one transform gives the parameter's documented (or echoed) form, the others do not: K123456
+        # where the target's own rows show 123456
+        scored = [(s if shaped else round(s - 0.1, 4), t, shaped) for s, t, shaped in scored]
+    best: tuple[float, transforms.Transform] | None = None
+    for score, t, _ in scored:
         if best is None or score > best[0]:
             best = (score, t)
     return best

@@ -73,6 +73,7 @@ _STATED = (
 #: A part of a date by the words of a name or description (KASI solYear/solMonth, 연도/월/일).
 _PART_WORDS = (("YYYY", ("year", "연도", "년도")), ("MM", ("month", "월 (", "월(")), ("DD", ("day", "일 (", "일(")))
 _PREFIXED = re.compile(r"^([A-Za-z]+[_-])(\d+)$")
+_LETTERED = re.compile(r"^([A-Z]{1,2})(\d{4,})$")
 _EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
 
 
@@ -158,23 +159,77 @@ def date_format(
         if values and all(rx.match(v) for v in values) and (dated or not digits_only):
             return fmt_name
     if name and not values:
+        # the part a name names comes first: reqMonth "월 (2자리, 생략 시 그 연도 전체)" is a month, whatever
+        # else its description mentions
+        named = _name_words(name)
+        for part, words in _PART_WORDS:
+            if words[0] in named:
+                return part
         text = f"{name} {description}".lower()
         for part, words in _PART_WORDS:
-            if any(w in text for w in words) and (
-                _name_words(name) & {"year", "month", "day"} or any(w in description for w in words)
-            ):
+            if any(w in text for w in words) and any(w in description for w in words):
                 return part
     return None
 
 
+#: Observed values of a part of a date: a year (1900-2099), a month (1-12), a day (1-31), written with or without
+#: the leading zero (RTMS dealMonth "9", dealDay "5").
+_PART_VALUES = (
+    ("YYYY", re.compile(r"^(19|20)\d\d$")),
+    ("MM", re.compile(r"^(0?[1-9]|1[0-2])$")),
+    ("DD", re.compile(r"^(0?[1-9]|[12]\d|3[01])$")),
+)
+
+
+def date_part(name: str, description: str, samples: list[str]) -> str | None:
+    """The part of a date a field holds (YYYY, MM, DD): its name names the part (dealYear, fiscalYear, dealMonth; a
+    year also by 연도/년도 in its description) and every observed value is one (2026; 9 or 09). None for a whole
+    date or anything else."""
+    values = [str(s).strip() for s in samples if str(s).strip()][:12]
+    if not values:
+        return None
+    named = _name_words(name)
+    for part, rx in _PART_VALUES:
+        word, *korean = dict(_PART_WORDS)[part]
+        said = word in named or (part == "YYYY" and any(w in description for w in korean))
+        if said and all(rx.match(v) for v in values):
+            return part
+    return None
+
+
 def common_prefix(samples: list[str]) -> str | None:
-    """The constant letters-and-separator prefix of observed codes ("DT_0012", "DT_0001" → "DT_")."""
+    """The constant letters-and-separator prefix of observed codes ("DT_0012", "DT_0001" → "DT_"), or the constant
+    letters before digits of one width ("K123456", "K234567" → "K": a listed security's short code, written
+    "123456" where its prices are listed)."""
     values = [s for s in samples if s][:12]
     if len(values) < 2:
         return None
     prefixes = {m.group(1) for m in (_PREFIXED.match(v) for v in values) if m}
     if len(prefixes) == 1 and all(_PREFIXED.match(v) for v in values):
         return prefixes.pop()
+    lettered = [_LETTERED.match(v) for v in values]
+    if all(lettered) and len({(m.group(1), len(m.group(2))) for m in lettered if m}) == 1:
+        return next(m.group(1) for m in lettered if m)
+    return None
+
+
+_PAREN = re.compile(r"[(（]([^()（）]*)[)）]")
+_PAIR = re.compile(r"^\s*([0-9A-Za-z]{1,6})\s*[:=]\s*([^:=]+?)\s*$")
+_OPEN_LIST = re.compile(r"\.\.\.|…|참고|별첨|etc|(?<![가-힣])(등|외)(?![가-힣])", re.IGNORECASE)
+
+
+def code_table(description: str) -> dict[str, str] | None:
+    """The codes a description lists as a whole table in parentheses, each with its label ("권역코드 (31: 수도권,
+    32: 강원권, 33: 충청권)" → {"31": "수도권", ...}): at least two entries, every comma-separated item a `code:
+    label` pair, nothing saying the list goes on ("...", "등", "별첨 참고"). None when there is no such table."""
+    for m in _PAREN.finditer(description or ""):
+        inner = m.group(1)
+        if _OPEN_LIST.search(inner):
+            continue
+        items = [i for i in re.split(r"[,，]", inner) if i.strip()]
+        pairs = [_PAIR.match(i) for i in items]
+        if len(items) >= 2 and all(pairs):
+            return {pm.group(1): pm.group(2) for pm in pairs if pm}
     return None
 
 

@@ -75,6 +75,8 @@ def describe(t: Transform) -> str:
         return f"map {t['table']}"
     if kind == "date":
         return f"{t['src']}->{t['dst']}"
+    if kind == "sgg_level":
+        return "시군구 level"
     return str(kind)
 
 
@@ -116,6 +118,13 @@ def apply(t: Transform, value: Any, row: dict[str, Any] | None = None) -> Any:
         return table[text]
     if kind == "wrap_list":
         return [_scalar(value)]
+    if kind == "sgg_level":
+        # the 시군구 of a 10-digit region code, at the 시군구 level: where two code systems agree (행정동 and 법정동
+        # codes are the same for 시도 and 시군구, not for 읍면동)
+        text = _scalar(value)
+        if not (text.isdigit() and len(text) == 10):
+            raise TransformError(f"{text!r} is not a 10-digit region code")
+        return text[:5] + "00000"
     if kind == "date":
         text = _scalar(value)
         try:

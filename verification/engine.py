@@ -23,13 +23,27 @@ from execution import sampling
 from execution.executor import Executor
 from execution.result import CallResult, Outcome
 from execution.seeds import PAGE_SIZE_PARAMS
-from graph import transforms
+from graph import meaning, transforms
 from graph.candidates import derive_candidates
 from graph.concepts import signals, stem
 from graph.models import LinkRecord, RunRecord, ToolRecord
 from graph.store import GraphStore, all_links
 from verification.controls import control, without
-from verification.trials import Trial, diverse, inputs_key, interleave, levels_empty, normalise_rows, row_set
+from verification.trials import (
+    FINE_FAILURES,
+    Trial,
+    diverse,
+    fine_level,
+    inputs_key,
+    interleave,
+    level,
+    level_alternative,
+    levels_coincide,
+    levels_empty,
+    normalise_rows,
+    row_set,
+    undocumented,
+)
 from verification.verdicts import convincing, decide, judge, rate
 
 log = logging.getLogger("kopa.verify")
@@ -227,8 +241,11 @@ class Engine:
     def _joints(self, link: LinkRecord, target: ToolRecord, siblings: list[LinkRecord]) -> list[dict[str, LinkRecord]]:
         """Ways to fill the target's other required parameters from the same source row: the two best candidates
         per parameter (by score only, so the outcome does not depend on which round decided what), at most four
-        combinations, in a fixed order."""
-        required = {p.key() for p in target.params if p.required} - {link.target_param}
+        combinations, in a fixed order. Beside a date link, another date of the target (the other bound of a range:
+        fromMonth beside toMonth) may also keep its documented value: a range from one row's month to the same
+        month may hold nothing yet where the documented range does."""
+        required = {p.key(): p for p in target.params if p.required}
+        required.pop(link.target_param, None)
         options: dict[str, list[LinkRecord]] = {}
         for s in sorted(siblings, key=lambda s: (-s.score, s.id)):
             if (
@@ -239,10 +256,13 @@ class Engine:
                 options[s.target_param].append(s)
         if not options:
             return []
+        dated = link.transform.get("kind") == "date"
         combos: list[dict[str, LinkRecord]] = [{}]
         for param in sorted(options):
-            combos = [{**c, param: s} for c in combos for s in options[param]]
-        return combos[:4]
+            prm = required[param]
+            seeded = dated and meaning.is_date(prm.name, prm.description, prm.format)
+            combos = [{**c, param: s} for c in combos for s in options[param]] + (combos if seeded else [])
+        return [c for c in combos if c][:4]
 
     def _args(
         self, link: LinkRecord, target: ToolRecord, row: dict[str, Any], joint: dict[str, LinkRecord]
@@ -363,12 +383,47 @@ class Engine:
             if not convincing(trials):
                 # a joint value lost to a transient fault might have worked: keep that doubt in the verdict
                 trials = trials + doubt
+        if mode == "solo" and link.transform.get("kind", "identity") == "identity" and fine_level(trials):
+            trials += await self._finer(link, target, distinct, trials)
         verdict = judge(self.run.id, link, trials, mode)
+        if verdict.status == "verified":
+            # codes of two systems that coincide where they were tried: told apart by the target's documented
+            # table of codes, or by the level where they differ
+            param = next((p for p in target.params if p.key() == link.target_param), None)
+            codes = frozenset(meaning.code_table(param.description) or ()) if param else frozenset()
+            why = undocumented(link, trials, codes) or levels_coincide(link, trials)
+            if why:
+                verdict = decide(self.run.id, link, trials, "refuted", why, mode)
         if verdict.status == "verified":
             verdict = await control(self, verdict, target, trials, link, distinct, siblings)
         elif verdict.status == "refuted":
             verdict = self._learn_refusal(verdict, trials)
         return verdict
+
+    async def _finer(
+        self, link: LinkRecord, target: ToolRecord, rows: list[dict[str, Any]], trials: list[Trial]
+    ) -> list[Trial]:
+        """More values of the finest level a region code was tried at, where that level failed and a coarser one
+        worked (`fine_level`): up to FINE_FAILURES in all, so one code without data does not decide."""
+        tried = {repr(t.source_value) for t in trials}
+        finest = min(level(str(t.source_value)) for t in trials if t.result.definitive)
+        have = sum(1 for t in trials if t.result.definitive and level(str(t.source_value)) == finest)
+        more: list[Trial] = []
+        for row in rows:
+            if have + len(more) >= FINE_FAILURES or not self.executor.budget_left:
+                break
+            value = row.get(link.source_field)
+            if repr(value) in tried or level(str(value)) != finest:
+                continue
+            try:
+                args = self._args(link, target, row, {})
+            except transforms.TransformError:
+                continue
+            result = await self.call(target, args)
+            more.append(Trial(value, args, result, row, rows, link.source_field))
+            if result.ok:
+                break  # a value of the finest level works: the codes agree there
+        return more
 
     def _learn_refusal(self, verdict: LinkRecord, trials: list[Trial]) -> LinkRecord:
         """A refuted link whose every value (three or more) got one and the same refusal (`INVALID`, the same code
@@ -425,6 +480,15 @@ class Engine:
             done.append(outcome)
             if self.progress:
                 self.progress(outcome)
+            alternative = level_alternative(outcome)
+            if alternative is not None and self.executor.budget_left:
+                # the codes agree at the 시군구 level: that level of each row's code is tried as a link of its own
+                await asyncio.to_thread(self.store.upsert_candidates, [alternative])
+                second = await self.verify_link(alternative, link_rows, siblings)
+                await asyncio.to_thread(self.store.save_link, second)
+                done.append(second)
+                if self.progress:
+                    self.progress(second)
 
         await asyncio.gather(*(one(lk) for lk in sorted(links, key=lambda lk: -lk.score)))
         return done

@@ -13,6 +13,7 @@ from typing import Any
 from execution.result import CallResult
 from execution.seeds import PAGE_SIZE_PARAMS
 from graph.concepts import norm, value_shape
+from graph.link_scoring import link_id
 from graph.models import LinkRecord
 
 
@@ -49,7 +50,7 @@ def diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]]
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in rows:
         text = str(row.get(field_name, ""))
-        groups.setdefault((value_shape(text), _level(text)), []).append(row)
+        groups.setdefault((value_shape(text), level(text)), []).append(row)
     spread = []
     for group in groups.values():
         by_entity: dict[str, list[dict[str, Any]]] = {}
@@ -58,7 +59,7 @@ def diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]]
         spread.append(interleave(list(by_entity.values())))
     # the finest level first: a 읍면동 code is where two code systems differ, and a 시도 code is the one a
     # district-level target does not take
-    levels = [_level(str(g[0].get(field_name, ""))) for g in groups.values()]
+    levels = [level(str(g[0].get(field_name, ""))) for g in groups.values()]
     return interleave([g for _, g in sorted(zip(levels, spread, strict=True), key=lambda x: x[0])])
 
 
@@ -74,7 +75,7 @@ def entity(value: Any) -> str:
     return text
 
 
-def _level(value: Any) -> int:
+def level(value: Any) -> int:
     """The level of a hierarchical code, read off its trailing zeros in pairs (the parts of 법정동/행정동 codes are
     two or three digits wide, so 1111010100 and 1111011000 are both 읍면동 rows)."""
     text = str(value)
@@ -82,7 +83,7 @@ def _level(value: Any) -> int:
 
 
 def levels_empty(trials: list[Trial]) -> bool:
-    return all(t.result.outcome == "empty" for t in trials) and len({_level(t.source_value) for t in trials}) > 1
+    return all(t.result.outcome == "empty" for t in trials) and len({level(t.source_value) for t in trials}) > 1
 
 
 def row_set(rows: list[dict[str, Any]]) -> set[str]:
@@ -167,7 +168,7 @@ def inputs_key(args: dict[str, Any]) -> frozenset[tuple[str, str]]:
 
 def _class(value: Any) -> tuple[str, int]:
     text = str(value if value is not None else "")
-    return value_shape(text), _level(text)
+    return value_shape(text), level(text)
 
 
 def entities(trials: list[Trial], ok: bool = False) -> int:
@@ -284,3 +285,81 @@ def coincides(link: LinkRecord, trials: list[Trial]) -> str | None:
                 f"is the source's, for {link.source_field}={value} it is {answer!r} where the source says {own!r}"
             )
     return None
+
+
+def undocumented(link: LinkRecord, trials: list[Trial], codes: frozenset[str]) -> str | None:
+    """Codes of two systems that coincide for some entities only, told apart by the target's own document: it lists
+    its codes as a whole table ("권역코드 (31: 수도권, 32: 강원권, ...)"), a value tried that the table does not
+    list failed and one it lists worked (an agency's own 시도 numbering equals the legal-dong code for 서울, 11,
+    and has no 26 at all). None when the target lists no codes or the values tried tell nothing."""
+    if not codes:
+        return None
+    pname = link.target_param.split(":", 1)[1]
+    tried = [t for t in trials if t.result.definitive and pname in t.inputs]
+    missing = [t for t in tried if str(t.inputs[pname]) not in codes and not t.result.ok]
+    worked = [t for t in tried if str(t.inputs[pname]) in codes and t.result.ok]
+    if not (missing and worked):
+        return None
+    return (
+        f"the codes coincide for some entities only: {pname}={worked[0].inputs[pname]} worked, but "
+        f"{pname}={missing[0].inputs[pname]} (from {link.source_field}={missing[0].source_value}) is no code the "
+        f"target's document lists, and it answered {missing[0].result.outcome}"
+    )
+
+
+#: How levels coincide is said in a refutation's reason; `level_alternative` reads it back.
+LEVELS_REASON = "the codes agree at coarser levels only"
+#: Failures at the finest level a 10-digit region code was tried at, with none working there, before the code is
+#: taken to agree with the target's only at coarser levels.
+FINE_FAILURES = 2
+
+
+def fine_level(trials: list[Trial]) -> bool:
+    """Whether the trials so far are those of a 10-digit region code passed as is that failed at its finest level
+    (읍면동) and worked at a coarser one (시군구, 시도): one more value of the finest level tells whether the codes
+    agree at the coarser levels only (`levels_coincide`)."""
+    tried = [t for t in trials if t.result.definitive]
+    values = [str(t.source_value) for t in tried]
+    if not tried or not all(v.isdigit() and len(v) == 10 for v in values):
+        return False
+    finest = min(level(v) for v in values)
+    fine = [t for t in tried if level(t.source_value) == finest]
+    return finest < 2 and not any(t.result.ok for t in fine) and any(t.result.ok for t in tried if t not in fine)
+
+
+def levels_coincide(link: LinkRecord, trials: list[Trial]) -> str | None:
+    """A 10-digit region code passed as is that works for 시도 and 시군구 codes and fails for every 읍면동 code tried
+    (at least FINE_FAILURES): the target's codes agree with the source's at the coarser levels only (행정동 codes
+    are the 법정동 codes for 시도 and 시군구, not below), so the link does not hold for the
+    source's rows. None for any other transform or pattern."""
+    if link.transform.get("kind", "identity") != "identity" or not fine_level(trials):
+        return None
+    tried = [t for t in trials if t.result.definitive]
+    finest = min(level(str(t.source_value)) for t in tried)
+    fine = [t for t in tried if level(str(t.source_value)) == finest]
+    coarse = next(t for t in tried if t.result.ok)
+    if len(fine) < FINE_FAILURES:
+        return None
+    return (
+        f"{LEVELS_REASON}: {link.source_field}={coarse.source_value} worked, but "
+        f"{', '.join(str(t.source_value) for t in fine[:3])} of the finest level answered "
+        f"{fine[0].result.outcome}; the target's codes are not the source's below the 시군구 level"
+    )
+
+
+def level_alternative(verdict: LinkRecord) -> LinkRecord | None:
+    """For a link refuted because the codes agree at coarser levels only, the same endpoints with the row's
+    시군구-level code (`sgg_level`): the level at which the two systems are one. None for any other verdict."""
+    if verdict.status != "refuted" or not verdict.reason.startswith(LEVELS_REASON):
+        return None
+    transform: dict[str, Any] = {"kind": "sgg_level"}
+    target_param = verdict.target_param
+    return LinkRecord(
+        id=link_id(verdict.source_tool, verdict.source_field, verdict.target_tool, target_param, transform),
+        source_tool=verdict.source_tool,
+        source_field=verdict.source_field,
+        target_tool=verdict.target_tool,
+        target_param=target_param,
+        transform=transform,
+        score=round(verdict.score * 0.95, 4),
+    )
