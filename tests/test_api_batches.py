@@ -23,6 +23,7 @@ from graph.registry import register
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
+from tests.support.upstream import SERVICES
 from verification.runs import execute_run, new_run
 
 
@@ -40,16 +41,7 @@ def registered(tmp_path: Path, sandbox_url: str) -> tuple[Settings, EmbeddedStor
         update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})}
     )
     store = EmbeddedStore(tmp_path / "b.sqlite3")
-    for name in (
-        "StanReginCd",
-        "RTMSDataSvcAptTrade",
-        "RTMSDataSvcAptTradeDev",
-        "BldRgstHubService",
-        "AptListService4",
-        "AptBasisInfoServiceV5",
-        "VilageFcstInfoService_2.0",
-        "juso-addrlink",
-    ):
+    for name in SERVICES:
         register(store, settings, shipped_documents()[name])
     return settings, store
 

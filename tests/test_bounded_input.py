@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 import yaml
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
@@ -27,7 +26,7 @@ from core.settings import Settings
 from graph.openapi import MAX_DEPTH, load_document, parse_document, snake
 from perf.register_20mb import build_document
 from sandbox.catalog import shipped_documents
-from tests.support.helpers import free_port
+from tests.support.helpers import served
 
 TOKEN = "bounded-input-admin-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -53,22 +52,8 @@ def rss_mb() -> float:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The real app behind uvicorn on a socket (bodies stream as they would from an attacker)."""
     settings = Settings(bootstrap_token=SecretStr(TOKEN), embedded_path=tmp_path_factory.mktemp("b") / "g.sqlite3")
-    port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield url
-    srv.should_exit = True
-    thread.join(10)
+    with served(create_app(settings)) as url:
+        yield url
 
 
 def post(url: str, content: bytes, ctype: str = "application/yaml", timeout: float = 20) -> httpx.Response:

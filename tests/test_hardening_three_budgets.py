@@ -38,6 +38,7 @@ from execution.limits import (
     team_allowance_key,
 )
 from graph.embedded_store import EmbeddedStore
+from tests.support.helpers import wait_batch
 from tests.support.upstream import Upstream, counting_sandbox, registered_store, upstream_settings
 from verification.runs import execute_run, new_run
 
@@ -60,16 +61,6 @@ def no_cache(settings: Settings) -> Settings:
     return settings.model_copy(update={"verify": verify})
 
 
-def wait(c: TestClient, batch_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        b: dict[str, Any] = c.get(f"/v1/trajectory-batches/{batch_id}", headers=headers).json()
-        if b["status"] in ("completed", "failed"):
-            return b
-        time.sleep(0.2)
-    raise AssertionError("batch did not finish")
-
-
 def test_a_daily_quota_of_4_holds_across_runs_batches_and_a_restart(tmp_path: Path, upstream: Upstream) -> None:
     settings = no_cache(upstream_settings(upstream.url))
     store = registered_store(tmp_path / "q.sqlite3", settings, {QUOTA_SERVICE: 4}, CHAIN)
@@ -81,7 +72,7 @@ def test_a_daily_quota_of_4_holds_across_runs_batches_and_a_restart(tmp_path: Pa
     with TestClient(create_app(settings, store)) as c:
         h = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-a')}"}
         batches = [
-            wait(c, c.post("/v1/trajectory-batches", json=body, headers=h).json()["id"], h)
+            wait_batch(c, c.post("/v1/trajectory-batches", json=body, headers=h).json()["id"], h)
             for body in (
                 {"count": 10, "seed": 1},
                 {"count": 10, "seed": 2, "on_demand": True},
@@ -142,7 +133,7 @@ def test_a_team_budget_stops_a_batch_and_refuses_the_next(tmp_path: Path, upstre
         before = upstream.calls()
         r = c.post("/v1/trajectory-batches", json={"count": 12, "seed": 2, "on_demand": True}, headers=b)
         assert r.status_code == 202, r.text
-        stopped = wait(c, r.json()["id"], b)
+        stopped = wait_batch(c, r.json()["id"], b)
         spent = upstream.calls() - before
         print(f"\nteam-b budget 40: the on-demand batch sent {spent} upstream calls; {stopped['message']}")
         assert spent == 40, spent
@@ -158,7 +149,7 @@ def test_a_team_budget_stops_a_batch_and_refuses_the_next(tmp_path: Path, upstre
         other = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-c')}"}
         r = c.post("/v1/trajectory-batches", json={"count": 3, "seed": 4, "on_demand": True}, headers=other)
         assert r.status_code == 202, r.text
-        theirs = wait(c, r.json()["id"], other)
+        theirs = wait_batch(c, r.json()["id"], other)
         assert theirs["budget"]["drawn"] > 0 and not theirs["budget"]["exhausted"], theirs
         assert upstream.calls() - before == 40 + theirs["budget"]["drawn"]  # every call drawn, none more
     # a restart of the API: the budget is in the ledger beside the graph, not in the process

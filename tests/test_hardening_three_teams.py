@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from graph.embedded_store import EmbeddedStore
 from graph.models import RunRecord
 from graph.store import GraphStore
 from synthesis.batches import new_batch, run_batch
+from tests.support.helpers import wait_batch
 from tests.support.upstream import registered_store, upstream_settings
 
 
@@ -70,16 +70,6 @@ def test_pool_batches_draw_only_from_the_teams_own_trajectories(any_store: Graph
     assert all(r["id"].startswith(f"tr_{a}_") for r in _pool(any_store, shared, a, 100))
 
 
-def wait(c: TestClient, batch_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        b: dict[str, Any] = c.get(f"/v1/trajectory-batches/{batch_id}", headers=headers).json()
-        if b["status"] in ("completed", "failed"):
-            return b
-        time.sleep(0.2)
-    raise AssertionError("batch did not finish")
-
-
 @pytest.fixture
 def app(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, EmbeddedStore]]:
     settings = upstream_settings(sandbox_url)
@@ -98,7 +88,7 @@ def test_pool_batches_over_rest_keep_teams_apart(app: tuple[TestClient, Embedded
     assert c.get(f"/v1/trajectory-batches/{theirs}", headers=b).status_code == 404
     r = c.post("/v1/trajectory-batches", json={"count": 50, "source": "pool", "shapes": ["single"]}, headers=b)
     assert r.status_code == 202, r.text
-    done = wait(c, r.json()["id"], b)
+    done = wait_batch(c, r.json()["id"], b)
     drawn = store.list_trajectories(str(done["id"]), 0, 100)[0]
     assert done["produced"] == 4 and all(x["id"].startswith("tr_team-b_") for x in drawn), drawn
     assert c.get(f"/v1/trajectory-batches/{done['id']}", headers=a).status_code == 404
@@ -111,7 +101,7 @@ def test_a_teams_verification_runs_are_its_own(app: tuple[TestClient, EmbeddedSt
     admin = {"Authorization": f"Bearer {mint_token(store, 'admin', 'ops')}"}
     # an on-demand batch of team-a starts a verification run: the run is team-a's
     r = c.post("/v1/trajectory-batches", json={"count": 4, "seed": 2, "on_demand": True}, headers=a)
-    batch = wait(c, r.json()["id"], a)
+    batch = wait_batch(c, r.json()["id"], a)
     run_id = str(batch["verification_run"])
     run = store.get_run(run_id)
     assert run is not None and run.team == "team-a" and run.calls.get("calls", 0) > 0, run

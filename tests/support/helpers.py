@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -40,6 +41,30 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def served(app: Any, **config: Any) -> Iterator[str]:
+    """An ASGI app behind uvicorn on a free loopback port in a thread, once it answers /healthz; stopped after."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **config))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 def request_args(
@@ -228,3 +253,14 @@ def http_server(handler: type[Any]):  # type: ignore[no-untyped-def]
     finally:
         server.shutdown()
         server.server_close()
+
+
+def wait_batch(client: Any, batch_id: str, headers: dict[str, str], timeout: float = 120) -> dict[str, Any]:
+    """Poll a trajectory batch over the API until it completes or fails; its last state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        b: dict[str, Any] = client.get(f"/v1/trajectory-batches/{batch_id}", headers=headers).json()
+        if b["status"] in ("completed", "failed"):
+            return b
+        time.sleep(0.2)
+    raise AssertionError("batch did not finish")

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-import uvicorn
 from pydantic import SecretStr
 
 from core.settings import BatchSettings, SandboxSettings, Settings
@@ -24,7 +21,7 @@ from sandbox.app import SandboxApp
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
-from tests.support.helpers import free_port
+from tests.support.helpers import served
 
 #: The eight services the batch tests register (tests/test_api_batches.py), enough for chains and fan-ins.
 SERVICES = (
@@ -71,23 +68,8 @@ class Upstream:
 def counting_sandbox() -> Iterator[Upstream]:
     """A fresh sandbox (default seed) behind uvicorn in a thread, counting requests."""
     counting = Counting(SandboxApp(SandboxSettings()))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(counting, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    try:
+    with served(counting, lifespan="off") as url:
         yield Upstream(url, counting)
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def upstream_settings(url: str, **batches: Any) -> Settings:
