@@ -103,7 +103,20 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
     app.add_middleware(BodyLimit, default=settings.max_body_bytes, per_prefix={"/v1/apis": settings.max_document_bytes})
     _add_routers(app)
     _add_operations(app)
+    app.openapi = _openapi(app, settings)  # type: ignore[method-assign]
     return app
+
+
+def _openapi(app: FastAPI, settings: Settings) -> Callable[[], dict[str, Any]]:
+    """FastAPI's document (built once, then cached), with the bounds that come from the settings written in."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = build()
+        batches.state_bounds(schema, settings)
+        return schema
+
+    return openapi
 
 
 # --- lifespan: the clients of one process -------------------------------------------------------------------

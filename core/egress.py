@@ -4,7 +4,9 @@ A URL passes when
 * its scheme is http or https and it carries no credentials;
 * its host (`core.settings.normalise_host`: Unicode full stops as ".", lower case, trailing dot removed, IDNA; the
   same form the upstream overrides match on) is on the allow-list: exact names, or "*.domain" for every
-  subdomain of domain (see `Settings.allowed_host_patterns`);
+  subdomain of domain (see `Settings.allowed_host_patterns`), or host:port is a named local upstream (an entry of
+  `Settings.local_upstreams` names that one upstream for both checks, which is what production asks for
+  instead of a loopback or unqualified allow-list entry);
 * every address the host resolves to is public, unless host:port is an explicitly named local upstream
   (`Settings.local_upstreams`, or the target of an upstream override, which the operator names explicitly).
 
@@ -134,16 +136,17 @@ class EgressPolicy:
             raise DisallowedHost("server URLs must not carry credentials")
         host = normalise_host(raw_host)
         port = raw_port or _DEFAULT_PORTS[scheme]
-        if not self.allowed_name(host):
+        if not self.allowed_name(host) and not self.local_allowed(host, port):
             ip = parse_ip(host)
             kind = (
                 "an internal address"
                 if ip is not None and internal_address(ip)
                 else ("an address" if ip is not None else "a host")
             )
+            spelled = f"[{host}]" if ":" in host else host
             raise DisallowedHost(
-                f"{host} is {kind} outside the allow-list (add it to KOPA_ALLOWED_HOSTS; internal "
-                f"upstreams must also be named in KOPA_LOCAL_UPSTREAMS)"
+                f"{host} is {kind} outside the allow-list (add it to KOPA_ALLOWED_HOSTS, or name an "
+                f"upstream on this network in KOPA_LOCAL_UPSTREAMS as {spelled}:{port})"
             )
         return Target(scheme, host, port)
 

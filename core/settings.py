@@ -429,7 +429,9 @@ class Settings(BaseSettings):
     #: registration (422) and again at every call (a registration stored before the policy sends no key).
     secret_names: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_SECRET_NAMES))
     #: Upstreams explicitly allowed to live on loopback/private addresses (the sandbox, a local gateway):
-    #: "host:port" entries (or "host" for any port), JSON list or "a,b". Override targets count as named too.
+    #: "host:port" entries (or "host" for any port), JSON list or "a,b". Override targets count as named too. An
+    #: entry is on the allow-list as well (that host:port only), so production names a local upstream here rather
+    #: than in `allowed_hosts`, which takes public, fully qualified names only there.
     local_upstreams: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Where calls really go, "KEY=URL,KEY=URL" (see `UpstreamOverride`). A KEY is a host (every API under it; the
     #: path is kept), a base URL "https://host/path" (the API registered with that server or base_url; its base is
@@ -457,8 +459,16 @@ class Settings(BaseSettings):
         hosts = _host_list(value)
         if isinstance(hosts, list):
             bad = [h for h in hosts if not isinstance(h, str) or not _HOST_ENTRY.match(h)]
+            if any(isinstance(h, str) and h.strip("*.") == "" for h in bad):
+                raise ValueError(
+                    f"{next(h for h in bad if h.strip('*.') == '')!r} would allow every host: list each host "
+                    "(open.example.go.kr), or *.example.go.kr for the subdomains of one domain"
+                )
             if bad:
-                raise ValueError(f"allowed_hosts entries must be host names (or '*.domain'), got {bad[:3]}")
+                raise ValueError(
+                    f"allowed_hosts entries must be host names (open.example.go.kr) or *.domain for the subdomains "
+                    f"of one domain (no scheme, port or path), got {bad[:3]}"
+                )
         return hosts
 
     @field_validator("upstream_overrides")
@@ -547,11 +557,13 @@ class Settings(BaseSettings):
         weak = weak_token(self.sandbox.admin_token.get_secret_value()) if sandbox else None
         if weak:
             problems.append(f"KOPA_SANDBOX__ADMIN_TOKEN is {weak} (set 16+ random characters)")
-        local = [f"{h} ({why})" for h in self.allowed_hosts for why in [_local_host_entry(h)] if why]
+        local = [(h, found) for h in self.allowed_hosts for found in [_local_host_entry(h)] if found]
         if local:
+            named = [f"{h} ({why}): {instead}" for h, (why, instead) in local[:5]]
+            more = f" and {len(local) - 5} more" if len(local) > 5 else ""
             problems.append(
-                f"KOPA_ALLOWED_HOSTS names hosts that are not public, fully qualified names: {', '.join(local[:5])}; "
-                "allow public hosts only, and name local upstreams in KOPA_LOCAL_UPSTREAMS"
+                f"KOPA_ALLOWED_HOSTS names hosts that are not public, fully qualified names: {'; '.join(named)}{more} "
+                "(allow public hosts only; name local upstreams in KOPA_LOCAL_UPSTREAMS as host:port)"
             )
         return problems
 
@@ -591,6 +603,10 @@ def weak_token(value: str) -> str | None:
     return None
 
 
+#: Names of cloud instance metadata services (their addresses are link-local and refused anyway).
+_METADATA_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "instance-data.ec2.internal"})
+
+
 def _ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """The address an allow-list entry spells, in any form a resolver takes (`127.1`, `0x7f.1`, `2130706433`)."""
     bare = host.strip("[]")
@@ -606,21 +622,71 @@ def _ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
         return None
 
 
-def _local_host_entry(entry: str) -> str | None:
-    """Why an entry of KOPA_ALLOWED_HOSTS names no public host (None when it may): a loopback, unspecified or
-    link-local address, a localhost name, or a name without a domain (`vm`, `*.localhost`, `*.lan`)."""
+#: Top-level domains and suffixes that name no public host: special-use names (RFC 6761, 6762, 8375; ICANN's
+#: private-use .internal) and the private suffixes in common use (home and office networks, Kubernetes services).
+PRIVATE_SUFFIXES = (
+    "local",
+    "localdomain",
+    "internal",
+    "home.arpa",
+    "test",
+    "invalid",
+    "example",
+    "lan",
+    "intranet",
+    "corp",
+    "home",
+    "private",
+    "svc",
+)
+
+
+def _local_host_entry(entry: str) -> tuple[str, str] | None:
+    """Why an entry of KOPA_ALLOWED_HOSTS names no public host and what to write instead (None when it may): a
+    loopback, unspecified or link-local address, a localhost name, a name without a domain (`vm`), a private-use
+    domain (`gw.lan`, `metadata.google.internal`) or a wildcard over a whole top-level domain (`*.kr`)."""
+    wildcard = entry.startswith("*.")
     host = entry.removeprefix("*.")
     ip = _ip_literal(host)
     if ip is not None:
         mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
-        for a in (ip, mapped):
-            if a is not None and (a.is_loopback or a.is_unspecified or a.is_link_local):
-                return "a loopback, unspecified or link-local address"
-        return "a wildcard over an address" if entry.startswith("*.") else None
+        spelled = str(mapped) if mapped else f"[{ip}]" if isinstance(ip, ipaddress.IPv6Address) else str(ip)
+        if wildcard:
+            return ("a wildcard over an address", f"write the address itself, {spelled}, if it is public")
+        if any(a is not None and a.is_unspecified for a in (ip, mapped)):
+            return (
+                "an unspecified address",
+                "it is a listen address, never an upstream: name the upstream itself, or KOPA_LOCAL_UPSTREAMS="
+                "ADDRESS:PORT for one on this network",
+            )
+        if any(a is not None and a.is_link_local for a in (ip, mapped)):
+            return ("a link-local address", "remove it: link-local addresses (cloud metadata) are never an upstream")
+        if any(a is not None and a.is_loopback for a in (ip, mapped)):
+            return ("a loopback address", f"name the one local upstream as KOPA_LOCAL_UPSTREAMS={spelled}:PORT")
+        return None
     if host in ("localhost", "localhost.localdomain") or host.endswith((".localhost", ".localdomain")):
-        return "a loopback name"
+        if wildcard:
+            return ("a wildcard over loopback names", "name each local upstream as KOPA_LOCAL_UPSTREAMS=HOST:PORT")
+        return ("a loopback name", f"name the one local upstream as KOPA_LOCAL_UPSTREAMS={host}:PORT")
     if "." not in host:
-        return "an unqualified name" if host == entry else "a wildcard over a whole top-level domain"
+        if wildcard:
+            return (
+                "a wildcard over a whole top-level domain",
+                f"write the API's own domain, e.g. *.data.example.{host}",
+            )
+        return (
+            "an unqualified name",
+            f"write its fully qualified name ({host}.example.go.kr), or KOPA_LOCAL_UPSTREAMS={host}:PORT for an "
+            "upstream on this network",
+        )
+    if host in _METADATA_NAMES:
+        return ("a cloud metadata name", "remove it: instance metadata is never an upstream")
+    private = next((sfx for sfx in PRIVATE_SUFFIXES if host == sfx or host.endswith("." + sfx)), None)
+    if private is not None:
+        return (
+            f"a private-use domain, .{private}",
+            f"name the upstream on this network as KOPA_LOCAL_UPSTREAMS={'HOST' if wildcard else host}:PORT",
+        )
     return None
 
 
@@ -723,8 +789,9 @@ def get_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        lines = [
-            f"KOPA_{'__'.join(str(p) for p in e['loc']).upper()}: {e['msg'].removeprefix('Value error, ')}"
+        lines = [  # a model-wide check has no field (its message names the variable itself)
+            f"{'KOPA_' + '__'.join(str(p) for p in e['loc']).upper() + ': ' if e['loc'] else ''}"
+            f"{e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors()
         ]
         raise ConfigurationError("invalid settings: " + "; ".join(lines)) from None

@@ -119,6 +119,9 @@ def walk(node: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 
 values_param = pytest.mark.parametrize("values", VALUE_FILES, ids=[p.stem for p in VALUE_FILES])
+#: Names of settings that hold a secret (a count of streams per token, KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN, holds
+#: none).
+SECRET_LIKE = re.compile(r"PASSWORD|(?<!_PER_)TOKEN|SERVICE_KEY")
 
 
 def test_value_sets_present() -> None:
@@ -395,7 +398,7 @@ def test_configmap_settings(values: Path) -> None:
     hosts = json.loads(data["KOPA_ALLOWED_HOSTS"])
     assert isinstance(hosts, list) and all(isinstance(h, str) for h in hosts) and hosts
     assert all(k.startswith("KOPA_") for k in data)
-    assert not [k for k in data if re.search(r"PASSWORD|TOKEN|SERVICE_KEY", k)]
+    assert not [k for k in data if SECRET_LIKE.search(k)]
     assert data["KOPA_ENV"] == _merged(values)["config"]["env"]
     assert (data["KOPA_ENV"] == "staging") == (values.stem == "sandbox-values")
 
@@ -428,6 +431,61 @@ def test_rendered_settings_are_accepted_by_the_application(values: Path, monkeyp
         check()
 
 
+#: The reader-batch settings (core.settings.BatchSettings) the chart lists under config.batches: value key ->
+#: (environment variable, the chart's default, the application's default).
+BATCH_SETTINGS = {
+    "teamDailyCalls": ("KOPA_BATCHES__TEAM_DAILY_CALLS", "20000", "team_daily_calls"),
+    "teamBudgets": ("KOPA_BATCHES__TEAM_BUDGETS", "", "team_budgets"),
+    "sharedPool": ("KOPA_BATCHES__SHARED_POOL", "", "shared_pool"),
+    "itemStreamsPerToken": ("KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN", "4", "item_streams_per_token"),
+}
+
+
+def test_batch_settings_are_listed_with_comments_and_reach_api_and_workers() -> None:
+    """config.batches lists the batch budget, pool and stream settings with a comment naming each variable; the
+    ConfigMap carries them (the application's defaults unless set), and the API, both workers and beat read that
+    ConfigMap."""
+    from core.settings import BatchSettings
+
+    text = (CHART / "values.yaml").read_text()
+    values = yaml.safe_load(text)["config"]["batches"]
+    assert set(values) == set(BATCH_SETTINGS)
+    app_defaults = BatchSettings()
+    for key, (var, default, field) in BATCH_SETTINGS.items():
+        assert re.search(rf"^\s*# {var}: \S", text, re.M), f"values.yaml has no comment for {var}"
+        assert str(values[key]) == default == str(getattr(app_defaults, field)), key
+    docs = render()
+    configmap = by_kind(docs, "ConfigMap")[0]
+    for var, default, _ in BATCH_SETTINGS.values():
+        assert configmap["data"][var] == default, var
+    for component in ("api", "worker-verification", "worker-synthesis", "beat"):
+        c = one(docs, "Deployment", component)["spec"]["template"]["spec"]["containers"][0]
+        refs = [e["configMapRef"]["name"] for e in c.get("envFrom", []) if "configMapRef" in e]
+        assert configmap["metadata"]["name"] in refs, component
+
+
+def test_batch_settings_from_values_parse_as_the_application_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from core.settings import Settings
+
+    docs = render(
+        None,
+        "config.batches.teamDailyCalls=500",
+        "config.batches.teamBudgets=team-a=50\\,ops=0",
+        "config.batches.sharedPool=team-a\\,team-b",
+        "config.batches.itemStreamsPerToken=2",
+    )
+    data = by_kind(docs, "ConfigMap")[0]["data"]
+    assert data["KOPA_BATCHES__TEAM_DAILY_CALLS"] == "500" and data["KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN"] == "2"
+    for name in [n for n in os.environ if n.startswith("KOPA_")]:
+        monkeypatch.delenv(name)
+    for var, _, _ in BATCH_SETTINGS.values():
+        monkeypatch.setenv(var, data[var])
+    batches = Settings().batches
+    assert batches.team_budget("team-a") == 50 and batches.team_budget("ops") == 0
+    assert batches.team_budget("team-c") == 500
+    assert batches.shared_pool_teams() == {"team-a", "team-b"} and batches.item_streams_per_token == 2
+
+
 def _secret_names(values: Path) -> set[str]:
     v = yaml.safe_load(values.read_text()) or {}
     names = {
@@ -453,7 +511,7 @@ def test_secrets_only_by_reference(values: Path) -> None:
                 if ref:
                     assert ref["name"] in allowed, (where, e)
                     seen.add(ref["name"])
-                elif re.search(r"PASSWORD|TOKEN|SERVICE_KEY|_KEY$", e["name"]):
+                elif SECRET_LIKE.search(e["name"]) or e["name"].endswith("_KEY"):
                     pytest.fail(f"{where}: {e['name']} is not taken from a Secret")
                 else:
                     value = str(e.get("value", ""))
@@ -589,6 +647,10 @@ def test_sandbox_values() -> None:
         "config.extra.KOPA_NEO4J__PASSWORD=hunter2",
         "redis.url=redis://user:pw@redis:6379/0",
         "workers.verification.concurrency=0",
+        "config.batches.itemStreamsPerToken=0",
+        "config.batches.teamDailyCalls=-1",
+        "config.batches.teamBudgets=team-a=lots",
+        "config.batches.unknown=1",
     ],
 )
 def test_values_schema_rejects(bad: str) -> None:

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from celery import Celery
+from celery.apps.beat import Beat
 from celery.signals import beat_init, worker_init
 from kombu import Queue  # type: ignore[attr-defined]
+from kombu.utils.objects import cached_property
 
 from core.errors import ConfigurationError
 from core.settings import Settings, get_settings
@@ -23,9 +26,27 @@ from core.settings import Settings, get_settings
 QUEUES = ("kopa", "verification", "synthesis")
 
 
+class GuardedBeat(Beat):  # type: ignore[misc]
+    """`celery -A workers.celery_app beat` (and `kopa beat`): the production guard runs as the scheduler is built,
+    before Celery prints its banner (`beat_init` fires only after it), so a refused start is one line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _production_guard()
+        super().__init__(*args, **kwargs)
+
+
+class KopaCelery(Celery):  # type: ignore[misc]
+    """The Celery application whose beat is `GuardedBeat`."""
+
+    @cached_property
+    def Beat(self) -> type[GuardedBeat]:  # Celery's name for it
+        cls: type[GuardedBeat] = self.subclass_with_self(GuardedBeat, name="Beat", reverse="Beat")
+        return cls
+
+
 def make_celery(settings: Settings) -> Celery:
     url = settings.redis_url or "redis://127.0.0.1:6379/0"
-    app = Celery("kopa", broker=url, include=["workers.tasks"])
+    app = KopaCelery("kopa", broker=url, include=["workers.tasks"])
     vt = settings.verify.visibility_timeout_s
     app.conf.update(
         task_acks_late=True,
@@ -73,5 +94,5 @@ def _production_guard(**_: object) -> None:
         os._exit(2)  # SystemExit would be caught and logged by Celery's start-up with a traceback
 
 
-worker_init.connect(_production_guard, weak=False)
-beat_init.connect(_production_guard, weak=False)
+worker_init.connect(_production_guard, weak=False)  # fires before the worker's banner
+beat_init.connect(_production_guard, weak=False)  # a beat built some other way (GuardedBeat checks first)

@@ -57,34 +57,109 @@ class Deleted(BaseModel):
     tools_removed: int
 
 
-_OPENAPI_DOC = {
+#: The bounds of the registration metadata the server enforces, stated in the schema of the query parameters and
+#: of the wrapper's `metadata` alike (RegistrationMeta, the secret policy's variable names, the daily counters).
+API_ID = r"^[a-z0-9][a-z0-9_\-]{1,62}$"
+SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+#: The query parameters are checked where the metadata is (one message and pointer for both ways of giving
+#: them): their schema states the same patterns. An empty `secret_name` is no name.
+SECRET_NAME_OR_EMPTY = r"^([A-Za-z_][A-Za-z0-9_]{0,127})?$"
+MAX_RATE_PER_S = 10_000
+MAX_DAILY_QUOTA = 10**9
+
+_DOC_PROPERTIES: dict[str, Any] = {
+    "openapi": {"type": "string", "example": "3.0.3"},
+    "swagger": {"type": "string"},
+    "info": {"type": "object"},
+    "servers": {"type": "array", "items": {"type": "object"}},
+    "host": {"type": "string"},
+    "paths": {"type": "object"},
+}
+#: An OpenAPI 3 or Swagger 2.0 document, whether or not it names its server.
+_ANY_DOC = {
     "type": "object",
     "description": "an OpenAPI 3.0/3.1 (`openapi`) or Swagger 2.0 (`swagger`) document",
-    "properties": {
-        "openapi": {"type": "string", "example": "3.0.3"},
-        "swagger": {"type": "string"},
-        "info": {"type": "object"},
-        "servers": {"type": "array", "items": {"type": "object"}},
-        "paths": {"type": "object"},
-    },
+    "anyOf": [{"required": ["openapi"]}, {"required": ["swagger"]}],
+    "properties": _DOC_PROPERTIES,
     "additionalProperties": True,
+}
+#: Where its API is served, which a registration needs (or `base_url`): servers[0].url (OpenAPI 3) or host
+#: (Swagger 2.0). A relative server URL needs base_url too.
+_NAMES_SERVER = {
+    "anyOf": [
+        {
+            "required": ["openapi", "servers"],
+            "properties": {
+                "servers": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": ["url"],
+                        "properties": {"url": {"type": "string", "minLength": 1}},
+                    },
+                }
+            },
+        },
+        {"required": ["swagger", "host"], "properties": {"host": {"type": "string", "pattern": "[^/]"}}},
+    ]
+}
+_OPENAPI_DOC = {
+    **_ANY_DOC,
+    "description": "an OpenAPI 3.0/3.1 (`openapi`) or Swagger 2.0 (`swagger`) document that names its server: "
+    "`servers[0].url`, an absolute http(s) URL (OpenAPI 3), or `host` (Swagger 2.0). A document without one is "
+    "registered only with `base_url` (the query parameter, or `metadata.base_url` in the wrapper)",
+    "allOf": [_NAMES_SERVER],
+}
+_AUTH = {
+    "type": "object",
+    "properties": {
+        "scheme": {"type": "string", "enum": ["query_key", "header_key", "none"], "default": "query_key"},
+        "param": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "secret": {
+            "anyOf": [{"type": "string", "pattern": SECRET_NAME}, {"type": "null"}],
+            "description": "the NAME of the environment variable holding the key (KOPA_SECRET_NAMES)",
+        },
+    },
+}
+_METADATA = {
+    "type": "object",
+    "properties": {
+        "api_id": {
+            "anyOf": [{"type": "string", "pattern": API_ID}, {"type": "null"}],
+            "description": "stable id; derived if absent",
+        },
+        "base_url": {
+            "anyOf": [{"type": "string"}, {"type": "null"}],
+            "description": "override of the document's server URL",
+        },
+        "auth": {"anyOf": [_AUTH, {"type": "null"}]},
+        "rate_limit_per_s": {
+            "anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": MAX_RATE_PER_S}, {"type": "null"}]
+        },
+        "daily_quota": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_DAILY_QUOTA}, {"type": "null"}]},
+    },
 }
 _WRAPPER = {
     "type": "object",
     "required": ["document"],
-    "description": "the document (an object, or a JSON/YAML string) with registration metadata",
-    "properties": {
-        "document": {"oneOf": [_OPENAPI_DOC, {"type": "string"}]},
-        "metadata": {
-            k: v
-            for k, v in RegistrationMeta.model_json_schema(ref_template="#/components/schemas/{model}").items()
-            if k != "$defs"
+    "description": "the document (an object, or a JSON/YAML string) with registration metadata; a document object "
+    "that names no server needs `metadata.base_url`",
+    # a body with `openapi` or `swagger` at the top is the document itself, never a wrapper
+    "not": {"anyOf": [{"required": ["openapi"]}, {"required": ["swagger"]}]},
+    "properties": {"document": {"oneOf": [_ANY_DOC, {"type": "string"}]}, "metadata": _METADATA},
+    "anyOf": [
+        {"properties": {"document": {"anyOf": [_NAMES_SERVER, {"type": "string"}]}}},
+        {
+            "required": ["metadata"],
+            "properties": {"metadata": {"required": ["base_url"], "properties": {"base_url": {"type": "string"}}}},
         },
-    },
+    ],
 }
 REQUEST_BODY = {
     "required": True,
-    "description": "The API document as JSON or YAML (at most 20 MiB), or a JSON wrapper with metadata.",
+    "description": "The API document as JSON or YAML (at most 20 MiB), or a JSON wrapper with metadata. The "
+    "document names its server (`servers[0].url` or Swagger's `host`), or `base_url` is given.",
     "content": {
         "application/json": {"schema": {"oneOf": [_OPENAPI_DOC, _WRAPPER]}},
         "application/yaml": {"schema": {"type": "string", "description": "an OpenAPI or Swagger document in YAML"}},
@@ -113,6 +188,12 @@ def _meta(body_meta: Any, query: dict[str, Any]) -> RegistrationMeta:
         auth["param"] = query["auth_param"]
     if query.get("secret_name"):
         auth["secret"] = query["secret_name"]
+    quota = data.get("daily_quota")
+    if isinstance(quota, int) and not isinstance(quota, bool) and quota > MAX_DAILY_QUOTA:
+        raise InvalidInput(
+            f"daily_quota is at most {MAX_DAILY_QUOTA:,} calls a day (0 or absent: no quota)",
+            locations=[{"pointer": "/metadata/daily_quota", "message": f"above {MAX_DAILY_QUOTA}"}],
+        )
     try:
         if auth:
             data["auth"] = AuthConfig.model_validate(auth)
@@ -144,12 +225,25 @@ async def post_api(
     store: StoreDep,
     settings: SettingsDep,
     _: AdminDep,
-    api_id: Annotated[str | None, Query(description="stable API id (derived when absent)")] = None,
-    base_url: Annotated[str | None, Query(description="override of the document's server URL")] = None,
+    api_id: Annotated[
+        str | None, Query(json_schema_extra={"pattern": API_ID}, description="stable API id (derived when absent)")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        Query(description="override of the document's server URL (needed when the document names none)"),
+    ] = None,
     auth_param: Annotated[str | None, Query(description="query parameter carrying the key, e.g. serviceKey")] = None,
-    secret_name: Annotated[str | None, Query(description="NAME of the secret holding the key (never the key)")] = None,
-    rate_limit_per_s: Annotated[float | None, Query(gt=0)] = None,
-    daily_quota: Annotated[int | None, Query(ge=0)] = None,
+    secret_name: Annotated[
+        str | None,
+        Query(
+            json_schema_extra={"pattern": SECRET_NAME_OR_EMPTY},
+            description="NAME of the environment variable holding the key (never the key; empty: none given)",
+        ),
+    ] = None,
+    rate_limit_per_s: Annotated[float | None, Query(gt=0, le=MAX_RATE_PER_S)] = None,
+    daily_quota: Annotated[
+        int | None, Query(ge=0, le=MAX_DAILY_QUOTA, description="upstream calls a day (0: no quota)")
+    ] = None,
 ) -> Any:
     raw = await request.body()
     if len(raw) > MAX_DOCUMENT:

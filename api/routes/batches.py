@@ -26,6 +26,7 @@ from api.deps import (
 from api.jobs import dispatch
 from api.security import Principal
 from core.errors import NotFound
+from core.settings import Settings
 from graph.store import GraphStore
 from synthesis.batches import fail_batch, new_batch, run_batch, visible_batch
 from synthesis.export import EXPORT_FORMATS, FORMATS, convert
@@ -39,10 +40,15 @@ else:  # the export registry's names, as validation and the OpenAPI enum see the
 
 
 class BatchRequest(BaseModel):
-    count: Integral = Field(100, ge=1, description="how many trajectories (the per-team maximum applies)")
+    count: Integral = Field(
+        100,
+        ge=1,
+        description="how many trajectories, at most `batches.max_count` (KOPA_BATCHES__MAX_COUNT; the document's "
+        "`maximum` is this server's)",
+    )
     shapes: list[Literal["single", "chain", "fan_in", "parallel"]] = Field(default_factory=list)
-    min_steps: Integral = Field(1, ge=1, le=6)
-    max_steps: Integral = Field(6, ge=1, le=6)
+    min_steps: Integral = Field(1, ge=1, le=6, description="fewest calls per trajectory (at most `max_steps`)")
+    max_steps: Integral = Field(6, ge=1, le=6, description="most calls per trajectory (at least `min_steps`)")
     api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
     seed: Integral = Field(7, ge=0, le=2**63 - 1)
     format: Format = "trl"
@@ -82,6 +88,14 @@ class Batch(BaseModel, extra="allow"):
     message: str = ""
     created_at: str = ""
     on_demand: bool = False
+
+
+def state_bounds(schema: dict[str, Any], settings: Settings) -> None:
+    """Write the bounds that come from this server's settings into its OpenAPI document (`count` above
+    `batches.max_count` is refused with 422, so the schema says so)."""
+    count = schema.get("components", {}).get("schemas", {}).get("BatchRequest", {}).get("properties", {}).get("count")
+    if isinstance(count, dict):
+        count["maximum"] = settings.batches.max_count
 
 
 def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]:

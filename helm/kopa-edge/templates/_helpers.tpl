@@ -99,6 +99,12 @@ KOPA_NEO4J__DATABASE: {{ .Values.neo4j.database | quote }}
 KOPA_NEO4J__BROWSER_URL: {{ . | quote }}
 {{- end }}
 KOPA_REDIS_URL: {{ .Values.redis.url | quote }}
+{{- with .Values.config.batches }}
+KOPA_BATCHES__TEAM_DAILY_CALLS: {{ .teamDailyCalls | int64 | toString | quote }}
+KOPA_BATCHES__TEAM_BUDGETS: {{ .teamBudgets | quote }}
+KOPA_BATCHES__SHARED_POOL: {{ .sharedPool | quote }}
+KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN: {{ .itemStreamsPerToken | int64 | toString | quote }}
+{{- end }}
 {{- range $k, $v := .Values.config.extra }}
 {{ $k }}: {{ $v | toString | quote }}
 {{- end }}
