@@ -22,6 +22,7 @@ from graph.embedded_store import EmbeddedStore
 from sandbox.inprocess import sandbox_mode
 from sandbox.keys import DEMO_KEY
 from synthesis.engine import synthesize
+from synthesis.export import sequence_key
 from synthesis.records import Trajectory
 from tests.support.helpers import verified_store
 from training import datasets
@@ -112,7 +113,7 @@ def test_datasets_split_by_sequence_keep_keys_and_report_lengths(world: dict[str
     records: list[Trajectory] = world["records"]
     train, evaluation = datasets.split_by_sequence(records, 0.3, seed=1)
     assert train and evaluation and len(train) + len(evaluation) == len(records)
-    assert not {datasets.sequence_key(r) for r in train} & {datasets.sequence_key(r) for r in evaluation}
+    assert not {sequence_key(r) for r in train} & {sequence_key(r) for r in evaluation}
     assert datasets.split_by_sequence(records, 0.3, seed=1) == (train, evaluation)
     ds = datasets.to_dataset([datasets.grpo_row(r) for r in train], "grpo")
     first = ds[0]
