@@ -447,6 +447,9 @@ class Settings(BaseSettings):
     log_json: bool = False
     #: Bootstrap admin token accepted alongside minted tokens (useful for first setup and CI).
     bootstrap_token: SecretStr | None = None
+    #: The URL clients reach this server at (`https://kopa.example.go.kr`), for the links the server hands out
+    #: (`GET /browser`); unset, a request's own Host is used only when it is a loopback name.
+    public_url: str = ""
 
     @field_validator("env", mode="before")
     @classmethod

@@ -4,6 +4,7 @@ favourites zip (one .cypher per saved query, as Neo4j Browser imports a dropped 
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -70,3 +71,15 @@ def test_style_captions_verified_links_with_transform_and_evidence(tmp_path: Pat
     assert verified and 'caption: "{transform} · {evidence}";' in verified.group(1)
     for label in ("Api", "Tool", "Param", "Field"):
         assert f"node.{label} {{" in grass
+
+
+def test_the_links_never_echo_a_foreign_host_header(tmp_path: Path) -> None:
+    with client(tmp_path) as c:
+        local = c.get("/browser").json()
+        assert local["style"] == ":style http://testserver/browser/kopa.grass"
+        foreign = c.get("/browser", headers={"Host": "evil.example"}).json()
+        assert "evil.example" not in json.dumps(foreign) and "<KOPA_PUBLIC_URL>" in foreign["style"]
+    app = create_app(Settings(store="embedded", data_dir=tmp_path, public_url="https://kopa.example.go.kr/"))
+    with TestClient(app) as c:
+        got = c.get("/browser", headers={"Host": "evil.example"}).json()
+        assert got["guide"] == ":play https://kopa.example.go.kr/browser/guide.html"

@@ -76,10 +76,23 @@ def _preflight(request: Request) -> Response:
     )
 
 
+_LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "testserver")
+
+
+def _base(request: Request, public_url: str) -> str:
+    """Where clients reach this server: the configured public URL, else the request's own address when its Host is
+    a loopback name (never a Host header from elsewhere echoed back into the links handed out)."""
+    if public_url:
+        return public_url.rstrip("/")
+    if (request.url.hostname or "") in _LOOPBACK or request.url.netloc.startswith(_LOOPBACK):
+        return str(request.base_url).rstrip("/")
+    return "<KOPA_PUBLIC_URL>"
+
+
 @router.get("", summary="Where Neo4j Browser is, and how to style it")
 def browser_info(request: Request) -> dict[str, str]:
     settings = request.app.state.kopa.settings
-    base = str(request.base_url).rstrip("/")
+    base = _base(request, settings.public_url)
     return {
         "browser": settings.neo4j.browser_url,
         "style": f":style {base}/browser/kopa.grass",
