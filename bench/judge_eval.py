@@ -133,6 +133,7 @@ def evaluate(
         **_rates(rows),
         "by_class": _grouped(rows, lambda r: r["item"].cls),
         "by_category": _grouped(rows, lambda r: r["category"]),
+        "by_file": _grouped(rows, lambda r: r["item"].source.split(":")[0]),
         "disagreements": [
             {
                 "source": r["item"].source,
@@ -169,7 +170,8 @@ def _grouped(rows: list[dict[str, Any]], key: Any) -> dict[str, dict[str, Any]]:
 
 
 def render(report: dict[str, Any], *, show: int = 20) -> str:
-    """The report as text: overall, per class and per category, then the first disagreements."""
+    """The report as text: overall, per class, per category and per corpus file (a part written by one author),
+    then the first disagreements."""
 
     def pct(x: float | None) -> str:
         return "   -  " if x is None else f"{100 * x:5.1f}%"
@@ -181,7 +183,7 @@ def render(report: dict[str, Any], *, show: int = 20) -> str:
         "",
         f"{'class / category':<24} {'correct':>7} {'recall':>7} {'wrong':>6} {'false pass':>10}",
     ]
-    for title in ("by_class", "by_category"):
+    for title in ("by_class", "by_category", "by_file"):
         for name, r in report[title].items():
             lines.append(
                 f"{name:<24} {r['correct']:>7} {pct(r['recall']):>7} {r['wrong']:>6} {pct(r['false_pass']):>10}"

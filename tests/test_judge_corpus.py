@@ -66,6 +66,11 @@ def test_recall_and_false_passes_hold_the_floor(report: dict[str, Any]) -> None:
     assert report["false_pass"] <= FLOOR["false_pass"], [d for d in report["disagreements"] if d["label"] == "fail"][:5]
 
 
+def test_the_report_breaks_the_figures_down_by_corpus_file(report: dict[str, Any]) -> None:
+    assert set(report["by_file"]) == {p.name for p in CORPUS.glob("*.jsonl")}
+    assert sum(r["correct"] + r["wrong"] for r in report["by_file"].values()) == report["answers"]
+
+
 def test_the_judge_takes_milliseconds_per_answer(report: dict[str, Any]) -> None:
     assert report["ms_per_answer"] < 25
 
