@@ -29,7 +29,7 @@ from bench.run import read_episodes, run_bench
 from bench.tasks import Task, load_tasks
 from cli.bench import bench_env
 from tests.conftest import IN_CI
-from tests.support.helpers import free_port
+from tests.support.helpers import free_port, terminate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 TASKS = load_tasks(FIXTURES)
@@ -165,11 +165,7 @@ def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     try:
         yield proc, f"http://127.0.0.1:{port}", log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        terminate(proc)
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from graph.neo4j_store import Neo4jStore
 from sandbox.catalog import REAL_HOSTS
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
-from tests.support.helpers import free_port, register_catalog, verified_store, wait_healthy
+from tests.support.helpers import free_port, register_catalog, terminate, verified_store, wait_batch, wait_healthy
 from verification.runs import new_run
 from workers.celery_app import make_celery
 
@@ -124,12 +124,7 @@ def start_worker(env: dict[str, str], name: str) -> subprocess.Popen[bytes]:
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    terminate(proc, 20)
 
 
 @pytest.fixture(scope="module")
@@ -294,13 +289,7 @@ def _batch(c: Any, headers: dict[str, str], body: dict[str, Any], timeout: float
     """Request a batch over HTTP and wait until it is completed or failed."""
     r = c.post("/v1/trajectory-batches", json=body, headers=headers)
     assert r.status_code == 202, r.text
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        batch: dict[str, Any] = c.get(f"/v1/trajectory-batches/{r.json()['id']}", headers=headers).json()
-        if batch["status"] in ("completed", "failed"):
-            return batch
-        time.sleep(0.5)
-    raise AssertionError(f"batch {r.json()['id']} did not finish in {timeout}s")
+    return wait_batch(c, r.json()["id"], headers, timeout)
 
 
 def test_a_batch_verifies_on_demand_through_a_celery_worker(

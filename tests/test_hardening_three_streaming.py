@@ -43,7 +43,7 @@ from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.export import convert
-from tests.support.helpers import free_port, wait_healthy
+from tests.support.helpers import free_port, terminate, wait_healthy
 from tests.support.upstream import SERVICES
 from verification.runs import execute_run, new_run
 
@@ -130,11 +130,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, made: list[dict[str, Any]])
             raise RuntimeError(f"kopa serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
         yield Server(url, proc, store, tokens)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        terminate(proc)
         store.close()
 
 

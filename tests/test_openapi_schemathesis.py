@@ -20,7 +20,7 @@ import pytest
 
 from api.security import mint_token
 from graph.embedded_store import EmbeddedStore
-from tests.support.helpers import free_port, wait_healthy
+from tests.support.helpers import free_port, terminate, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 ST = Path(sys.executable).with_name("st")
@@ -53,11 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
         assert wait_healthy(url, proc), (folder / "server.log").read_text()
         yield url, tokens, folder
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        terminate(proc)
         log.close()
 
 

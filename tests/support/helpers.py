@@ -177,9 +177,15 @@ def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | 
             raise RuntimeError(f"sandbox did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
         yield url
     finally:
+        terminate(proc)
+
+
+def terminate(proc: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """Stop a child process: terminate, then kill if it has not exited within `timeout` seconds."""
+    if proc.poll() is None:
         proc.terminate()
         try:
-            proc.wait(10)
+            proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
 
@@ -263,4 +269,4 @@ def wait_batch(client: Any, batch_id: str, headers: dict[str, str], timeout: flo
         if b["status"] in ("completed", "failed"):
             return b
         time.sleep(0.2)
-    raise AssertionError("batch did not finish")
+    raise AssertionError(f"batch {batch_id} did not finish in {timeout}s")
