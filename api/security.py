@@ -111,10 +111,6 @@ def principal(store: TokenStore, settings: Settings, header: str | None) -> Prin
     return Principal(record.role, record.name, record.id)
 
 
-def authenticate(store: TokenStore, settings: Settings, header: str | None) -> Role:
-    return principal(store, settings, header).role
-
-
 def require(role: Role, actual: Role) -> None:
     if ROLE_RANK[actual] < ROLE_RANK[role]:
         raise Forbidden(f"this needs the {role} role; your token has {actual}")

@@ -22,8 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from core.errors import KopaError
 
 CATEGORIES = ("single", "chain", "fan_in", "parallel", "conditional", "error", "clarification", "irrelevance")
-PERSONAS = ("citizen", "civil_servant", "analyst")
-CLOCK_DATES = ("today", "tomorrow", "yesterday", "last_month_start", "last_month_end", "now")
 SHIPPED_TASKS = Path(__file__).resolve().parent / "tasks"
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -154,6 +152,18 @@ class Task(_M):
 
     @model_validator(mode="after")
     def _consistent(self) -> Task:
+        self._check_gold_order()
+        self._check_category()
+        tools = {s.tool for s in self.gold}
+        for name in self.must_call or []:
+            if name not in tools:
+                raise ValueError(f"must_call: {name!r} is not a tool of the gold program")
+        if set(self.must_not_call) & set(self.must_call or []):
+            raise ValueError("must_not_call: overlaps must_call")
+        return self
+
+    def _check_gold_order(self) -> None:
+        """Every `from` names an earlier step, every user value is in a user turn, step ids are unique."""
         seen: list[str] = []
         for i, step in enumerate(self.gold):
             where = f"gold[{i}]"
@@ -170,6 +180,9 @@ class Task(_M):
         for i, fact in enumerate(self.facts):
             if fact.from_ is not None and fact.from_ not in seen:
                 raise ValueError(f"facts[{i}].from: unknown step {fact.from_!r}")
+
+    def _check_category(self) -> None:
+        """What each category requires of the gold program, the facts and the turns."""
         if self.category == "irrelevance":
             if self.gold:
                 raise ValueError("gold: irrelevance tasks have an empty gold program")
@@ -187,13 +200,6 @@ class Task(_M):
                 raise ValueError("clarify: clarification tasks need clarify.ask_keywords")
         elif len(self.turns) != 1:
             raise ValueError("turns: only clarification tasks have a second user turn")
-        tools = {s.tool for s in self.gold}
-        for name in self.must_call or []:
-            if name not in tools:
-                raise ValueError(f"must_call: {name!r} is not a tool of the gold program")
-        if set(self.must_not_call) & set(self.must_call or []):
-            raise ValueError("must_not_call: overlaps must_call")
-        return self
 
     @property
     def limit(self) -> int:
@@ -265,13 +271,6 @@ def _parse(data: Any, source: str) -> tuple[list[Task], list[InvalidTask]]:
         except ValidationError as exc:
             invalid.append(InvalidTask(source, tid, category, f"{source}: task {tid}: {_describe(exc)}"))
     return tasks, invalid
-
-
-def parse_tasks(data: Any, source: str) -> list[Task]:
-    tasks, invalid = _parse(data, source)
-    if invalid:
-        raise TaskError(invalid[0].message)
-    return tasks
 
 
 def load_task_report(folder: Path | str | None = None) -> tuple[list[Task], list[InvalidTask]]:

@@ -186,11 +186,6 @@ def param_schema(tool: ToolRecord, name: str) -> dict[str, Any] | None:
     return None
 
 
-def typed_args(tool: ToolRecord, args: dict[str, Any]) -> dict[str, Any]:
-    """Every argument typed per the tool's JSON Schema."""
-    return {k: coerce(v, param_schema(tool, k)) for k, v in args.items()}
-
-
 # ---------------------------------------------------------------------------------------------- user dates
 
 

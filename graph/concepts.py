@@ -454,7 +454,6 @@ KMA_CODES: dict[str, dict[str, str]] = {
         "7": "눈날림",
     },
 }
-KMA_PREFERRED = ("T1H", "TMP", "SKY", "PTY", "REH", "POP", "RN1", "WSD")
 AIR_GRADES = {"1": "좋음", "2": "보통", "3": "나쁨", "4": "매우나쁨"}
 _UNIT = re.compile(r"\(([^()]*?(?:㎍/㎥|ppm|℃|%|mm|m/s|만원|㎡|초|m\b|원|분)[^()]*?)\)")
 

@@ -90,12 +90,6 @@ MID_TA_REGIONS = {
     "11B20601": ("수원", ""),
     "11H20201": ("부산", ""),
 }
-MID_LAND_REGIONS = {
-    "11B00000": "서울, 인천, 경기도",
-    "11C20000": "대전, 세종, 충청남도",
-    "11H20000": "부산, 울산, 경상남도",
-}
-
 APT_BRANDS = [
     "래미안",
     "자이",
@@ -516,9 +510,6 @@ class World:
                 counters[sido] += 1
                 out[r.code[:5]] = (f"{HIRA_SIDO[sido][:2]}{counters[sido] * 3 + 1:04d}", r.sgg_nm)
         return out
-
-    def umd_regions(self) -> list[Region]:
-        return [r for r in self.regions if r.level == "umd"]
 
     # ----- time series (computed on demand) ------------------------------------------------------------
     def deals(self, lawd: str, ym: str, today: date) -> list[dict[str, str]]:

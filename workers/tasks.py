@@ -280,9 +280,3 @@ def reverify_stale() -> str:
     store().save_run(run)
     start_round.delay(run.id)
     return run.id
-
-
-def submit_run(run: RunRecord) -> None:
-    """Queue a run created by the API or the CLI."""
-    store().save_run(run)
-    start_round.delay(run.id)
