@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from sandbox.clock import DEFAULT_NOW
-from sandbox.world import World
+from sandbox.entities import World
 
 
 def example_args(world: World) -> dict[str, dict[str, Any]]:

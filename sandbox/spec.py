@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from sandbox.world import World
+    from sandbox.entities import World
 
 Envelope = Literal["datagokr", "airkorea", "mfds", "stanreg", "juso", "odcloud", "molit_json"]
 EmptyStyle = Literal["empty_string", "item_list", "absent", "list", "info3", "header_only"]

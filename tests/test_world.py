@@ -12,7 +12,8 @@ import pyproj
 import pytest
 
 from core.geo import convert, haversine_m, wgs84_to_kma_grid
-from sandbox.world import brn_is_valid, build_world, get_world
+from sandbox.entities import brn_is_valid
+from sandbox.world import build_world, get_world
 from tests.support.helpers import OPS, call, items_of
 
 W = get_world(20261130)

@@ -6,9 +6,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.geo import convert
+from sandbox.entities import Station, rng_for
 from sandbox.providers._util import as_float, invalid, page_args
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
-from sandbox.world import SIDO_SHORT, Station, rng_for
+from sandbox.world_tables import SIDO_SHORT
 
 AIRKOREA = Provider(
     key="B552584",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from core.geo import haversine_m
+from sandbox.entities import Facility, rng_for
 from sandbox.providers._util import as_float
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
-from sandbox.world import HIRA_SIDO, SIDO_SHORT, Facility, rng_for
+from sandbox.world_tables import HIRA_SIDO, SIDO_SHORT
 
 HIRA = Provider(
     key="B551182",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from sandbox.entities import Building
 from sandbox.spec import Field, Operation, Param, Provider, ProviderError, Request, Result, format_param
-from sandbox.world import Building
 
 JUSO = Provider(
     key="juso",

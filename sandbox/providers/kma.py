@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from core.geo import in_kma_grid
+from sandbox.entities import kma_cell_weather, rng_for
 from sandbox.providers._util import as_int, parse_ymd
 from sandbox.spec import (
     Field,
@@ -19,7 +20,7 @@ from sandbox.spec import (
     format_param,
     paging_params,
 )
-from sandbox.world import ASOS_STATIONS, MID_TA_REGIONS, kma_cell_weather, rng_for
+from sandbox.world_tables import ASOS_STATIONS, MID_TA_REGIONS
 
 KMA = Provider(
     key="1360000",

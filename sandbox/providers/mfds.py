@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sandbox.entities import Drug
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
-from sandbox.world import TABOO_PAIRS, Drug
+from sandbox.world_tables import TABOO_PAIRS
 
 MFDS = Provider(
     key="1471000",

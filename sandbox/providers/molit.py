@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sandbox.entities import Building, Complex
 from sandbox.spec import (
     Field,
     Operation,
@@ -14,7 +15,6 @@ from sandbox.spec import (
     format_param,
     paging_params,
 )
-from sandbox.world import Building, Complex
 
 RTMS = Provider(
     key="1613000",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sandbox.entities import Business
 from sandbox.spec import Field, Operation, Param, Provider, ProviderError, Request, Result
-from sandbox.world import Business
 
 NTS = Provider(
     key="nts",

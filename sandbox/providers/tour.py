@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.geo import haversine_m
+from sandbox.entities import TourSite
 from sandbox.providers._util import as_float
 from sandbox.spec import (
     Field,
@@ -17,7 +18,7 @@ from sandbox.spec import (
     format_param,
     paging_params,
 )
-from sandbox.world import TOUR_LCLS, TOUR_LEGACY_AREA, TourSite
+from sandbox.world_tables import TOUR_LCLS, TOUR_LEGACY_AREA
 
 TOUR = Provider(
     key="B551011",
