@@ -33,8 +33,8 @@ from core.conversions import ConversionError, convert_rows, from_kma_grid_rows, 
 from core.egress import EgressPolicy
 from core.errors import DisallowedHost, InvalidInput
 from core.geo import kma_grid_to_wgs84, wgs84_to_kma_grid
+from core.secret_names import DEFAULT_SECRET_NAMES, weak_token
 from core.settings import (
-    DEFAULT_SECRET_NAMES,
     ProductionRefused,
     SandboxSettings,
     Settings,
@@ -42,7 +42,6 @@ from core.settings import (
     find_override,
     normalise_host,
     parse_overrides,
-    weak_token,
 )
 from execution.executor import MAX_ARGUMENT_BYTES, Executor, argument_problem
 from execution.limits import MemoryEconomy
