@@ -16,7 +16,7 @@ from graph.transforms import SIDO_SHORT
 UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
     "℃": ("temp", 1.0, ("℃", "°c", "° c", "°", "도", "c")),
     "%": ("pct", 1.0, ("%", "퍼센트", "프로", "percent")),
-    "원": ("money", 1.0, ("원",)),
+    "원": ("money", 1.0, ("원", "won", "krw")),
     "만원": ("money", 1e4, ("만원", "만 원")),
     "천원": ("money", 1e3, ("천원", "천 원")),
     "억원": ("money", 1e8, ("억원", "억 원")),
@@ -314,6 +314,11 @@ _EN_NOT_COUNTERS = frozenset(
 )
 
 
+#: English magnitudes after a figure (`256.9 million`, `1.6 billion won`).
+EN_MAGNITUDES = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+_EN_MAGNITUDE = re.compile(r"\s?(thousand|million|billion)\b")
+
+
 def _english_counter(text: str, end: int) -> str:
     m = _EN_COUNTED.match(text, end)
     if m and m.group(1) not in _EN_NOT_COUNTERS and text[m.start() + 1 : m.start() + 3] not in ("in", "of"):
@@ -337,7 +342,12 @@ def _mentions(text: str) -> tuple[Mention, ...]:
             continue
         value, decimals, korean = parsed
         end = m.end()
+        scale = _EN_MAGNITUDE.match(text, end) if not korean else None
+        if scale:  # `₩256.9 million`, `1.624 billion won`: scaled, rounded at the magnitude written
+            value, korean, end = value * EN_MAGNITUDES[scale.group(1)], True, scale.end()
         unit, _ = unit_at(text, end)
+        if not unit and re.search(r"₩\s?$", text[max(0, m.start() - 2) : m.start()]):
+            unit = "원"
         if unit == "m" and re.search(r"초속\s*$", text[max(0, m.start() - 4) : m.start()]):
             unit = "m/s"  # 초속 2.1m (미터) is a speed
         if not unit and not korean and float(value).is_integer():

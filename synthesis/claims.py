@@ -17,6 +17,7 @@ import json
 import re
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cached_property, lru_cache
@@ -26,6 +27,7 @@ from typing import Any
 from graph.regions import place_names
 from synthesis.answer_dates import as_date, date_spans, time_spans, time_values
 from synthesis.answer_values import (
+    EN_MAGNITUDES,
     Mention,
     clauses,
     mentions,
@@ -335,11 +337,10 @@ _DOUBT = re.compile(
     r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실하지는 않|확실치 않|확실하진|확실치는|확신할 수 없|확신이 없"
     r"|불확실"
     r"|정확하지 않을"
-    r"|정확하지 않습니다|정확하지는 않|틀릴 수|틀렸을|틀린 것일|잘못되었을|잘못됐을|오류가 있을|다를 수(?:도)? 있"
+    r"|정확하지 않습니다|정확하지는 않|틀릴 수|틀렸을|틀린 것일|잘못되었을|잘못됐을|오류가 있을|다를 수도 있"
     r"|추정치|추정됩니다|추정돼요|추측|짐작|(?<![가-힣])아마(?:도)?(?:\s|요|[,.!]|$)|어쩌면"
-    r"|일 거(?:예요|에요|야|라|다|고)|혹시 모르|[가-힣] 것 같|(?:인"
-    r"|일|한|는)듯(?:해|합|하)"
-    r"|일 수도|수도 있(?:습니다|어요|어|음|고|으니|지만|겠)|일지도|일걸|보장할 수 없|장담할 수 없|장담은 못"
+    r"|일 거(?:예요|에요|야|라|다|고)|혹시 모르|것 같기도"
+    r"|일 수도|수도 있(?:습니다|어요|어|음|고|으니|지만|겠|을)|일지도|일걸|보장할 수 없|장담할 수 없|장담은 못"
     r"|참고(?:만|용으로만)"
     r"|(?:맞|정확하|옳|틀리지 않)(?:다면|으면|는다면)|(?:맞는|정확한)지 (?:모르|확인해 보|다시)|(?:인|일)까요|(?:인"
     r"|일)지요|아닐까"
@@ -378,12 +379,25 @@ INABLE = re.compile(
 )
 
 
-def doubt(answer: str) -> str:
-    """The wording that makes the answer non-committal or takes it back, or ''."""
+#: Softening that hedges only the sentence it closes (`것 같아요`, `~인 듯해요`, `다를 수 있어요`): Korean adds it to
+#: advice and to reasons as often as to claims (`산책하셔도 괜찮을 것 같아요`, `약국이라 목록에 없는 것 같아요`).
+_SOFT = re.compile(r"[가-힣] 것 같|(?:인|일|한|는)듯(?:해|합|하)|다를 수 있")
+
+
+def doubt(answer: str, claims: Callable[[str, str], bool] | None = None) -> str:
+    """The wording that makes the answer non-committal or takes it back, or ''. `claims(sentence, rest)`: whether
+    a sentence that ends softened (`것 같아요`) claims something the answer needs (without it, every softening
+    is a doubt); `rest` is the answer without that sentence."""
     text = nfkc(answer)
     for rx in (_DOUBT, _RETRACT):
         m = rx.search(text)
         if m:
+            return m.group().strip()
+    for m in _SOFT.finditer(text):
+        start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
+        ends = [i for c in ".!?\n" if (i := text.find(c, m.end())) >= 0]
+        end = min(ends) if ends else len(text)
+        if claims is None or claims(text[start : m.start() + 1], text[:start] + text[end:]):
             return m.group().strip()
     for sentence in re.split(r"(?<=[?？])|[.!\n]", text):
         s = sentence.strip()
@@ -434,7 +448,12 @@ def _spans(text: str) -> list[tuple[set[int], int, int]]:
 
 def _korean_step(text: str, m: Mention) -> float:
     """The rounding step of a figure written with Korean magnitudes: its trailing magnitudes (`5억 2천만`: 천만)."""
-    tail = re.search(r"([억만천백]+)\s*$", text[m.start : m.end].replace(" ", ""))
+    written = text[m.start : m.end]
+    english = re.search(r"(\d+(?:\.(\d+))?)\s?(thousand|million|billion)$", written)
+    if english:  # `256.9 million`: a step of 0.1 million
+        scale = EN_MAGNITUDES[english.group(3)]
+        return scale * 10.0 ** -len(english.group(2) or "")
+    tail = re.search(r"([억만천백]+)\s*$", written.replace(" ", ""))
     step = 1.0
     for ch in tail.group(1) if tail else "":
         step *= {"억": 1e8, "만": 1e4, "천": 1e3, "백": 1e2}[ch]
@@ -580,7 +599,88 @@ def unsupported(answer: str, seen: Seen) -> str:
     for place in places_in(text):
         if place not in seen.text:
             return f"place {place}"
+    for name, own in facilities_in(text):
+        if own not in seen.text:
+            return f"facility {name}"
     return ""
+
+
+#: Nouns that end the proper name of a place one can visit or call (`경복궁`, `가수원공원`, `관훈보람약국`,
+#: `둔산동 측정소`): a name so ended that nothing seen holds is an entity made up.
+_FACILITY = (
+    "궁|공원|박물관|미술관|도서관|기념관|전시관|과학관|체육관|문화관|회관|아쿠아리움|수족관|전망대|해수욕장|병원|의원"
+    "|약국|측정소|정류소|시장|호텔|타워"
+)
+#: Words before such a noun that say what kind it is, not which one (`근처 약국`, `종합병원`, `전통시장`).
+_KIND_WORDS = frozenset(
+    [
+        "근처",
+        "주변",
+        "인근",
+        "해당",
+        "다른",
+        "실내",
+        "야외",
+        "동네",
+        "대형",
+        "종합",
+        "대학",
+        "동물",
+        "한방",
+        "지역",
+        "국립",
+        "공공",
+        "일반",
+        "주요",
+        "전통",
+        "재래",
+        "근린",
+        "어린이",
+        "시립",
+        "구립",
+        "도립",
+        "공립",
+        "국공립",
+        "치과",
+        "한의",
+        "내과",
+        "외과",
+        "소아과",
+        "이비인후과",
+        "안과",
+        "피부과",
+        "시내",
+        "실내문화",
+    ]
+)
+_PARTICLE = re.compile(
+    r"(?:이에요|예요|입니다|이고|이며|에서|으로|이나|부터|까지|에는|이랑|하고|은|는|이|가|을|를|에|의|과|와|도|로|나|랑|만)$"
+)
+_FACILITY_WORD = re.compile(rf"([가-힣]*?)(?:{_FACILITY})")
+
+
+def facilities_in(text: str) -> list[tuple[str, str]]:
+    """The proper names of places the (prepared) text states: a facility noun after a name (`창덕궁`, `강남구민회관`)
+    or after the area it is named by (`둔산동 측정소`), each as written and as the part that names which one
+    (normalised)."""
+    out: list[tuple[str, str]] = []
+    words = re.findall(r"[^\s]+", text)
+    for i, word in enumerate(words):
+        core = re.sub(r"^[^가-힣A-Za-z0-9]+|[^가-힣A-Za-z0-9]+$", "", word)
+        hangul = re.match(r"[가-힣]+", core)
+        if not hangul:
+            continue
+        whole = hangul.group()
+        m = _FACILITY_WORD.fullmatch(whole) or _FACILITY_WORD.fullmatch(_PARTICLE.sub("", whole))
+        if not m:
+            continue
+        own, shown = m.group(1), m.group()
+        if not own and i > 0 and re.fullmatch(r"[가-힣]{1,6}[동읍면리]", words[i - 1]):  # named by its area
+            own, shown = words[i - 1], f"{words[i - 1]} {m.group()}"
+        if len(own) < 2 or own in _KIND_WORDS:
+            continue
+        out.append((shown, normalise_name(own)))
+    return out
 
 
 def unit_end(text: str, m: Mention) -> int:

@@ -109,6 +109,15 @@ MODAL = re.compile(r"수\s*(?:가|는|도)?\s*$")
 _LIMIT_LABEL = re.compile(r"없|않|아니|아님|못|불일치|미등록|만 제공|까지")
 
 
+#: A statement that something is not there (`없어요`, `조회되지 않아요`, `나오지 않았어요`).
+_ABSENT = re.compile(r"없|않|못|비어|0건|\bno\b|\bnot\b|n't\b|empty", re.I)
+
+
+def negative_value(value: str) -> bool:
+    """A (normalised) value that says something is missing."""
+    return bool(_NEGATIVE_VALUE.search(value))
+
+
 def negative(fact: Fact) -> bool:
     """A fact whose value says something is missing (`없`, `등록되지 않`)."""
     return fact.kind == "text" and bool(_NEGATIVE_VALUE.search(str(fact.value)))
@@ -129,11 +138,19 @@ _GENERIC = re.compile(
 def hedge(answer: str, facts: list[Fact]) -> str:
     """The wording that makes the answer non-committal (`synthesis.claims.doubt`), or a statement that the asked
     information could not be had where the facts are not about missing data; '' for a committed answer."""
-    d = doubt(answer)
-    if d or any(about_missing(f) for f in facts):
+    values = [normalise_name(str(f.value)) for f in facts if len(normalise_name(str(f.value))) >= 2]
+    missing = any(about_missing(f) for f in facts)
+
+    def claims(sentence: str, rest: str) -> bool:
+        # a softened sentence takes back a figure or an asked value it states, or an absence nothing else reports
+        if re.search(r"\d", sentence) or any(v in normalise_name(sentence) for v in values if not negative_value(v)):
+            return True
+        return missing and bool(_ABSENT.search(sentence)) and not _ABSENT.search(rest)
+
+    d = doubt(answer, claims)
+    if d or missing:
         return d
     text = nfkc(answer)
-    values = [normalise_name(str(f.value)) for f in facts if len(normalise_name(str(f.value))) >= 2]
     for m in INABLE.finditer(text):
         # a sentence that says it could not find something while stating a figure or an asked value takes it back
         start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1

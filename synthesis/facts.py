@@ -458,8 +458,8 @@ def _text_hit(
     )
     if not hits and fact.kind == "text":
         hits = _loose_hits(prepared, raw, bounds)
-    if any(negated_at(prepared, b) for _, b in hits):
-        return False  # the answer says it is not so (somewhere)
+    if any(negated_at(prepared, b) or _negating_prefix(prepared, a, raw) for a, b in hits):
+        return False  # the answer says it is not so (somewhere): `아닙니다` after it, `불일치` for `일치`
     for a, _ in hits:
         if weak and not in_context(prepared, bounds, a, terms):
             continue
@@ -469,6 +469,18 @@ def _text_hit(
             continue
         return True
     return False
+
+
+def _negating_prefix(prepared: str, at: int, raw: str) -> bool:
+    """A Korean word found behind a negating prefix that makes it its opposite (`불일치` for `일치`, `미등록` for
+    `등록`, `비대상` for `대상`), where the value itself does not begin so."""
+    value = normalise_name(raw)
+    return (
+        bool(re.fullmatch(r"[가-힣]{2,}", value))
+        and at > 0
+        and prepared[at - 1] in "불미비무"
+        and not (at > 1 and re.match(r"[가-힣]", prepared[at - 2]))
+    )
 
 
 #: What the call found: nothing (`찾을 수 없었어요`, `조회되지 않아요`), as opposed to a refusal to look.
@@ -534,7 +546,7 @@ def _stem_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
     value = normalise_name(raw)
     if len(value) < 3 or not value.endswith("자") or not re.fullmatch(r"[가-힣]+", value):
         return []
-    rx = rf"{re.escape(value[:-1])}(?=\s?(?:한|된|했|중|상태|하였|되었|이에요|입니다|이고|으로|로|\)|,|\.|$))"
+    rx = rf"{re.escape(value[:-1])}(?=\s?(?:한|된|했|중|상태|하였|되었|이에요|입니다|이고|으로|로|[(),.:—–\n-]|$))"
     return [(m.start(), m.end()) for m in re.finditer(rx, prepared)]
 
 
@@ -927,7 +939,8 @@ _DECLINE = re.compile(
     r"할\s*수\s*(?:가|는)?\s*없|수\s*없(?:습니다|어요|네요|는)|도구가 없|기능이 없|권한이 없|불가|어려워요"
     r"|어렵(?:습니다|네요|겠)"
     r"|안\s*돼|못\s*해|지원되지 않|범위(?:를|가|에서)? 벗어|밖의 (?:요청|일|내용)|(?:제공|지원|조회)하지 (?:않|못)"
-    r"|도와드리기 어렵|(?:정보|기능|범위|서비스|요청|일)(?:가|이)? 아니|방법이 없|범위 밖|밖이에요|밖의 정보"
+    r"|도와드리기 어렵|(?:정보|기능|범위|서비스|요청|일|데이터|자료|대상)(?:가|이)? 아니|방법이 없|범위 밖|밖이에요"
+    r"|밖의 정보"
     r"|\boutside (?:what|the|my)\b|\bbeyond (?:what|my)\b|\bnot something i\b|n'?t something (?:i|we)\b"
     r"|\bcan'?t\b|\bcannot\b"
     r"|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool|access)",

@@ -1,0 +1,55 @@
+"""The judge's rules added from the labelled corpus's misses (synthesis/facts.py, claims.py, fact_terms.py,
+answer_values.py through `synthesis.facts.check_answer`): each with an answer that passes and one that fails, all
+written here, none taken from the corpus."""
+
+from __future__ import annotations
+
+from synthesis.answer_values import mentions, prepare_text
+from synthesis.claims import facilities_in, unsupported
+from synthesis.facts import Fact, refusal
+from tests.test_answer_claims import passes, seen_rows
+
+
+def test_english_magnitudes_are_amounts_rounded_at_the_magnitude_written() -> None:
+    m = mentions(prepare_text("₩318.4 million"))[0]
+    assert (m.value, m.unit) == (318_400_000, "원")
+    seen = seen_rows({"dealAmount": "31,840", "aptNm": "한솔마을"})
+    assert unsupported("한솔마을 sold for ₩318.4 million (31,840만 원).", seen) == ""
+    assert unsupported("한솔마을 sold for 1.2 billion won.", seen).startswith("figure")
+
+
+def test_a_facility_name_nothing_seen_holds_is_made_up() -> None:
+    seen = seen_rows({"title": "반딧불공원", "addr1": "대전 서구 둔산로 12"}, user="둔산로 근처 공원 알려줘")
+    assert unsupported("반딧불공원이 제일 가까워요.", seen) == ""
+    assert unsupported("근처 약국이나 종합병원은 따로 찾아봐야 해요.", seen) == ""
+    assert unsupported("반딧불공원이나 별빛미술관에 가 보세요.", seen) == "facility 별빛미술관"
+    assert unsupported("탄방동 측정소 기준이에요.", seen) == "facility 탄방동 측정소"
+    assert [n for n, _ in facilities_in(prepare_text("등록된 병원이 없어요"))] == []
+
+
+def test_a_softened_sentence_doubts_only_what_it_claims() -> None:
+    pm = Fact("number", 61, unit="㎍/㎥", label="미세먼지")
+    assert passes("미세먼지는 61㎍/㎥예요. 마스크 쓰시면 산책해도 괜찮을 것 같아요.", [pm])
+    assert not passes("미세먼지는 61㎍/㎥인 것 같아요.", [pm])
+    assert not passes("미세먼지는 61㎍/㎥예요. 실제로는 더 나쁠 수도 있을 것 같아요.", [pm])
+    empty = Fact("text", "없습니다", label="자료 없음")
+    assert passes("조회 결과가 한 건도 없어요. 측정소 이름이 달라서 안 나오는 것 같아요.", [empty])
+    assert not passes("그 측정소 자료는 없는 것 같아요.", [empty])
+
+
+def test_a_negating_prefix_turns_a_word_into_its_opposite() -> None:
+    verdict = Fact("name", "일치", label="진위확인 결과")
+    assert passes("진위확인 결과는 일치예요.", [verdict])
+    assert not passes("진위확인 결과는 불일치예요.", [verdict])
+
+
+def test_a_status_said_with_a_date_or_a_dash_after_it() -> None:
+    closed = Fact("name", "폐업자", label="상태")
+    assert passes("사업자 상태: 폐업 (2024-03-02 폐업)", [closed])
+    assert passes("상태는 폐업 — 2024년 3월에 문을 닫았어요.", [closed])
+    assert not passes("상태는 휴업 — 2024년 3월부터 쉬고 있어요.", [closed])
+
+
+def test_a_request_declined_as_data_the_tools_do_not_hold() -> None:
+    assert refusal("주식 시세는 제가 조회할 수 있는 자료가 아니에요.", [])
+    assert not refusal("주식 시세는 오늘 3% 올랐어요.", [])
