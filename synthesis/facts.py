@@ -232,6 +232,8 @@ def _number_hit(
         ]
         if rivals or _ranged(text, m) or said_of_other(text, bounds, m.start, fact, facts, now):
             continue
+        if bound_to_other(text, m.start, unit_at(text, m.end)[1], fact, facts):
+            continue
         return True
     return False
 
@@ -460,8 +462,10 @@ def _text_hit(
         hits = _loose_hits(prepared, raw, bounds)
     if any(negated_at(prepared, b) or _negating_prefix(prepared, a, raw) for a, b in hits):
         return False  # the answer says it is not so (somewhere): `아닙니다` after it, `불일치` for `일치`
-    for a, _ in hits:
+    for a, b in hits:
         if weak and not in_context(prepared, bounds, a, terms):
+            continue
+        if bound_to_other(prepared, a, b, fact, facts):
             continue
         if _candidates(prepared, bounds, a, fact, facts, strict=strict) or said_of_other(
             prepared, bounds, a, fact, facts, now
@@ -801,6 +805,48 @@ def said_of_other(
     if any(named(clause, q, now) for q in others):
         return True
     return _labelled_other(clause, fact, facts)
+
+
+#: Other words for the labels of a row's two ends (a route's first and last stop).
+_END_WORDS = {"기점": ("출발", "기점"), "종점": ("종점", "종착", "도착")}
+
+
+def _binding_words(fact: Fact, other: Fact) -> set[str]:
+    """The words of the fact's label that the other fact's label lacks (`x` of `TM X` against `TM Y`, `기점`
+    against `종점`), with their usual other words: what an answer writes right beside a value to say which it is."""
+    mine = {normalise_name(w) for w in re.split(r"[\s()\[\],:/·]+", prepare_text(fact.label)) if normalise_name(w)}
+    theirs = {normalise_name(w) for w in re.split(r"[\s()\[\],:/·]+", prepare_text(other.label)) if normalise_name(w)}
+    out = mine - theirs
+    for word in list(out):
+        out |= set(_END_WORDS.get(word, ()))
+    return out
+
+
+def bound_to_other(text: str, start: int, end: int, fact: Fact, facts: list[Fact]) -> bool:
+    """The value at text[start:end] is written right beside another asked fact's label and not its own: `X =
+    453990` for the TM Y, `이화역에서 출발해` or `다남입구가 종점` for the other end of the route (a label written
+    just before the value, or just after it with a particle). Only labels that tell two asked facts of one kind
+    apart count."""
+    if not fact.label:
+        return False
+    before = text[max(0, start - 16) : start]
+    after = text[end : end + 12]
+    for other in facts:
+        if other is fact or other.kind != fact.kind or not other.label or other.label == fact.label:
+            continue
+        own, theirs = _binding_words(fact, other), _binding_words(other, fact)
+        if not own or not theirs:
+            continue
+
+        def said(words: set[str]) -> bool:
+            alternatives = "|".join(rf"(?<![a-z가-힣]){re.escape(w)}" if len(w) == 1 else re.escape(w) for w in words)
+            if re.search(rf"(?:{alternatives})\s*(?:은|는|이|가|:|=)?\s*$", before):
+                return True  # `종점은 이화역`, `X = 197946.07`
+            return bool(re.match(rf"\s*(?:이|가|은|는|에서)\s*(?:{alternatives})", after))  # `이화역에서 출발`
+
+        if said(theirs) and not said(own):
+            return True
+    return False
 
 
 def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> str:

@@ -53,3 +53,17 @@ def test_a_status_said_with_a_date_or_a_dash_after_it() -> None:
 def test_a_request_declined_as_data_the_tools_do_not_hold() -> None:
     assert refusal("주식 시세는 제가 조회할 수 있는 자료가 아니에요.", [])
     assert not refusal("주식 시세는 오늘 3% 올랐어요.", [])
+
+
+def test_a_value_written_beside_another_asked_facts_label_is_that_facts() -> None:
+    x = Fact("number", 201334.5, 1.0, label="TM X")
+    y = Fact("number", 447120.8, 1.0, label="TM Y")
+    assert passes("TM 좌표는 X = 201334.5, Y = 447120.8이에요.", [x, y])
+    assert passes("TM 좌표는 X 201,334, Y 447,121이에요.", [x, y])
+    assert not passes("TM 좌표는 X = 447120.8, Y = 201334.5이에요.", [x, y])
+    start = Fact("name", "신흥시장", label="기점", field="startnodenm")
+    end = Fact("name", "보람마을", label="종점", field="endnodenm")
+    assert passes("이 노선은 신흥시장에서 출발해 보람마을이 종점이에요.", [start, end])
+    assert passes("기점은 신흥시장, 종점은 보람마을입니다.", [start, end])
+    assert not passes("이 노선은 보람마을에서 출발해 신흥시장이 종점이에요.", [start, end])
+    assert not passes("기점은 보람마을, 종점은 신흥시장입니다.", [start, end])
