@@ -32,9 +32,10 @@ from core.errors import DisallowedHost
 from core.logging import install_redaction, register_secret, scrub
 from core.payload import MAX_BODY
 from core.settings import Settings, canonical_base, find_override
-from execution.judge import judge
+from execution.judge import KEY_REFUSED, judge
 from execution.limits import Economy
 from execution.result import CallResult, Outcome
+from graph import envelopes
 from graph.conversions import answer as local_answer
 from graph.conversions import is_conversion
 from graph.models import ApiRecord, ToolRecord
@@ -44,7 +45,7 @@ install_redaction()
 #: Request extension carrying what UpstreamTransport adds on the wire: {"query": {...}, "headers": {...}}.
 SECRET_EXT = "kopa_secret"
 #: Result codes that mean "the key was refused": gateway 20 (not approved), 30 (not registered), 31 (expired)
-AUTH_REFUSED = {"20", "30", "31", "401", "403"}
+AUTH_REFUSED = {"20", "30", "31", "401", "403", KEY_REFUSED}
 #: Pace at this share of a documented limit: arrival jitter on the way must not push an API over its limit.
 PACING = 0.95
 
@@ -66,6 +67,9 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
         extensions = {k: v for k, v in request.extensions.items() if k != SECRET_EXT}
         secret: dict[str, dict[str, str]] = request.extensions.get(SECRET_EXT) or {}
         url = request.url
+        for name, value in (secret.get("path") or {}).items():  # `/{KEY}/json/...`: the segment left as a placeholder
+            placeholder = quote("{" + name + "}", safe="").encode()
+            url = url.copy_with(raw_path=url.raw_path.replace(placeholder, quote(value, safe="").encode()))
         if secret.get("query"):
             url = url.copy_merge_params(secret["query"])
         headers = request.headers.copy()
@@ -356,6 +360,8 @@ class Executor:
             query.setdefault(fname, fvalue)
         req: dict[str, Any] = {"method": tool.method, "url": url, "params": query, "headers": headers}
         param = tool.auth_param or (api.auth.param if api else None)
+        if tool.key_in_path:
+            where = "path"  # the evidence URL keeps the placeholder; the transport puts the key in the wire copy
         if key and param:
             req["extensions"] = {SECRET_EXT: {where: {param: key}}}
         if tool.method != "GET" and body:
@@ -496,6 +502,7 @@ class Executor:
             response_hash=hashlib.sha256(content).hexdigest()[:16],
             url=_redacted(req),
         )
+        result = _range_position(tool, args, result)
         self._block_on_refused_key(api, result)
         if result.definitive:
             self.economy.cache_put(
@@ -535,6 +542,18 @@ class Executor:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 url=_redacted(req),
             )
+
+
+def _range_position(tool: ToolRecord, args: dict[str, Any], result: CallResult) -> CallResult:
+    """A call paged by index range (`/{START_INDEX}/{END_INDEX}`) answers rows from its START position on: the
+    position of its first row, unless the response said its own or the total stated cannot hold the rows there."""
+    if not result.ok or result.first != 1:
+        return result
+    names = envelopes.index_range([(p.name, p.type) for p in tool.params])
+    first = envelopes.range_first(args.get(names[0])) if names else None
+    if first is None or (result.total is not None and result.total < first - 1 + len(result.items)):
+        return result
+    return replace(result, first=first)
 
 
 def _redacted(req: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ the outcomes are described); the executor adds how the call went.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from core.payload import PayloadError, parse_body
@@ -12,7 +13,19 @@ from execution.result import CallResult, Outcome
 from graph import envelopes
 
 SUCCESS_CODES = {"00", "000", "0000", "0", "INFO-0", "OK", "200", "NORMAL_CODE"}
-NO_DATA_CODES = {"03", "003", "INFO-3", "NODATA_ERROR"}
+#: Success said in words or in a portal's own numbering: 한국도로공사 `SUCCESS`, 서울 열린데이터광장 /
+#: 식품안전나라 / NEIS `INFO-000`, `NORMAL SERVICE`; any run of zeros (`0`, `00`, `INFO-000`) is the common "no error".
+SUCCESS_WORDS = {"SUCCESS", "SUCCEED", "SUCCEEDED", "OK", "NORMAL", "NORMAL_SERVICE", "NORMAL SERVICE"}
+_ZERO_CODE = re.compile(r"^(?:INFO-?)?0+$")
+NO_DATA_CODES = {"03", "003", "INFO-3", "NODATA_ERROR", "INFO-200"}
+#: The key refused, said by a body code on HTTP 200 (서울 열린데이터광장 and 식품안전나라 `INFO-100`, NEIS `ERROR-290`).
+KEY_CODES = {"INFO-100", "ERROR-290"}
+#: The code a refused key is reported with when the provider's own vocabulary says it (the executor blocks the API).
+KEY_REFUSED = "key_refused"
+#: Server-side failures in the portals' numbering (`ERROR-500` 서버오류, `ERROR-600`/`ERROR-601` 데이터베이스 오류).
+_SERVER_CODE = re.compile(r"^(?:ERROR-?)?(?:5\d\d|60\d)$")
+#: Words of an error message that name the key itself (stricter than "key": `keyword` is a search parameter).
+KEY_WORDS = ("인증키", "인증 키", "서비스키", "서비스 키", "api key", "apikey", "service key", "servicekey", "unauthor")
 TRANSIENT_CODES = {
     "01",
     "02",
@@ -103,6 +116,30 @@ def _header(envelope: str, doc: Any) -> tuple[str, str] | None:
     return None
 
 
+def code_verdict(code: str, msg: str) -> CallResult | None:
+    """What a response's own result code says, None when it says success. The data.go.kr family's code sets
+    first; then success in words or zeros (`SUCCESS`, `INFO-000`, `0`), no data said in the message, a key
+    refused said by code or message (`KEY_REFUSED`: retry later, never a refutation, and the API is blocked),
+    server-side codes (transient); any other code is an error of these inputs, whatever HTTP said."""
+    if code in NO_DATA_CODES:
+        return CallResult(Outcome.EMPTY, reason=f"{code} {msg}", code=code)
+    if code in SUCCESS_CODES:
+        return None
+    if code in TRANSIENT_CODES:
+        return CallResult(Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES)
+    upper = code.strip().upper()
+    if upper in SUCCESS_WORDS or _ZERO_CODE.match(upper):
+        return None
+    text = msg.lower()
+    if any(w in text for w in envelopes.NO_DATA_WORDS):
+        return CallResult(Outcome.EMPTY, reason=f"{code} {msg}", code=code)
+    if upper in KEY_CODES or any(w in text for w in KEY_WORDS):
+        return CallResult(Outcome.TRANSIENT, reason=f"provider (credentials?) {code} {msg}", code=KEY_REFUSED)
+    if _SERVER_CODE.match(upper):
+        return CallResult(Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code)
+    return CallResult(Outcome.INVALID, reason=f"provider {code} {msg}", code=code)
+
+
 def substantive(row: dict[str, Any], inputs: set[str]) -> bool:
     """A row is hollow when most of its values are empty, ignoring the ones that merely echo our inputs."""
     values = [v for v in row.values() if not isinstance(v, dict | list)]
@@ -157,15 +194,9 @@ def judge(
                 return CallResult(Outcome.TRANSIENT, reason=f"provider (credentials?): {header[1]}", code="30")
             return CallResult(Outcome.INVALID, reason=f"provider error: {header[1]}", code="ERROR")
     if header is not None:
-        code, msg = header
-        if code in NO_DATA_CODES:
-            return CallResult(Outcome.EMPTY, reason=f"{code} {msg}", code=code)
-        if code not in SUCCESS_CODES:
-            if code in TRANSIENT_CODES:
-                return CallResult(
-                    Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES
-                )
-            return CallResult(Outcome.INVALID, reason=f"provider {code} {msg}", code=code)
+        failed = code_verdict(*header)
+        if failed is not None:
+            return failed
     rows, used = learn_rows(doc, items_path, declared_fields)
     if not rows:
         return CallResult(Outcome.EMPTY, reason="no rows", items_path=used)

@@ -50,7 +50,7 @@ ELLIPSIS = "…"
 #: Parameters that page through an answer.
 _PAGING = re.compile(
     r"^(pageno|page|pageindex|currentpage|numofrows|countperpage|perpage|pagesize|rows|limit|"
-    r"offset|startindex|endindex|pageunit|size)$"
+    r"offset|start_?index|end_?index|start_?idx|end_?idx|pageunit|size)$"
 )
 #: Parameters that shape the response's format, not its content (never a way to narrow).
 _PRESENTATION = {

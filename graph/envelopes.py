@@ -104,6 +104,30 @@ TOTAL_NAMES = (
 #: Names of the page number and the page size a response echoes (data.go.kr, juso, odcloud, other portals).
 PAGE_NAMES = ("pageno", "currentpage", "page", "pageindex", "page_no")
 SIZE_NAMES = ("numofrows", "countperpage", "perpage", "pagesize", "page_size", "size")
+#: Parameters of index-range paging (서울 열린데이터광장 `/{START_INDEX}/{END_INDEX}`, 식품안전나라
+#: `/{startIdx}/{endIdx}`): 1-based positions of the first and the last row asked for. Bare `start`/`end`
+#: count only as integers, in a pair.
+START_NAMES = ("start_index", "startindex", "start_idx", "startidx", "start_no", "startno", "startnum")
+END_NAMES = ("end_index", "endindex", "end_idx", "endidx", "end_no", "endno", "endnum")
+
+
+def index_range(params: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """(start, end) parameter names of index-range paging among (name, type) pairs, None when there are none."""
+    lowered = {name.lower(): (name, t) for name, t in params}
+    start = next((lowered[n][0] for n in START_NAMES if n in lowered), None)
+    end = next((lowered[n][0] for n in END_NAMES if n in lowered), None)
+    if start and end:
+        return start, end
+    bare = (lowered.get("start"), lowered.get("end"))
+    if bare[0] and bare[1] and bare[0][1] == bare[1][1] == "integer":
+        return bare[0][0], bare[1][0]
+    return None
+
+
+def range_first(start: Any) -> int | None:
+    """The 1-based position an index-range call starts at (its START argument), None when it is no position."""
+    n = _count(start)
+    return n if n is not None and n >= 1 else None
 
 
 def _count(value: Any) -> int | None:
@@ -158,15 +182,26 @@ NO_DATA_WORDS = (
     "데이터없음",
     "데이터 없음",
     "조회된 데이터가 없",
+    "데이터가 없",
     "결과가 없",
     "자료가 없",
 )
 AUTH_WORDS = ("key", "인증키", "서비스키", "unauthor", "auth")
 
 
+def _scalar_member(node: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    """The first of `names` that `node` holds as a scalar, matched exactly, else in any case (NEIS and the Seoul
+    portal write `CODE` and `MESSAGE`)."""
+    exact = next((k for k in names if k in node and not isinstance(node[k], dict | list)), None)
+    if exact is not None:
+        return exact
+    lowered = {str(k).lower(): k for k, v in node.items() if not isinstance(v, dict | list)}
+    return next((lowered[n.lower()] for n in names if n.lower() in lowered), None)
+
+
 def _header_in(node: dict[str, Any]) -> tuple[str, str] | None:
-    code = next((k for k in CODE_NAMES if k in node and not isinstance(node[k], dict | list)), None)
-    msg = next((k for k in MSG_NAMES if k in node and not isinstance(node[k], dict | list)), None)
+    code = _scalar_member(node, CODE_NAMES)
+    msg = _scalar_member(node, MSG_NAMES)
     if code is not None and (code in SPECIFIC_CODES or msg is not None):
         return str(node[code]).strip(), "" if msg is None else str(node[msg])
     error = node.get("error")
@@ -183,17 +218,23 @@ def _header_in(node: dict[str, Any]) -> tuple[str, str] | None:
 
 def detect_header(doc: Any, depth: int = 0) -> tuple[str, str] | None:
     """(result code, message) read off a response's header wherever it sits in the top levels (rows are never
-    read); an `error` text without a code reads as code "ERROR"; None when the response states no result."""
+    read); an `error` text without a code reads as code "ERROR"; None when the response states no result. Lists
+    of wrappers are looked into (NEIS: `{"svc": [{"head": [{"list_total_count": 1}, {"RESULT": {...}}]}, ...]}`),
+    never a list's flat records, which are rows."""
     if not isinstance(doc, dict) or depth > 3:
         return None
     here = _header_in(doc)
     if here is not None:
         return here
     for key, value in doc.items():
-        if isinstance(value, dict) and str(key).lower() not in ("item", "items", "data", "row", "rows"):
-            got = detect_header(value, depth + 1)
-            if got is not None:
-                return got
+        if str(key).lower() in ("item", "items", "data", "row", "rows", "list"):
+            continue
+        nodes = [value] if isinstance(value, dict) else value[:4] if isinstance(value, list) else []
+        for node in nodes:
+            if isinstance(node, dict) and (node is value or not _flat(node)):
+                got = detect_header(node, depth + 1)
+                if got is not None:
+                    return got
     return None
 
 
@@ -232,10 +273,13 @@ def schema_items(schema: dict[str, Any], resolve: Resolve) -> tuple[str, dict[st
             here = [*path, str(key)]
             if sub.get("type") == "array" or ("items" in sub and not sub.get("properties")):
                 item = resolve(sub.get("items", {}))
-                if props(item):
+                members = props(item)
+                if members and not wrapper_schema(members, resolve):
                     rank = depth * 2
                     if best is None or rank < best[0]:
                         best = (rank, ".".join(here) + "[]", item)
+                elif members:  # NEIS: [{"head": [...]}, {"row": [...]}], the rows one level inside each element
+                    visit(item, [*path, str(key) + "[]"], depth + 1)
                 continue
             inner = props(sub)
             if inner and str(key).lower() in ROW_NAMES and depth > 0 and _flat_schema(inner, resolve):
@@ -248,6 +292,14 @@ def schema_items(schema: dict[str, Any], resolve: Resolve) -> tuple[str, dict[st
 
     visit(schema, [], 0)
     return (best[1], best[2]) if best else None
+
+
+def wrapper_schema(properties: dict[str, Any], resolve: Resolve) -> bool:
+    """Property schemas of a wrapper of other records (every member an object or an array), not of a row."""
+    return bool(properties) and all(
+        (s := resolve(sub)).get("type") in ("object", "array") or bool(s.get("properties")) or "items" in s
+        for sub in properties.values()
+    )
 
 
 def _flat_schema(properties: dict[str, Any], resolve: Resolve) -> bool:

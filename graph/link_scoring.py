@@ -35,6 +35,9 @@ NON_LINKABLE = {
     "returnType",
     "resultType",
     "type",
+    # index-range paging (graph.envelopes.index_range): START_INDEX/END_INDEX, startIdx/endIdx
+    *(f"{w}{x}" for w in ("START", "END") for x in ("_INDEX", "_IDX")),
+    *(f"{w}{x}" for w in ("start", "end") for x in ("Index", "Idx", "_index", "_idx")),
 }
 #: Concepts too common to be evidence of a link on their own (every record has a date).
 WEAK_CONCEPTS = {"date", "year_month"}

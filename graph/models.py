@@ -85,6 +85,11 @@ class ToolRecord(BaseModel):
     updated_at: str = Field(default_factory=utcnow)
 
     @property
+    def key_in_path(self) -> bool:
+        """The key is a segment of the URL's path (`/{KEY}/json/...`), filled in at call time, never an argument."""
+        return bool(self.auth_param) and "{" + str(self.auth_param) + "}" in self.url
+
+    @property
     def format_name(self) -> str | None:
         """The name of the response-format parameter (`dataType` of "dataType=JSON"), None when there is none."""
         return self.format_param.split("=", 1)[0] if self.format_param else None

@@ -40,6 +40,18 @@ from graph.schema_convert import to_json_schema
 METHODS = ("get", "post", "put", "patch", "delete")
 KEY_PARAM_NAMES = ("serviceKey", "ServiceKey", "confmKey", "authKey", "apiKey", "api_key", "crtfc_key")
 FORMAT_PARAM_NAMES = ("dataType", "_type", "returnType", "type", "resultType")
+#: Path parameters that are the key by name (서울 열린데이터광장 `KEY`, 식품안전나라 `keyId`) or by description.
+PATH_KEY_NAMES = {"key", "apikey", "api_key", "servicekey", "service_key", "authkey", "auth_key", "keyid", "key_id"}
+PATH_KEY_WORDS = (
+    "인증키",
+    "인증 키",
+    "서비스키",
+    "서비스 키",
+    "api key",
+    "apikey",
+    "service key",
+    "authentication key",
+)
 
 MAX_TITLE = 300
 
@@ -274,16 +286,36 @@ def _source_format(ctx: DocContext, doc: dict[str, Any]) -> tuple[bool, str]:
     )
 
 
-def _query_key_param(doc: dict[str, Any], swagger2: bool) -> str | None:
-    """The query parameter an apiKey security scheme names (the last one declared), if any."""
-    security_param = None
+def _key_schemes(doc: dict[str, Any], swagger2: bool) -> list[tuple[str, str]]:
+    """(in, name) of every apiKey security scheme, in the order declared."""
     components: dict[str, Any] = doc["components"] if isinstance(doc.get("components"), dict) else {}
     schemes = components.get("securitySchemes") if not swagger2 else doc.get("securityDefinitions")
-    if isinstance(schemes, dict):
-        for sch in schemes.values():
-            if isinstance(sch, dict) and sch.get("type") == "apiKey" and sch.get("in") == "query":
-                security_param = sch.get("name")
-    return security_param
+    if not isinstance(schemes, dict):
+        return []
+    return [
+        (str(sch.get("in")), sch["name"])
+        for sch in schemes.values()
+        if isinstance(sch, dict) and sch.get("type") == "apiKey" and isinstance(sch.get("name"), str)
+    ]
+
+
+def _query_key_param(doc: dict[str, Any], swagger2: bool) -> str | None:
+    """The query parameter an apiKey security scheme names (the last one declared), if any."""
+    return next((name for where, name in reversed(_key_schemes(doc, swagger2)) if where == "query"), None)
+
+
+def path_key(params: list[ParamRecord], scheme_names: set[str]) -> str | None:
+    """The path parameter that is the key (`/{KEY}/json/...`): one an apiKey security scheme names, else one named
+    or described as the key; None when no path segment is the key."""
+    path = [p for p in params if p.location == "path"]
+    by_scheme = next((p.name for p in path if p.name in scheme_names), None)
+    if by_scheme is not None:
+        return by_scheme
+    for p in path:
+        text = p.description.lower()
+        if p.name.lower() in PATH_KEY_NAMES or any(w in text for w in PATH_KEY_WORDS):
+            return p.name
+    return None
 
 
 class _Operations:
@@ -295,6 +327,7 @@ class _Operations:
         self.server_url = server_url
         self.prefix = prefix
         self.auth_param = auth_param
+        self.scheme_names = {name for _, name in _key_schemes(ctx.doc, swagger2)}
         self.used: set[str] = set()  # tool names given so far
 
     def tools(self, paths: dict[Any, Any]) -> list[ToolRecord]:
@@ -353,7 +386,11 @@ class _Operations:
         if read is None:
             return None
         params, body_media = read
-        key_param = self.auth_param or next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
+        key_param = (
+            self.auth_param
+            or path_key(params, self.scheme_names)
+            or next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
+        )
         params = [p for p in params if p.name != key_param]
         fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
         fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
@@ -415,6 +452,8 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     api_id = meta.api_id or api_id_for(doc, server_url)
     for t in tools:
         t.api_id = api_id
+    if auth_param is None:  # a key found only as a path segment is still the API's key
+        auth_param = next((t.auth_param for t in tools if t.auth_param and t.key_in_path), None)
     api = ApiRecord(
         id=api_id,
         title=title,

@@ -146,7 +146,11 @@ class _Reader:
                 got = (-1, inner[1], inner[2]) if inner is not None else None
             else:
                 arr = self.array_item(sub)
-                if arr is not None and (arr.get("properties") or arr.get("type") == "object"):
+                if (
+                    arr is not None
+                    and (arr.get("properties") or arr.get("type") == "object")
+                    and not envelopes.wrapper_schema(self.props(arr), lambda x: self.ctx.schema(x, self.where))
+                ):
                     got = (_RESOURCE_RANK.get(low, len(RESOURCE_NAMES)), f"{prefix}{name}[]", arr)
             if got is not None and (best is None or got[0] < best[0]):
                 best = got
