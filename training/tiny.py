@@ -1,8 +1,9 @@
 """A tiny Qwen2-architecture model and tokenizer, built locally (no downloads), for tests and CPU demos.
 
 The tokenizer is a byte-level BPE trained on the text it will see (the rendered conversations of a dataset plus
-the chat template's fixed text), so Korean requests and JSON tool schemas stay short. Its chat template is trl's
-bundled Qwen2.5 template byte for byte: trl recognises templates only by exact equality with its bundled ones, so
+the chat template's fixed text), so Korean requests and JSON tool schemas stay short. Its chat template is one of
+trl's bundled templates byte for byte (`FAMILIES`: Qwen2.5 by default; Qwen3 with Hermes JSON calls; Qwen3.5 with
+XML calls, the experiment's family): trl recognises templates only by exact equality with its bundled ones, so
 this is what makes `GRPOTrainer(tools=...)` / `environment_factory` accept it and set the response parser itself,
 and what lets `SFTTrainer(assistant_only_loss=True)` swap in the matching training template.
 
@@ -21,11 +22,22 @@ SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
 
 
-def chat_template() -> str:
-    """trl's bundled Qwen2.5 chat template text (from the installed trl package)."""
-    from trl.chat_template_utils import qwen2_5_chat_template
+#: Chat-template families a tiny model can be built with: the real families' templates as trl ships them (trl
+#: recognises a template only byte for byte), and how each writes a tool call.
+FAMILIES = {
+    "qwen2.5": "qwen2_5_chat_template",  # Hermes JSON in <tool_call>
+    "qwen3": "qwen3_chat_template",  # Hermes JSON in <tool_call>, <think> blocks
+    "qwen3.5": "qwen3_5_think_chat_template",  # XML <function=...><parameter=...> in <tool_call>; thinks by default
+}
 
-    return str(qwen2_5_chat_template)
+
+def chat_template(family: str = "qwen2.5") -> str:
+    """The chat template text of a family, as the installed trl package bundles it (nothing is downloaded)."""
+    import trl.chat_template_utils as ctu
+
+    if family not in FAMILIES:
+        raise ValueError(f"unknown template family {family!r} (one of {', '.join(FAMILIES)})")
+    return str(getattr(ctu, FAMILIES[family]))
 
 
 def _filler() -> list[str]:
@@ -37,7 +49,9 @@ def _filler() -> list[str]:
     return lines
 
 
-def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096, words: Iterable[str] = ()) -> Any:
+def build_tokenizer(
+    corpus: Iterable[str], *, vocab_size: int = 4096, words: Iterable[str] = (), family: str = "qwen2.5"
+) -> Any:
     """A byte-level BPE tokenizer (`PreTrainedTokenizerFast`) trained on `corpus`, with the Qwen2.5 template.
     `words` (e.g. the tool names) become whole tokens: Qwen2's pre-tokeniser splits `mfds_get_dur_prdlst_info_list03`
     into eight pieces no merge can join, and a model a few layers deep cannot learn to spell eight-piece names it
@@ -72,7 +86,7 @@ def build_tokenizer(corpus: Iterable[str], *, vocab_size: int = 4096, words: Ite
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    template_text = chat_template()
+    template_text = chat_template(family)
     bpe.train_from_iterator([*corpus, template_text, *_filler()], trainer=trainer)
     tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", padding_side="left"
@@ -110,14 +124,14 @@ def build_model(tok: Any, *, hidden_size: int = 64, layers: int = 2, max_positio
     return model
 
 
-def conversation_texts(rows: Iterable[dict[str, Any]]) -> list[str]:
+def conversation_texts(rows: Iterable[dict[str, Any]], family: str = "qwen2.5") -> list[str]:
     """Conversations with tools (`messages`/`prompt` + `tools`) rendered by the chat template, one text a row: the
     text the model will read, the template's fixed instructions and JSON included, so BPE merges what every row
     repeats (trained on the messages alone, the English tool instructions stay one character a token, about 200
     tokens of every prompt)."""
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    template = chat_template()
+    template = chat_template(family)
     out = []
     for row in rows:
         messages = list(row.get("messages") or row.get("prompt") or [])
@@ -136,9 +150,11 @@ def build_tiny(
     layers: int = 2,
     max_positions: int = 8192,
     seed: int = 0,
+    family: str = "qwen2.5",
 ) -> Path:
-    """Build and save a tiny model + tokenizer to `out` (loadable with `load_tiny` or any `from_pretrained`)."""
-    tok = build_tokenizer(corpus, vocab_size=vocab_size, words=words)
+    """Build and save a tiny model + tokenizer to `out` (loadable with `load_tiny` or any `from_pretrained`), with
+    the chat template of `family`."""
+    tok = build_tokenizer(corpus, vocab_size=vocab_size, words=words, family=family)
     model = build_model(tok, hidden_size=hidden_size, layers=layers, max_positions=max_positions, seed=seed)
     out.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(out)
