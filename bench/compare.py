@@ -1,10 +1,20 @@
 """One table for several models: KOPA-Bench runs and BFCL runs side by side (e.g. tuned 9B, untuned 9B, untuned
 27B). Rows are runs (folders), never merged by model name, so one run never hides another: a BFCL run shares the
 row of the one KOPA-Bench run of the same model (when exactly one has that model and no other BFCL run joined it),
-else it has its own row. Each KOPA-Bench cell says its k when the runs differ in k."""
+else it has its own row. Each KOPA-Bench cell says its k when the runs differ in k.
+
+Runs of one model trained or sampled with several seeds (served names ending `-s<seed>`, e.g. `grpo-edge-9b-s0`)
+are also aggregated as mean ± spread (sample standard deviation, and min-max), and, with a reference model (the
+untuned 27B), each model's KOPA-Bench result is compared with the reference's by a paired bootstrap over tasks: the
+per-task pass rate (trials and seeds averaged) minus the reference's, resampled over the tasks both ran; "nearly
+matches" is non-inferiority, the lower end of the 95 % interval of that difference above -margin."""
 
 from __future__ import annotations
 
+import random
+import re
+import statistics
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +24,65 @@ from bench.run import BenchError
 from core.errors import KopaError
 
 BFCL_COLUMNS = ("bfcl.overall", "bfcl.non_live", "bfcl.live", "bfcl.multi_turn", "bfcl.irrelevance")
+#: "Nearly matches": the tuned model's KOPA-Bench pass rate is at most this far below the reference's (5 points),
+#: with 95 % confidence by the paired bootstrap over tasks.
+MARGIN = 0.05
+_SEED = re.compile(r"-s\d+$")
+
+
+def seed_group(model: str) -> str:
+    """The model a seeded run belongs to: its served name without a trailing `-s<seed>`."""
+    return _SEED.sub("", model)
+
+
+def mean_spread(values: list[float]) -> dict[str, float | int]:
+    """n, mean, sample standard deviation (0 for one value), min and max."""
+    return {
+        "n": len(values),
+        "mean": statistics.fmean(values),
+        "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
+        "min": min(values),
+        "max": max(values),
+    }
+
+
+def task_pass_rates(doc: dict[str, Any]) -> dict[str, float]:
+    """Each task's share of passed trials in one KOPA-Bench results document."""
+    trials: dict[str, list[float]] = defaultdict(list)
+    for s in doc.get("scored") or []:
+        trials[str(s["task"])].append(1.0 if s.get("passed") else 0.0)
+    return {t: statistics.fmean(v) for t, v in trials.items()}
+
+
+def paired_bootstrap(
+    model: dict[str, float],
+    reference: dict[str, float],
+    *,
+    margin: float = MARGIN,
+    iters: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """Paired bootstrap over the tasks both ran of the mean per-task difference model - reference: the observed
+    difference, its (1 - alpha) percentile interval, and whether the model is non-inferior within `margin` (the
+    interval's lower end above -margin) or better (lower end above 0)."""
+    tasks = sorted(set(model) & set(reference))
+    if not tasks:
+        raise BenchError("the paired bootstrap needs tasks both runs scored (the runs share no task)")
+    diffs = [model[t] - reference[t] for t in tasks]
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=n)) for _ in range(iters))
+    lo = means[int(alpha / 2 * iters)]
+    hi = means[min(iters - 1, int((1 - alpha / 2) * iters))]
+    return {
+        "tasks": n,
+        "difference": statistics.fmean(diffs),
+        "ci": (lo, hi),
+        "margin": margin,
+        "non_inferior": lo > -margin,
+        "better": lo > 0,
+    }
 
 
 def _kind(path: Path) -> tuple[str, dict[str, Any]]:
@@ -43,8 +112,74 @@ def _pct(value: Any) -> str:
     return "–" if value is None else f"{float(value) * 100:.1f}%"
 
 
-def compare_all(paths: list[Path]) -> str:
-    """The combined table, then the KOPA-Bench detail tables (when there are KOPA-Bench runs)."""
+def _pm(stats: dict[str, float | int]) -> str:
+    return (
+        f"{float(stats['mean']) * 100:.1f} ± {float(stats['sd']) * 100:.1f}% "
+        f"(n={stats['n']}, {float(stats['min']) * 100:.1f}-{float(stats['max']) * 100:.1f})"
+    )
+
+
+def seeds_table(docs: list[tuple[Path, str, dict[str, Any]]]) -> list[str]:
+    """Per model (seeds pooled) and mode: KOPA-Bench pass^k and BFCL overall as mean ± sd (n, min-max)."""
+    kopa: dict[tuple[str, str], list[float]] = defaultdict(list)
+    bfcl: dict[str, list[float]] = defaultdict(list)
+    for _path, kind, doc in docs:
+        group = seed_group(_model_name(kind, doc))
+        if kind == "kopa":
+            kopa[(group, str(doc["run"].get("mode", "")))].append(float(doc["scores"]["overall"]["pass_hat_k"]))
+        elif compare_columns(doc).get("bfcl.overall") is not None:
+            bfcl[group].append(float(compare_columns(doc)["bfcl.overall"] or 0.0))
+    groups = sorted({g for g, _ in kopa} | set(bfcl))
+    modes = sorted({m for _, m in kopa})
+    head = ["model (seeds pooled)", *(f"KOPA-Bench {m}" for m in modes), "BFCL overall"]
+    out = ["## Seeds aggregated: mean ± sample sd (n, min-max)", ""]
+    out += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for g in groups:
+        cells = [g, *(_pm(mean_spread(kopa[(g, m)])) if kopa.get((g, m)) else "–" for m in modes)]
+        cells.append(_pm(mean_spread(bfcl[g])) if bfcl.get(g) else "–")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def reference_table(
+    docs: list[tuple[Path, str, dict[str, Any]]], reference: str, *, margin: float = MARGIN, seed: int = 0
+) -> list[str]:
+    """Each model (seeds pooled) against the reference model, per KOPA-Bench mode, by `paired_bootstrap`."""
+    rates: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    for _path, kind, doc in docs:
+        if kind == "kopa":
+            rates[(seed_group(_model_name(kind, doc)), str(doc["run"].get("mode", "")))].append(task_pass_rates(doc))
+    if not any(g == reference for g, _ in rates):
+        raise BenchError(f"no KOPA-Bench run of the reference model {reference!r} among the runs compared")
+
+    def pooled(runs: list[dict[str, float]]) -> dict[str, float]:
+        tasks = set.intersection(*(set(r) for r in runs))
+        return {t: statistics.fmean(r[t] for r in runs) for t in tasks}
+
+    out = [
+        f"## Against {reference}: paired bootstrap over tasks (95 % interval of the pass-rate difference; "
+        f"non-inferior when its lower end is above -{margin * 100:g} points)",
+        "",
+        "| model (seeds pooled) | mode | tasks | difference | 95 % interval | nearly matches (non-inferior) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (group, mode), runs in sorted(rates.items()):
+        ref = rates.get((reference, mode))
+        if group == reference or not ref:
+            continue
+        b = paired_bootstrap(pooled(runs), pooled(ref), margin=margin, seed=seed)
+        lo, hi = b["ci"]
+        verdict = "yes (better)" if b["better"] else ("yes" if b["non_inferior"] else "no")
+        out.append(
+            f"| {group} | {mode} | {b['tasks']} | {b['difference'] * 100:+.1f} points | "
+            f"{lo * 100:+.1f} to {hi * 100:+.1f} | {verdict} |"
+        )
+    return out
+
+
+def compare_all(paths: list[Path], *, reference: str | None = None, margin: float = MARGIN, seed: int = 0) -> str:
+    """The combined table, the seeds aggregated, each model against the reference (when named), then the
+    KOPA-Bench detail tables (when there are KOPA-Bench runs)."""
     docs = [(p, *_kind(p)) for p in paths]
     labels = run_labels(paths)
     rows: list[dict[str, Any]] = []
@@ -89,6 +224,9 @@ def compare_all(paths: list[Path]) -> str:
             *(_pct(r.get(c)) for c in BFCL_COLUMNS),
         ]
         out.append("| " + " | ".join(cells) + " |")
+    out += ["", *seeds_table(docs)]
+    if reference:
+        out += ["", *reference_table(docs, reference, margin=margin, seed=seed)]
     kopa_paths = [p for p, kind, _ in docs if kind == "kopa"]
     text = "\n".join(out) + "\n"
     if kopa_paths:

@@ -16,12 +16,13 @@ import httpx
 import typer
 
 from bench.check import REFUSAL_CLASSES, CheckResult
-from bench.compare import compare_all
+from bench.compare import MARGIN, compare_all
 from bench.environment import MODES, catalog_registry, make_agent, open_env, select_tasks, validate_tasks
 from bench.judge_eval import CORPUS, evaluate, load_corpus, oracle_episodes, render
 from bench.overlap import overlap_report
 from bench.report import write_report
 from bench.run import BenchEnv, BenchError, run_bench
+from bench.serve_local import serve as serve_local
 from bench.tasks import InvalidTask, Task, TaskError, load_task_report, task_set_hash
 from cli.bfcl import bfcl_cmd
 from cli.common import fail, guarded
@@ -299,17 +300,45 @@ def tools_cmd(
 def compare_cmd(
     runs: Annotated[list[Path], typer.Argument(help="KOPA-Bench results folders and BFCL run folders to compare.")],
     out: Annotated[Path | None, typer.Option(help="Also write the Markdown tables here.")] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="Model to compare every other with (paired bootstrap), e.g. untuned-27b.")
+    ] = None,
+    margin: Annotated[
+        float, typer.Option(help="Non-inferiority margin of 'nearly matches', as a pass-rate difference.")
+    ] = MARGIN,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
 ) -> None:
     """Side-by-side tables of several runs: one row per run folder with KOPA-Bench pass^k / pass@k next to BFCL's
-    overall and groups (a BFCL run joins the one KOPA-Bench run of its model), then KOPA-Bench per category, per
-    number of gold calls and the diagnostics; every column says its k when the runs differ in k.
+        overall and groups (a BFCL run joins the one KOPA-Bench run of its model), then KOPA-Bench per category, per
+        number of gold calls and the diagnostics; every column says its k when the runs differ in k. Runs of one model
+    with several seeds (names ending -s<seed>) are aggregated as mean ± spread; with --reference, each model is tested
+    against it by a paired bootstrap over tasks, "nearly matches" meaning non-inferior within --margin.
 
-    Example:
-    [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
-    text = compare_all(runs)
+        Example:
+        [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
+    text = compare_all(runs, reference=reference, margin=margin, seed=seed)
     if out:
         out.write_text(text, encoding="utf-8")
     typer.echo(text)
+
+
+@app.command("serve-local")
+def serve_local_cmd(
+    model_dir: Annotated[Path, typer.Option(help="Local transformers model directory (config.json, tokenizer).")],
+    served_model_name: Annotated[str, typer.Option(help="The model name requests must use.")] = "local",
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    chat_template_kwargs: Annotated[
+        str, typer.Option(help="Default chat-template arguments, JSON (e.g. '{\"enable_thinking\": false}').")
+    ] = "",
+) -> None:
+    """An OpenAI-compatible endpoint (/v1/chat/completions, /v1/models) over a local model with HF `generate`,
+    where vLLM cannot run (CPU, the experiment's rehearsal); tool calls in the text are returned as `tool_calls`
+    (Hermes JSON or Qwen3.5 XML, the reader the benchmark and the training probes use)."""
+    try:
+        serve_local(model_dir, served_model_name, host=host, port=port, chat_template_kwargs=chat_template_kwargs)
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0])
 
 
 @app.command("overlap")
