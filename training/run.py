@@ -172,7 +172,7 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     series: dict[str, list[tuple[int, float]]] = {}
     for entry in log:
         for k, v in entry.items():
-            wanted = k in ("loss", "reward", "tools/call_frequency") or (
+            wanted = k in ("loss", "reward", "tools/call_frequency", "frac_reward_zero_std") or (
                 k.startswith("rewards/") and k.endswith("/mean")
             )
             if wanted and isinstance(v, int | float):
@@ -195,9 +195,11 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     fig.tight_layout()
     fig.savefig(run / "curves.png", dpi=110)
     plt.close(fig)
+    warning = (summary.get("health") or {}).get("warning")
     lines = [
         f"# {kind.upper()} run",
         "",
+        *([f"**Warning:** {warning}.", ""] if warning else []),
         "```json",
         json.dumps(summary, ensure_ascii=False, indent=1),
         "```",
@@ -468,10 +470,39 @@ def run_grpo(
         "tool_calls": calls["total"],
         "model": str(model_dir),
         "device": "cpu" if use_cpu else "cuda",
+        "health": grpo_health(read_log(cfg.output)),
     }
     summary["held_out"] = _held_out(cfg.output)
+    if summary["health"].get("warning"):
+        print_warnings([f"warning: {summary['health']['warning']}"])
     write_report(cfg.output, "grpo", summary)
     return summary
+
+
+def grpo_health(log: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Whether GRPO had anything to learn from, by trl's `frac_reward_zero_std` (the share of prompt groups whose
+    generations all earned the same reward: zero advantage, zero gradient) and the reward spread per step. A run in
+    which every logged step had no group with a reward spread learnt nothing, whatever its loss says."""
+    steps = [e for e in log if isinstance(e.get("frac_reward_zero_std"), int | float)]
+    if not steps:
+        return {"steps_logged": 0, "learnt_nothing": None}
+    zero = [float(e["frac_reward_zero_std"]) for e in steps]
+    spread = [float(e["reward_std"]) for e in steps if isinstance(e.get("reward_std"), int | float)]
+    nothing = all(z >= 1.0 for z in zero)
+    health: dict[str, Any] = {
+        "steps_logged": len(steps),
+        "frac_reward_zero_std_mean": round(sum(zero) / len(zero), 4),
+        "steps_without_reward_spread": sum(1 for z in zero if z >= 1.0),
+        "reward_std_mean": round(sum(spread) / len(spread), 4) if spread else None,
+        "learnt_nothing": nothing,
+    }
+    if nothing:
+        health["warning"] = (
+            f"GRPO learnt nothing: in all {len(steps)} logged steps every group's generations earned the same reward "
+            "(frac_reward_zero_std = 1), so every advantage was 0; raise grpo.temperature or grpo.num_generations, "
+            "warm the model up with more SFT, or check that the rewards can tell its completions apart"
+        )
+    return health
 
 
 def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -484,6 +515,7 @@ def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str
             **{k.split("/")[1]: v for k, v in e.items() if k.startswith("rewards/") and k.endswith("/mean")},
             "calls_per_rollout": e.get("tools/call_frequency"),
             "tool_failures": e.get("tools/failure_frequency"),
+            "frac_reward_zero_std": e.get("frac_reward_zero_std"),
         }
         for e in log
         if "reward" in e
