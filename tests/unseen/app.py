@@ -13,6 +13,17 @@ envelope and error style. Hosts in the documents are `*.unseen.example`; tests m
     kostat.unseen.example  /sttst/v1/ctprvn, /sttst/v1/popltn (the agency's own province numbers under the standard
                            term names ctprvnCd/ctprvnNm that the culture service uses for legal-dong codes)
     astro.unseen.example   /calendar/v1/anniversaries (XML like KASI: solYear YYYY required, solMonth MM optional)
+    openapi.city.unseen.example
+                           /{KEY}/json/TideStationInfo/{START_INDEX}/{END_INDEX} (a city portal in the Seoul open-data
+                           style: the key a path segment, index-range paging, `{"<service>": {"list_total_count",
+                           "RESULT": {"CODE": "INFO-000"}, "row": [...]}}`, errors on HTTP 200: INFO-100 key, INFO-200
+                           no data, ERROR-3xx parameters),
+                           /{KEY}/json/TideStationDetail/{START_INDEX}/{END_INDEX}/{STN_ID} (NEIS style
+                           `{"<service>": [{"head": [{"list_total_count"}, {"RESULT"}]}, {"row": [...]}]}`)
+    data.road.unseen.example
+                           /openapi/restinfo/restOperatorList (highway-corporation style `{"code": "SUCCESS", "count",
+                           "list"}`, key in `key`, one matching row sent as an object, errors `{"code": "ERROR"}` on
+                           HTTP 200)
 """
 
 from __future__ import annotations
@@ -113,8 +124,9 @@ def create_app(key: str = KEY) -> FastAPI:
         return {"status": "ok"}
 
     get, w = _Keyed(app, key), get_world()
-    for service in (_corp, _pension, _adm, _ocean, _sea, _culture, _kostat_stats, _astro):
+    for service in (_corp, _pension, _adm, _ocean, _sea, _culture, _kostat_stats, _astro, _road):
         service(get, w)
+    _city(app, key, w)
     return app
 
 
@@ -405,3 +417,93 @@ def _astro(get: _Keyed, w: UnseenWorld) -> None:
         return _xml(
             "response", _page(q, rows), {"resultCode": "00", "resultMsg": "NORMAL SERVICE.", "totalCount": len(rows)}
         )
+
+
+# ------------------------------------------------------------------ openapi.city.unseen.example
+def _city_result(code: str, message: str) -> JSONResponse:
+    return JSONResponse({"RESULT": {"CODE": code, "MESSAGE": message}})
+
+
+def _city_range(key: str, given: str, start: str, end: str) -> tuple[int, int] | JSONResponse:
+    """The portal's checks, in its order: the key (a path segment), then the index range (1-based, at most 1000)."""
+    if given != key:
+        return _city_result(
+            "INFO-100", "인증키가 유효하지 않습니다. 인증키가 없는 경우, 홈페이지에서 인증키를 신청하십시오."
+        )
+    if not (start.isdigit() and end.isdigit()) or int(start) < 1 or int(end) < int(start):
+        return _city_result("ERROR-331", "요청시작위치 값을 확인하십시오. (요청인자 : START_INDEX)")
+    if int(end) - int(start) >= 1000:
+        return _city_result("ERROR-336", "데이터요청은 한번에 최대 1000건을 넘을 수 없습니다.")
+    return int(start), int(end)
+
+
+def _city(app: FastAPI, key: str, w: UnseenWorld) -> None:
+    ok = {"CODE": "INFO-000", "MESSAGE": "정상 처리되었습니다"}
+
+    # the 행정동 (this family's own codes) a station stands in: its city's first 읍면동, or the nearest city's
+    city_of = {"통영": "통영시", "군산": "군산시", "마산": "창원시"}
+    site = {
+        s.code: next(u.adm_cd for u in w.units if u.level == "읍면동" and u.sgg == city_of.get(s.name, "강릉시"))
+        for s in w.stations
+    }
+
+    def row(s: Any) -> dict[str, Any]:
+        return {
+            "STN_ID": s.code,
+            "STN_NM": s.name,
+            "ADSTRD_CD": site[s.code],
+            "LAT": f"{s.lat:.4f}",
+            "LOT": f"{s.lon:.4f}",
+        }
+
+    @app.get("/{given}/json/TideStationInfo/{start}/{end}")
+    def station_info(given: str, start: str, end: str) -> Response:
+        checked = _city_range(key, given, start, end)
+        if isinstance(checked, Response):
+            return checked
+        first, last = checked
+        rows = [row(s) for s in w.stations]
+        if first > len(rows):
+            return _city_result("INFO-200", "해당하는 데이터가 없습니다.")
+        return JSONResponse(
+            {"TideStationInfo": {"list_total_count": len(rows), "RESULT": ok, "row": rows[first - 1 : last]}}
+        )
+
+    @app.get("/{given}/json/TideStationDetail/{start}/{end}/{stn}")
+    def station_detail(given: str, start: str, end: str, stn: str) -> Response:
+        checked = _city_range(key, given, start, end)
+        if isinstance(checked, Response):
+            return checked
+        station = next((s for s in w.stations if s.code == stn), None)
+        if station is None or checked[0] > 1:
+            return _city_result("INFO-200", "해당하는 데이터가 없습니다.")
+        detail = {**row(station), "MGMT_ORG": "해양조사원 동해지원", "OBS_ITEM": "조위, 수온"}
+        head = [{"list_total_count": 1}, {"RESULT": ok}]
+        return JSONResponse({"TideStationDetail": [{"head": head}, {"row": [detail]}]})
+
+
+# ------------------------------------------------------------------ data.road.unseen.example
+def _road(get: _Keyed, w: UnseenWorld) -> None:
+    bad_key = _answer({"code": "ERROR", "message": "인증키가 유효하지 않습니다.", "count": 0, "list": []})
+
+    @get("/openapi/restinfo/restOperatorList", bad_key, key_param="key")
+    def operators(q: Query) -> Response:
+        rows = [
+            {
+                "svarCd": f"{100010 + 10 * i:06d}",
+                "svarNm": f"{c.name.removeprefix('(주)')[:2]}휴게소",
+                "routeNm": ("경부선", "영동선", "서해안선")[i % 3],
+                "operBzno": c.bzno,
+                "operNm": c.name,
+            }
+            for i, c in enumerate(w.companies[::3])
+        ]
+        want = q.get("svarCd", "").strip()
+        if want and not re.fullmatch(r"[0-9]{6}", want):
+            return JSONResponse({"code": "ERROR", "message": "svarCd는 6자리 숫자입니다.", "count": 0, "list": []})
+        if want:
+            rows = [r for r in rows if r["svarCd"] == want]
+        page = _page(q, rows)
+        # one row travels as an object, as the provider's XML-to-JSON conversion sends it
+        listed: Any = page[0] if len(page) == 1 else page
+        return JSONResponse({"code": "SUCCESS", "message": "인증키가 유효합니다.", "count": len(rows), "list": listed})

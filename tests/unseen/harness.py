@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import httpx
 import yaml
@@ -33,6 +33,8 @@ HOSTS = [
     "culture.unseen.example",
     "kostat.unseen.example",
     "astro.unseen.example",
+    "openapi.city.unseen.example",
+    "data.road.unseen.example",
 ]
 LOCAL = "unseen.local"
 SECRET = "KOPA_APIKEY_UNSEEN"
@@ -80,6 +82,9 @@ class UnseenScore:
     rounds: int = 0
     #: Verified links that the ground truth does not list (precision is measured only when there are none).
     unlabelled: list[str] = field(default_factory=list)
+    #: Bonus links (true, but another provider's identifier with only the values to say so): scored apart.
+    bonus_total: int = 0
+    verified_bonus: list[str] = field(default_factory=list)
 
     @property
     def recall(self) -> float:
@@ -108,6 +113,8 @@ class UnseenScore:
             "decoys_verified": self.verified_decoys,
             "precision": round(self.precision, 3),
             "unlabelled_verified": self.unlabelled,
+            "bonus": self.bonus_total,
+            "bonus_verified": self.verified_bonus,
             "unreachable_tools": len(self.unreachable),
             "calls": self.calls,
             "calls_per_verified_link": round(self.calls_per_verified_link, 2),
@@ -134,40 +141,47 @@ def _key(lk: LinkRecord, paths: dict[str, str]) -> tuple[str, str, str, str, str
     )
 
 
+def _paths(tools: list[ToolRecord]) -> dict[str, str]:
+    """Each tool's operation path as the ground truth names it (path templates kept: `/{KEY}/json/...`)."""
+    return {t.name: unquote(urlparse(t.url).path) for t in tools}
+
+
+def _gt_key(gt: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    return (
+        gt["source"]["path"],
+        gt["source"]["field"],
+        gt["target"]["path"],
+        gt["target"]["param"],
+        _transform_key(gt["transform"]),
+    )
+
+
 def score_links(links: list[LinkRecord], tools: list[ToolRecord]) -> tuple[list[str], list[str], list[str]]:
-    paths = {t.name: urlparse(t.url).path for t in tools}
+    paths = _paths(tools)
     verified = {_key(lk, paths) for lk in links if lk.status == "verified"}
     true_hit: list[str] = []
     decoy_hit: list[str] = []
     missed: list[str] = []
     for gt in ground_truth():
-        k = (
-            gt["source"]["path"],
-            gt["source"]["field"],
-            gt["target"]["path"],
-            gt["target"]["param"],
-            _transform_key(gt["transform"]),
-        )
+        k = _gt_key(gt)
         if gt["kind"] == "true":
             (true_hit if k in verified else missed).append(gt["id"])
-        elif k in verified:
+        elif gt["kind"] == "decoy" and k in verified:
             decoy_hit.append(gt["id"])
     return true_hit, decoy_hit, missed
 
 
+def bonus_links(links: list[LinkRecord], tools: list[ToolRecord]) -> list[str]:
+    """The bonus links verified (ground-truth ids)."""
+    paths = _paths(tools)
+    verified = {_key(lk, paths) for lk in links if lk.status == "verified"}
+    return [gt["id"] for gt in ground_truth() if gt["kind"] == "bonus" and _gt_key(gt) in verified]
+
+
 def unlabelled_links(links: list[LinkRecord], tools: list[ToolRecord]) -> list[str]:
     """Verified links the ground truth does not list, as 'path.field -> path.param transform'."""
-    paths = {t.name: urlparse(t.url).path for t in tools}
-    listed = {
-        (
-            g["source"]["path"],
-            g["source"]["field"],
-            g["target"]["path"],
-            g["target"]["param"],
-            _transform_key(g["transform"]),
-        )
-        for g in ground_truth()
-    }
+    paths = _paths(tools)
+    listed = {_gt_key(g) for g in ground_truth()}
     out = []
     for lk in links:
         k = _key(lk, paths)
@@ -182,7 +196,9 @@ def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
     store = EmbeddedStore(graph_file)
     gt = ground_truth()
     score = UnseenScore(
-        true_total=sum(1 for g in gt if g["kind"] == "true"), decoy_total=sum(1 for g in gt if g["kind"] == "decoy")
+        true_total=sum(1 for g in gt if g["kind"] == "true"),
+        decoy_total=sum(1 for g in gt if g["kind"] == "decoy"),
+        bonus_total=sum(1 for g in gt if g["kind"] == "bonus"),
     )
     try:
         for name, doc in documents().items():
@@ -197,6 +213,7 @@ def run_unseen(graph_file: Path, base: Settings | None = None) -> UnseenScore:
         links = all_links(store)
         score.verified_true, score.verified_decoys, score.missed = score_links(links, tools)
         score.unlabelled = unlabelled_links(links, tools)
+        score.verified_bonus = bonus_links(links, tools)
         score.tools, score.candidates = len(tools), progress["candidates"]
         score.verified, score.calls = progress["verified"], progress["calls_spent"]
         score.unreachable = progress["unreachable"]
