@@ -75,6 +75,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-4]):([0-5]\d)(?![\d:])")
 _HOUR = re.compile(
     r"(오전|오후|아침|새벽|낮|저녁|밤|am|pm)?\s*(\d{1,2})\s*시(?!간)(?:\s*(반(?![가-힣])|(\d{1,2})\s*분))?"
 )
+_EN_CLOCK = re.compile(r"(?<![\d:.])(\d{1,2})(?::([0-5]\d))?\s?(a\.m\.|p\.m\.|am\b|pm\b)")
 _RAW_TIME = re.compile(r"(?<![\d.,:])([01]\d|2[0-3])([0-5]\d)(?![\d:]|[.,]\d)")
 
 
@@ -103,8 +104,15 @@ def time_spans(text: str, *, raw: bool = True) -> list[tuple[set[int], int, int]
 def _time_spans(text: str, raw: bool = True) -> tuple[tuple[frozenset[int], int, int], ...]:
     text = nfkc(text).lower()
     out: list[tuple[set[int], int, int]] = []
+    for m in _EN_CLOCK.finditer(text):  # `3 p.m.`, `5:20 a.m.`, `11am`
+        h, minute = int(m.group(1)), int(m.group(2) or 0)
+        if 1 <= h <= 12:
+            h = h % 12 + (12 if m.group(3).startswith("p") else 0)
+            out.append(({h * 60 + minute}, m.start(), m.end()))
+    english = [(a, b) for _, a, b in out]
     for m in _CLOCK.finditer(text):
-        out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))
+        if not any(a <= m.start() < b for a, b in english):
+            out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))
     for m in _HOUR.finditer(text):
         h = int(m.group(2))
         if h > 24:
@@ -120,9 +128,9 @@ def _time_spans(text: str, raw: bool = True) -> tuple[tuple[frozenset[int], int,
         else:
             hours = {h, h + 12} if h < 12 else {h}
         out.append(({x * 60 + minute for x in hours}, m.start(), m.end()))
-    for word, minutes in (("정오", 12 * 60), ("자정", 0)):
+    for word, minutes in (("정오", 12 * 60), ("자정", 0), (r"\bnoon\b", 12 * 60), (r"\bmidnight\b", 0)):
         for m in re.finditer(word, text):
-            out.append(({minutes, 24 * 60} if word == "자정" else {minutes}, m.start(), m.end()))
+            out.append(({minutes} if minutes else {minutes, 24 * 60}, m.start(), m.end()))
     for m in _RAW_TIME.finditer(text) if raw else ():
         if not any(a <= m.start() < b for _, a, b in out):
             out.append(({int(m.group(1)) * 60 + int(m.group(2))}, m.start(), m.end()))

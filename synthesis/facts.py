@@ -399,8 +399,17 @@ def _text_hit(
 ) -> bool:
     raw = str(fact.value)
     times = time_values(raw.zfill(4) if re.fullmatch(r"\d{3}", raw.strip()) else raw)
-    if times is not None and (not raw.strip().isdigit() or not _span_hits(prepared, normalise_text(raw), prepared)):
+    if times is not None and (
+        not raw.strip().isdigit()
+        or not (written := _span_hits(prepared, normalise_text(raw), prepared))
+        # written as a clock time (`5:20 a.m.` for 520): judged as one
+        or any(a <= h < b for _, a, b in time_spans(prepared, raw=False) for h, _ in written)
+    ):
         spans = time_spans(prepared)
+        # another asked time, or another time of the fact's own row (the last bus beside the first), is no
+        # alternative
+        asked = {t for f in facts if f is not fact for t in _times_of(f)}
+        asked |= {t for x in fact.about for t in (time_values(x) or [])}
         for first, (mins0, a0, _) in enumerate(spans):
             if times[0] not in mins0:
                 continue
@@ -423,6 +432,7 @@ def _text_hit(
             if len(times) == 1 and any(
                 lo <= a <= hi
                 and not mins & set(times)
+                and not mins & asked
                 and not _range_end(prepared, a)
                 and not _paired(prepared, a, spans, times)
                 and not _time_compared(prepared, b)

@@ -67,3 +67,15 @@ def test_a_value_written_beside_another_asked_facts_label_is_that_facts() -> Non
     assert passes("기점은 신흥시장, 종점은 보람마을입니다.", [start, end])
     assert not passes("이 노선은 보람마을에서 출발해 신흥시장이 종점이에요.", [start, end])
     assert not passes("기점은 보람마을, 종점은 신흥시장입니다.", [start, end])
+
+
+def test_english_clock_times_and_another_asked_time_beside_one() -> None:
+    checkin = Fact("text", "14:00", label="체크인", field="checkintime", about=["12:00"])
+    checkout = Fact("text", "12:00", label="체크아웃", field="checkouttime", about=["14:00"])
+    assert passes("Check-in is at 2 p.m. and check-out at noon.", [checkin, checkout])
+    assert passes("Check-in is at 14:00 and check-out at 12:00.", [checkin, checkout])
+    assert not passes("Check-in is at 3 p.m. and check-out at noon.", [checkin, checkout])
+    first = Fact("name", 610, field="startvehicletime", label="첫차", about=["2250"])
+    assert passes("The first bus (첫차) leaves at 6:10 a.m.; the last one at 22:50.", [first])
+    assert not passes("The first bus (첫차) leaves at 6:10 p.m.", [first])
+    assert not passes("The first bus (첫차) leaves at 6:10 or 6:40 a.m.", [first])
