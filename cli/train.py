@@ -13,11 +13,12 @@ from core.errors import KopaError
 from core.settings import Settings, get_settings
 from graph.store import GraphStore, all_links, open_store
 from sandbox.inprocess import sandbox_mode
+from training.check import check_model
 from training.config import RunConfig, load_config
 from training.datasets import load_records, sft_row
 from training.environment import LiveBackend, secret_values
 from training.run import offline, run_grpo, run_sft
-from training.tiny import build_tiny, conversation_texts
+from training.tiny import FAMILIES, build_tiny, conversation_texts
 
 app = typer.Typer(
     help="Train models on the trajectories: SFT warm-up and GRPO with execution-grounded rewards.", no_args_is_help=True
@@ -95,7 +96,8 @@ def grpo(
     if cfg.grpo.sandbox:
         settings, transport = sandbox_mode(settings)
     store = _open_graph(cfg, settings)
-    refuted = all_links(store, status="refuted") if store is not None else []
+    # data.verification false (the no-verification arm): live tools from the graph, but no refuted-link signal
+    refuted = all_links(store, status="refuted") if store is not None and cfg.data.verification else []
     tools = {t.name: t for t in store.all_tools()} if store is not None else {}
     apis = store.list_apis(limit=10_000)[0] if store is not None else []
     if store is not None:
@@ -122,19 +124,57 @@ def grpo(
     typer.echo(json.dumps(summary, ensure_ascii=False))
 
 
+@app.command("check")
+def check(
+    model: Annotated[Path, typer.Option(help="Local model directory (its tokenizer and chat template).")],
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    data: Annotated[
+        Path | None, typer.Option(help="records.jsonl or an export folder: token lengths against the budgets.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Check a model before a GPU run: trl recognises its chat template, a sample renders with the right assistant
+    mask, the parser reads the template's own call, and (with --data) the rows' token lengths fit the config's
+    budgets. Exits 1 when a check fails."""
+    offline()
+    if not (model / "config.json").is_file() and not (model / "tokenizer_config.json").is_file():
+        fail(f"{model}: not a model directory (no config.json or tokenizer_config.json)")
+    cfg = _config(config, set_, model, data, model, None)
+    try:
+        records = load_records(data) if data is not None else []
+        report = check_model(model, records, cfg)
+    except ImportError as exc:
+        fail(f"kopa train check needs the train extra (pip install -e '.[train]'): {exc}")
+    except (KopaError, OSError) as exc:
+        fail(getattr(exc, "detail", None) or str(exc).splitlines()[0])
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        for c in report["checks"]:
+            typer.echo(f"{'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['detail']}")
+        typer.echo(f"{model}: {'ready' if report['ok'] else 'not ready (see FAIL above)'}")
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
 @app.command("tiny")
 def tiny(
     out: Annotated[Path, typer.Option(help="Where to save the model + tokenizer.")] = Path(".kopa/tiny"),
     data: DataOpt = None,
     vocab: Annotated[int, typer.Option(help="BPE vocabulary size.")] = 4096,
+    family: Annotated[str, typer.Option(help=f"Chat-template family: {', '.join(FAMILIES)}.")] = "qwen2.5",
+    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
 ) -> None:
     """Build a tiny Qwen2-architecture model and tokenizer locally (tests and CPU demos; no downloads)."""
     offline()
+    if family not in FAMILIES:
+        fail(f"--family must be one of {', '.join(FAMILIES)}, not {family!r}")
     corpus: list[str] = []
     if data is not None:
         try:
-            corpus = conversation_texts(sft_row(r) for r in load_records(data))
+            corpus = conversation_texts((sft_row(r) for r in load_records(data)), family)
         except KopaError as exc:
             fail(exc.detail)
-    path = build_tiny(out, corpus, vocab_size=vocab)
+    path = build_tiny(out, corpus, vocab_size=vocab, family=family, seed=seed)
     typer.echo(str(path))

@@ -12,6 +12,8 @@ data:
   benchmark: null            # a JSONL of benchmark tasks, for the overlap count in the manifest
   graph: null                # embedded graph file (kopa demo's graph.sqlite3): refuted links, live tools;
                              # null: the configured store when it is Neo4j, else none
+  verification: true         # false: the graph gives live tools only, no refuted links (no verification signal:
+                             # the ablation's synthesise-then-filter arm)
 lora: {enabled: true, r: 16, alpha: 32, dropout: 0.05, target_modules: auto}
                              # auto: every linear layer of the model but the output head (read from its modules,
                              # so hybrid families such as Qwen3.5's linear-attention layers are covered), or a list
@@ -86,6 +88,7 @@ class DataConfig(_Section):
     length_policy: Literal["error", "drop", "keep"] = "error"
     benchmark: Path | None = None
     graph: Path | None = None
+    verification: bool = True
 
 
 class LoraConfig(_Section):
