@@ -384,15 +384,29 @@ INABLE = re.compile(
 _SOFT = re.compile(r"[가-힣] 것 같|(?:인|일|한|는)듯(?:해|합|하)|다를 수 있")
 
 
-def doubt(answer: str, claims: Callable[[str, str], bool] | None = None) -> str:
+#: What a turn says when it corrects what came before (not when it reports that nothing was found).
+_CORRECTING = re.compile(
+    r"잘못|틀|정정|취소|무시|다시|잊어|바뀌|헷갈|죄송|미안|아니(?:네요|에요|다|야|군요|었)|wrong|incorrect|ignore"
+    r"|disregard|mistake|misread|scratch|correction|sorry|not (?:correct|right|accurate|true)",
+    re.I,
+)
+
+
+def doubt(answer: str, claims: Callable[[str, str], bool] | None = None, *, missing: bool = False) -> str:
     """The wording that makes the answer non-committal or takes it back, or ''. `claims(sentence, rest)`: whether
     a sentence that ends softened (`것 같아요`) claims something the answer needs (without it, every softening
-    is a doubt); `rest` is the answer without that sentence."""
+    is a doubt); `rest` is the answer without that sentence. `missing`: the answer reports missing data, so a
+    turn to a negative within a sentence (`searched, but got no results`) is the report itself unless it corrects
+    something; one that opens a sentence turns back on the one before."""
     text = nfkc(answer)
-    for rx in (_DOUBT, _RETRACT):
-        m = rx.search(text)
-        if m:
-            return m.group().strip()
+    m = _DOUBT.search(text)
+    if m:
+        return m.group().strip()
+    for m in _RETRACT.finditer(text):
+        opens = not text[: m.start()].strip() or text[: m.start()].rstrip()[-1] in ".!?\n…"
+        if missing and not opens and not _CORRECTING.search(m.group()):
+            continue  # `searched, but got no results`: within the sentence that reports it
+        return m.group().strip()
     for m in _SOFT.finditer(text):
         start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
         ends = [i for c in ".!?\n" if (i := text.find(c, m.end())) >= 0]

@@ -147,7 +147,7 @@ def hedge(answer: str, facts: list[Fact]) -> str:
             return True
         return missing and bool(_ABSENT.search(sentence)) and not _ABSENT.search(rest)
 
-    d = doubt(answer, claims)
+    d = doubt(answer, claims, missing=missing)
     if d or missing:
         return d
     text = nfkc(answer)

@@ -82,7 +82,16 @@ from synthesis.claims import (
     qualifier,
     unsupported,
 )
-from synthesis.fact_terms import DATA_NOUNS, LABEL_EQUIVALENTS, MODAL, guessable, in_context, label_terms, negative
+from synthesis.fact_terms import (
+    DATA_NOUNS,
+    LABEL_EQUIVALENTS,
+    MODAL,
+    about_missing,
+    guessable,
+    in_context,
+    label_terms,
+    negative,
+)
 from synthesis.fact_terms import Fact as Fact
 from synthesis.fact_terms import FactCheck as FactCheck
 from synthesis.fact_terms import hedge as hedge
@@ -500,6 +509,7 @@ def _negating_prefix(prepared: str, at: int, raw: str) -> bool:
 #: What the call found: nothing (`찾을 수 없었어요`, `조회되지 않아요`), as opposed to a refusal to look.
 _NOT_FOUND = re.compile(
     r"(?:찾|조회|검색|확인)[가-힣]{0,3}\s*수\s*(?:가|는)?\s*없었|(?:조회|검색|확인|등록)되지 않|나오지 않"
+    r"|(?:찾|조회하|검색하|확인하)지\s*못했|비어\s*있|(?<![\d.,])0\s*건|한\s*건도|확인\s*불가"
 )
 #: A refusal to look rather than a report of what was found.
 _DECLINING = re.compile(r"도구(?:로는|로|가|를)|요청하신 (?:정보|내용)|\btools?\b", re.I)
@@ -508,6 +518,7 @@ _NONE_EN = re.compile(
     r"|\bnot found\b"
     r"|\bnothing (?:came|was)"
     r"|\bzero rows\b|\breturned (?:no|nothing|zero)\b|\bnot registered\b|\bisn'?t registered\b|\bno such\b"
+    r"|\b(?:came back|returned|was|were|is) empty\b|\b(?:does not|doesn'?t|did not|didn'?t) (?:appear|show up|exist)\b"
 )
 #: Words that say the same colour (MFDS 낱알식별 writes 하양, 노랑, 분홍 ...; answers write 흰색, 하얀색 ...).
 COLOURS: tuple[tuple[str, ...], ...] = (
@@ -956,6 +967,24 @@ def dump(answer: str, facts: list[Fact]) -> str:
     return ""
 
 
+_MONTH_ARG = re.compile(r"(?:19|20)\d{2}(?:0[1-9]|1[0-2])")
+_SAYS_ABSENT = re.compile(r"없|않|못|\bno\b|n't\b|\bnot\b")
+
+
+def absent_of_other_month(answer: str, facts: list[Fact], seen: Seen) -> str:
+    """A report of missing data said of a month other than the one the calls asked for (a `YYYYMM` argument, the
+    only one sent): `이번 달(10월) 자료는 없습니다` after asking for November. The clause, or ''."""
+    months = {v.strip() for v in seen.sent if _MONTH_ARG.fullmatch(v.strip())}
+    if len(months) != 1 or seen.now is None or not any(about_missing(f) for f in facts):
+        return ""
+    text = prepare_text(answer)
+    for a, b in clauses(text):
+        clause = text[a:b]
+        if _SAYS_ABSENT.search(clause) and names_other_month(clause, list(months), seen.now):
+            return clause.strip()
+    return ""
+
+
 def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
     """Why the whole answer fails whatever it states, or '': doubt, a paste, a dump, a figure, date, time or place
     nothing seen supports, or another row's value said as the asked one's."""
@@ -973,6 +1002,8 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"unsupported: {u}"
     if seen is not None and (w := misattributed(answer, seen)):
         return f"said of another row: {w}"
+    if seen is not None and (w := absent_of_other_month(answer, facts, seen)):
+        return f"said of another month: {w}"
     if r := rival_claim(answer, facts, seen.now if seen else None):
         return f"another row: {r}"
     return ""

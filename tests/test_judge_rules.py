@@ -5,9 +5,9 @@ written here, none taken from the corpus."""
 from __future__ import annotations
 
 from synthesis.answer_values import mentions, prepare_text
-from synthesis.claims import facilities_in, unsupported
+from synthesis.claims import Seen, facilities_in, unsupported
 from synthesis.facts import Fact, refusal
-from tests.test_answer_claims import passes, seen_rows
+from tests.test_answer_claims import NOW, passes, seen_rows
 
 
 def test_english_magnitudes_are_amounts_rounded_at_the_magnitude_written() -> None:
@@ -79,3 +79,27 @@ def test_english_clock_times_and_another_asked_time_beside_one() -> None:
     assert passes("The first bus (첫차) leaves at 6:10 a.m.; the last one at 22:50.", [first])
     assert not passes("The first bus (첫차) leaves at 6:10 p.m.", [first])
     assert not passes("The first bus (첫차) leaves at 6:10 or 6:40 a.m.", [first])
+
+
+def test_reports_of_missing_data_in_more_wordings() -> None:
+    empty = Fact("text", "없습니다", label="자료 없음")
+    for answer in (
+        "조회 결과가 비어 있어요.",
+        "검색 결과가 0건이라 주소를 찾지 못했습니다.",
+        "한 건도 나오지 않았어요.",
+        "The query came back empty.",
+        "That clinic doesn't appear in the hospital list.",
+        "I searched the address service, but got no results.",
+    ):
+        assert passes(answer, [empty]), answer
+    assert not passes("The query returned 3 stations.", [empty])
+    assert not passes("조회 결과가 없어요. 하지만 아까 건 잘못 봤어요.", [empty])
+    assert not passes("No results came back, but scratch that, I was wrong.", [empty])
+
+
+def test_missing_data_said_of_another_month_than_the_one_asked() -> None:
+    empty = Fact("text", "없습니다", label="아직 자료 없음")
+    seen = Seen(results=('{"items": []}',), user=("다음 달 거래 알려줘",), now=NOW, sent=("11110", "202611"))
+    assert passes("11월 거래 자료는 아직 없습니다.", [empty], seen)
+    assert passes("다음 달 거래 자료는 아직 없습니다.", [empty], seen)
+    assert not passes("이번 달(10월) 거래 자료는 없습니다.", [empty], seen)
