@@ -17,6 +17,7 @@ from graph.conversions import API_ID as CONVERT_API_ID
 from graph.conversions import register_conversions
 from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import load_document
+from graph.openapi_report import understood_line
 from graph.registry import register
 
 app = typer.Typer(help="The tool graph store (Neo4j or the embedded file).", no_args_is_help=True)
@@ -144,6 +145,8 @@ def register_cmd(
             typer.echo(
                 f"{path.name}: {result.api.id} {changes} retired={len(result.retired)} flagged={result.flagged_links}"
             )
+            for u in result.understood:
+                typer.echo("  " + understood_line(u))
     finally:
         store.close()
     if failed:

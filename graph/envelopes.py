@@ -124,6 +124,29 @@ def index_range(params: list[tuple[str, str]]) -> tuple[str, str] | None:
     return None
 
 
+#: Parameters of offset paging and of cursor paging.
+OFFSET_NAMES = ("offset", "skip", "startrow", "start_row")
+LIMIT_NAMES = ("limit", "maxresults", "max_results")
+CURSOR_NAMES = ("cursor", "pagetoken", "page_token", "nexttoken", "next_token", "continuationtoken")
+
+
+def paging_kind(params: list[tuple[str, str]]) -> tuple[str, list[str]]:
+    """How a tool pages, read off its (name, type) parameters: ("index_range" | "page" | "offset" | "cursor" |
+    "none", the parameters that page)."""
+    rng = index_range(params)
+    if rng is not None:
+        return "index_range", list(rng)
+    for kind, groups in (
+        ("cursor", (CURSOR_NAMES,)),
+        ("offset", (OFFSET_NAMES, LIMIT_NAMES)),
+        ("page", (PAGE_NAMES, SIZE_NAMES)),
+    ):
+        names = [name for name, _ in params if any(name.lower() in g for g in groups)]
+        if names and (kind != "offset" or any(n.lower() in OFFSET_NAMES for n in names)):
+            return kind, names
+    return "none", []
+
+
 def range_first(start: Any) -> int | None:
     """The 1-based position an index-range call starts at (its START argument), None when it is no position."""
     n = _count(start)

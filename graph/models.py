@@ -162,6 +162,11 @@ class RegistrationResult(BaseModel):
     tools: list[dict[str, str]]
     retired: list[str]
     flagged_links: int
+    understood: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="per operation: where the key goes, the paging kind, the rows path, the total and the success "
+        "rule, each with its reason, and what could not be worked out (`unresolved`)",
+    )
 
 
 class TokenRecord(BaseModel):

@@ -16,13 +16,15 @@ from typing import Any
 from urllib.parse import urlparse
 
 from core.errors import InvalidInput
+from graph import envelopes
 from graph.models import ApiRecord, AuthConfig, FieldRecord, ParamRecord, RegistrationMeta, ToolRecord
-from graph.openapi_items import find_items, item_fields, response_schema
+from graph.openapi_items import find_items, item_fields, response_schema, schema_member
 from graph.openapi_load import MAX_DEPTH as MAX_DEPTH
 from graph.openapi_load import load_document as load_document
 from graph.openapi_names import MAX_NAME as MAX_NAME
 from graph.openapi_names import operation_words, tool_prefix, unique_name
 from graph.openapi_names import snake as snake
+from graph.openapi_report import operation_report
 from graph.openapi_schema import (
     BODY_ORDER,
     FORM_MEDIA,
@@ -257,6 +259,14 @@ def api_id_for(doc: dict[str, Any], server_url: str) -> str:
 
 def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiRecord, list[ToolRecord]]:
     """Parse a document into (API, tools). Raises InvalidInput (with JSON pointers) for anything malformed."""
+    api, tools, _ = parse_with_report(doc, meta)
+    return api, tools
+
+
+def parse_with_report(
+    doc: Any, meta: RegistrationMeta | None = None
+) -> tuple[ApiRecord, list[ToolRecord], list[dict[str, Any]]]:
+    """`parse_document`, and what was understood of each operation (graph.openapi_report), in the tools' order."""
     try:
         return _parse_document(doc, meta or RegistrationMeta())
     except InvalidInput:
@@ -304,31 +314,40 @@ def _query_key_param(doc: dict[str, Any], swagger2: bool) -> str | None:
     return next((name for where, name in reversed(_key_schemes(doc, swagger2)) if where == "query"), None)
 
 
-def path_key(params: list[ParamRecord], scheme_names: set[str]) -> str | None:
-    """The path parameter that is the key (`/{KEY}/json/...`): one an apiKey security scheme names, else one named
-    or described as the key; None when no path segment is the key."""
+def path_key(params: list[ParamRecord], scheme_names: set[str]) -> tuple[str, str] | None:
+    """The path parameter that is the key (`/{KEY}/json/...`) and why (a `graph.openapi_report.KEY_REASONS` key):
+    one an apiKey security scheme names, else one named or described as the key; None when no segment is."""
     path = [p for p in params if p.location == "path"]
     by_scheme = next((p.name for p in path if p.name in scheme_names), None)
     if by_scheme is not None:
-        return by_scheme
+        return by_scheme, "scheme"
     for p in path:
-        text = p.description.lower()
-        if p.name.lower() in PATH_KEY_NAMES or any(w in text for w in PATH_KEY_WORDS):
-            return p.name
+        if p.name.lower() in PATH_KEY_NAMES:
+            return p.name, "name"
+        if any(w in p.description.lower() for w in PATH_KEY_WORDS):
+            return p.name, "description"
     return None
 
 
 class _Operations:
     """Reads every operation of a document's `paths` into a tool, reporting problems to the context."""
 
-    def __init__(self, ctx: DocContext, swagger2: bool, server_url: str, prefix: str, auth_param: str | None) -> None:
+    def __init__(
+        self,
+        ctx: DocContext,
+        swagger2: bool,
+        server_url: str,
+        prefix: str,
+        auth: tuple[str | None, str | None, str],
+    ) -> None:
         self.ctx = ctx
         self.swagger2 = swagger2
         self.server_url = server_url
         self.prefix = prefix
-        self.auth_param = auth_param
+        self.auth_param, self.auth_source, self.scheme = auth  # (name, why: a KEY_REASONS key, the auth scheme)
         self.scheme_names = {name for _, name in _key_schemes(ctx.doc, swagger2)}
         self.used: set[str] = set()  # tool names given so far
+        self.reports: list[dict[str, Any]] = []  # what was understood of each operation (graph.openapi_report)
 
     def tools(self, paths: dict[Any, Any]) -> list[ToolRecord]:
         ctx = self.ctx
@@ -386,15 +405,20 @@ class _Operations:
         if read is None:
             return None
         params, body_media = read
-        key_param = (
-            self.auth_param
-            or path_key(params, self.scheme_names)
-            or next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
+        in_path = None if self.auth_param else path_key(params, self.scheme_names)
+        known = next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
+        key_param, key_source = (
+            (self.auth_param, self.auth_source)
+            if self.auth_param
+            else in_path
+            if in_path
+            else (known, "known" if known else None)
         )
         params = [p for p in params if p.name != key_param]
         fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
         fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
-        envelope, items_path, item_schema = find_items(ctx, response_schema(ctx, op, op_where, self.swagger2), op_where)
+        response = response_schema(ctx, op, op_where, self.swagger2)
+        envelope, items_path, item_schema = find_items(ctx, response, op_where)
         fields = item_fields(ctx, item_schema, items_path, op_where)
         words = operation_words(op, method, path)
         name = unique_name(self.prefix, words, self.used)
@@ -421,10 +445,19 @@ class _Operations:
             body_media=body_media,
         )
         tool.spec_hash = spec_hash(tool)
+        self.reports.append(
+            operation_report(
+                tool,
+                scheme=self.scheme,
+                key_source=key_source,
+                total_path=schema_member(ctx, response, op_where, envelopes.TOTAL_NAMES, items_path),
+                code_path=schema_member(ctx, response, op_where, envelopes.CODE_NAMES, items_path),
+            )
+        )
         return tool
 
 
-def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord]]:
+def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord], list[dict[str, Any]]]:
     if not isinstance(doc, dict):
         raise InvalidInput(
             "the document must be a JSON/YAML object",
@@ -444,7 +477,9 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     security_param = _query_key_param(doc, swagger2)
     auth = meta.auth or AuthConfig(param=security_param)
     auth_param = auth.param or security_param
-    tools = _Operations(ctx, swagger2, server_url, tool_prefix(server_url, title), auth_param).tools(paths)
+    key_source = "option" if meta.auth and meta.auth.param else "scheme" if auth_param else None
+    ops = _Operations(ctx, swagger2, server_url, tool_prefix(server_url, title), (auth_param, key_source, auth.scheme))
+    tools = ops.tools(paths)
     if not tools and not ctx.errors:
         ctx.err("/paths", "the document declares no operations")
     if ctx.errors:
@@ -467,7 +502,7 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
         doc_hash=_hash(doc),
         tool_count=len(tools),
     )
-    return api, tools
+    return api, tools, ops.reports
 
 
 def model_schema(description: str, params: list[ParamRecord]) -> dict[str, Any]:

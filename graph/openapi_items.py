@@ -192,6 +192,37 @@ class _Reader:
         return "plain", "", ctx.schema(schema, where)
 
 
+def schema_member(
+    ctx: DocContext, schema: dict[str, Any], where: str, names: tuple[str, ...], items_path: str
+) -> str | None:
+    """The dotted path of the shallowest scalar member named one of `names` (in any case) in a response schema,
+    outside its rows (`items_path`), looked for through objects and arrays of wrappers; None when there is none."""
+    reader = _Reader(ctx, where)
+    wanted = {n.lower() for n in names}
+    rows = items_path.rstrip("[]").replace("[]", "")
+    level: list[tuple[str, Any]] = [("", schema)]
+    for _ in range(envelopes.MAX_DEPTH):
+        found = None
+        deeper: list[tuple[str, Any]] = []
+        for prefix, node in level:
+            for name, sub in reader.props(node).items():
+                path = f"{prefix}{name}"
+                if rows and path.replace("[]", "") == rows:
+                    continue
+                resolved = ctx.schema(sub, where)
+                item = reader.array_item(resolved)
+                if item is not None:
+                    deeper.append((path + "[].", item))
+                elif resolved.get("properties") or alternatives(resolved):
+                    deeper.append((path + ".", resolved))
+                elif found is None and str(name).lower() in wanted:
+                    found = path
+        if found is not None:
+            return found
+        level = deeper
+    return None
+
+
 def find_items(ctx: DocContext, schema: dict[str, Any], where: str) -> Found:
     """(envelope profile, items path, item schema) for a success response schema."""
     reader = _Reader(ctx, where)

@@ -9,7 +9,7 @@ from core.egress import EgressPolicy
 from core.errors import InvalidInput, NotFound
 from core.settings import Settings, find_override
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
-from graph.openapi import MAX_NAME, field_hash, param_hash, parse_document
+from graph.openapi import MAX_NAME, field_hash, param_hash, parse_with_report
 from graph.store import GraphStore
 
 
@@ -90,7 +90,7 @@ def register(
 ) -> RegistrationResult:
     meta = meta or RegistrationMeta()
     check_secret(settings, meta.auth.secret if meta.auth else None)
-    api, tools = parse_document(_version_keys(doc), meta)
+    api, tools, understood = parse_with_report(_version_keys(doc), meta)
     check_secret(settings, api.auth.secret)
     check_host(api.base_url or api.server_url, settings, api.id)
 
@@ -125,7 +125,11 @@ def register(
         old_tool = next(t for t in existing.values() if t.name == name)
         flags[name] = ([p.key() for p in old_tool.params], [f.name for f in old_tool.fields])
     flagged = store.apply_registration(api, upsert, retire, flags)
-    return RegistrationResult(api=api, created=previous is None, tools=report, retired=retire, flagged_links=flagged)
+    names = {t.op_key: t.name for t in tools}  # the names kept from earlier registrations
+    understood = [{**u, "tool": names.get(u["op"], u["tool"])} for u in understood]
+    return RegistrationResult(
+        api=api, created=previous is None, tools=report, retired=retire, flagged_links=flagged, understood=understood
+    )
 
 
 def unregister(store: GraphStore, api_id: str) -> int:

@@ -29,7 +29,7 @@ from execution.view import narrowing, view_object
 from graph import envelopes
 from graph.embedded_store import EmbeddedStore
 from graph.models import AuthConfig, RegistrationMeta
-from graph.openapi import parse_document
+from graph.openapi import parse_document, parse_with_report
 from graph.registry import register
 from synthesis.engine import synthesize
 from tests.support.helpers import served
@@ -152,6 +152,40 @@ def test_index_range_paging_is_paging() -> None:
     assert envelopes.index_range([("START_INDEX", "integer")]) is None
     _, tools = parse_document(portal_doc("https://portal.example.go.kr"))
     assert narrowing(tools[0])[1] == ["START_INDEX", "END_INDEX"]
+
+
+def test_registration_says_what_it_understood_of_each_operation() -> None:
+    _, tools, report = parse_with_report(portal_doc("https://portal.example.go.kr"))
+    listing, detail = report
+    assert (listing["tool"], detail["tool"]) == (tools[0].name, tools[1].name)
+    assert listing["key"]["in"] == "path" and listing["key"]["param"] == "KEY"
+    assert "its name" in listing["key"]["reason"] and "never a parameter the model sees" in listing["key"]["reason"]
+    assert listing["paging"] == {
+        "kind": "index_range",
+        "params": ["START_INDEX", "END_INDEX"],
+        "reason": listing["paging"]["reason"],
+    }
+    assert (listing["rows"]["path"], listing["total"]["path"]) == ("Echo.row[]", "Echo.list_total_count")
+    assert listing["success"]["code"] == "Echo.RESULT.CODE" and "INFO-200" in listing["success"]["rule"]
+    assert (detail["rows"]["path"], detail["total"]["path"]) == (
+        "EchoDetail[].row[]",
+        "EchoDetail[].head[].list_total_count",
+    )
+    assert listing["unresolved"] == detail["unresolved"] == []
+    # a document that names no key and declares no response: both said, with what to do about the key
+    bare = {
+        "openapi": "3.0.3",
+        "info": {"title": "bare", "version": "1"},
+        "servers": [{"url": "https://bare.example.go.kr"}],
+        "paths": {
+            "/list": {"get": {"parameters": [{"name": "offset", "in": "query"}, {"name": "limit", "in": "query"}]}}
+        },
+    }
+    (only,) = parse_with_report(bare)[2]
+    assert only["unresolved"] == ["rows", "key"] and "auth_param" in only["key"]["reason"]
+    assert only["paging"]["kind"] == "offset" and only["success"]["code"] is None
+    (named,) = parse_with_report(bare, RegistrationMeta(auth=AuthConfig(param="apiKey")))[2]
+    assert named["key"]["in"] == "query" and "named at registration" in named["key"]["reason"]
 
 
 # ------------------------------------------------------------------ the answer: rows, total and success

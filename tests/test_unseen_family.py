@@ -147,6 +147,13 @@ def test_every_unseen_document_registers_over_rest(tmp_path: Path) -> None:
                 headers={"Authorization": "Bearer t0ken-for-tests", "Content-Type": "application/json"},
             )
             assert r.status_code in (200, 201), (name, r.status_code, r.text[:300])
+            understood = {u["op"]: u for u in r.json()["understood"]}
+            assert len(understood) == len(r.json()["tools"])
+            if name == "cityopen.json":  # the key as a path segment, index-range paging, said with the reasons
+                info = understood["GET " + CITY_INFO]
+                assert (info["key"]["in"], info["key"]["param"]) == ("path", "KEY")
+                assert info["paging"]["kind"] == "index_range"
+                assert info["total"]["path"] == "TideStationInfo.list_total_count"
     assert len(store.all_tools()) == 16
     store.close()
 
