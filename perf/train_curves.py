@@ -83,7 +83,7 @@ from training.tiny import build_tiny, conversation_texts
 os.environ.update({"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRL_EXPERIMENTAL_SILENCE": "1"})
 
 #: The tiny model and the CPU budget (see the module docstring).
-TINY = {"hidden_size": 128, "layers": 4, "vocab_size": 2048, "max_positions": 2048}
+TINY: dict[str, Any] = {"hidden_size": 128, "layers": 4, "vocab_size": 2048, "max_positions": 2048}
 SFT_LR = 3e-3
 SFT_MAX_LENGTH = 768
 GRPO_LR = 1e-4
