@@ -51,6 +51,9 @@ TRANSIENT_CODES = {
     "HTTP_ERROR",
 }
 QUOTA_CODES = {"22", "23", "022", "023", "E0007"}
+#: The data.go.kr family's refusals of the inputs (10 a bad parameter, 11 a missing one, 12 no such service), whatever
+#: their message names (`INVALID_REQUEST_PARAMETER_ERROR(serviceKey)` is a parameter error, not a refused key).
+INVALID_CODES = {"10", "11", "12"}
 
 
 def _rows(obj: Any) -> list[dict[str, Any]]:
@@ -127,6 +130,8 @@ def code_verdict(code: str, msg: str) -> CallResult | None:
         return None
     if code in TRANSIENT_CODES:
         return CallResult(Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES)
+    if code in INVALID_CODES:
+        return CallResult(Outcome.INVALID, reason=f"provider {code} {msg}", code=code)
     upper = code.strip().upper()
     if upper in SUCCESS_WORDS or _ZERO_CODE.match(upper):
         return None

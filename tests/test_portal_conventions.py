@@ -232,6 +232,10 @@ def test_errors_on_http_200_are_told_by_their_code() -> None:
     assert worded.outcome == Outcome.TRANSIENT
     refused = _judge({"code": "FAIL", "message": "svarCd는 6자리 숫자입니다.", "list": []})
     assert refused.outcome == Outcome.INVALID
+    # the data.go.kr family's parameter errors stay errors of the inputs even when they name the key parameter
+    named = _judge({"header": {"resultCode": "10", "resultMsg": "INVALID_REQUEST_PARAMETER_ERROR(serviceKey)"}})
+    assert (named.outcome, named.code) == (Outcome.INVALID, "10")
+    assert _judge({"header": {"resultCode": "-7", "resultMsg": "서비스키가 만료되었습니다"}}).code == KEY_REFUSED
     # a row's own `code` and `message` fields are never read as the response's result
     rowish = _judge({"list": [{"code": "E1", "message": "서버 오류", "CODE": "A1", "NAME": "가"}]}, "list[]")
     assert rowish.ok
