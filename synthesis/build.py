@@ -121,6 +121,7 @@ def build_record(
     steps = outcome.steps
     _check(plan, steps)
     slots = {f"{s.tool}.{p}": v["value"] for s in steps for p, v in s.provenance.items() if v["kind"] == "slot"}
+    slots.update({f"{s.tool}.{f}": v for s in steps for f, v in s.mentions.items()})  # rows the user names
     chain_tools = [s.tool for s in plan.steps]
     others = sorted(n for n in graph.tools if n not in {t.name for t in chain_tools})
     extra = [graph.tools[n] for n in rnd.sample(others, min(distractors, len(others)))]
@@ -191,8 +192,25 @@ def build_record(
             goals=goals,
             intermediate_goals=intermediate,
             route=plan.route,
+            **({"condition": _condition(plan)} if plan.when is not None else {}),
         ),
     )
+
+
+def _condition(plan: Plan) -> dict[str, Any]:
+    """A conditional record's test as readers see it (1-based steps)."""
+    c = plan.when
+    assert c is not None
+    return {
+        "step": c.step + 1,
+        "gate": c.gate + 1,
+        "label": c.label,
+        "op": c.op,
+        "value": c.value,
+        "unit": c.unit,
+        "observed": c.observed,
+        "held": c.held,
+    }
 
 
 def _shingles(text: str) -> set[str]:

@@ -11,6 +11,7 @@ conversion's fields.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from graph import transforms
@@ -79,8 +80,13 @@ def with_conversions(plan: Plan, tools: dict[str, ToolRecord]) -> Plan:
             sources[pname] = Source("link", link=fed, from_step=made[key])
         index[old] = len(steps)
         deps = sorted({s.from_step for s in sources.values() if s.kind == "link"})
-        steps.append(Step(step.tool, sources, deps))
-    return Plan(plan.shape, steps, [index[i] for i in plan.finals])
+        steps.append(Step(step.tool, sources, deps, step.names, step.narrow))
+    when = (
+        dataclasses.replace(plan.when, step=index[plan.when.step], gate=index[plan.when.gate])
+        if plan.when is not None
+        else None
+    )
+    return Plan(plan.shape, steps, [index[i] for i in plan.finals], plan.route, when)
 
 
 def _conversion_step(

@@ -11,7 +11,8 @@
 
 `synthesize` runs the stages in waves until enough records are kept. Shapes: `single` (one call), `chain` (2-6
 steps, each fed by the previous ones), `fan_in` (a step fed by two upstream steps about the same place or
-entity), `parallel` (two calls fed by one root, combined in the answer).
+entity), `parallel` (two calls fed by one root, combined in the answer), `conditional` (a second lookup made
+only when the first result's value passes a threshold the request states).
 """
 
 from __future__ import annotations
@@ -209,6 +210,7 @@ class _Run:
             return
         if len(self.kept) >= self.normal_needed:
             return
+        plan = outcome.plan or plan  # a conditional plan as it ran
         try:
             with world_at(outcome.instant):
                 record = build_record(plan, outcome, self.graph, local, seed=self.seed, snapshot=self.snap)

@@ -10,18 +10,24 @@ and the plan is retried with other user values. A final step whose rows no word 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from execution.executor import Executor
+from execution.result import CallResult
 from execution.seeds import coerce, param_schema
 from execution.view import VIEW_RULE, visible
 from graph import transforms
+from graph.models import ToolRecord
 from synthesis.plans import VerifiedGraph
-from synthesis.records import Plan, StepResponse, TrajectoryStep
-from synthesis.routes import user_row
+from synthesis.records import Condition, Plan, Step, StepResponse, TrajectoryStep
+from synthesis.routes import row_kind, user_row
+from synthesis.row_facts import row_facts, table_facts
 
 TRIM_RULE = VIEW_RULE
 
@@ -33,6 +39,84 @@ class Outcome:
     failed_links: list[str] = field(default_factory=list)
     calls: int = 0
     instant: datetime | None = None  # the conversation's clock when it is not the configured one
+    #: the plan as it ran, when it differs from the one drawn (a conditional plan: its test, and without the
+    #: gated step when the test did not hold)
+    plan: Plan | None = None
+
+
+def named_row(
+    rows: list[dict[str, Any]], shown: int, words: list[str], name_field: str, rnd: random.Random
+) -> tuple[int, str] | None:
+    """A row the user names by `name_field` among the shown ones (drawn among those whose name singles them out
+    together with what the user already said), with that name; None when no shown row can be named."""
+    options = []
+    for i, row in enumerate(rows[:shown]):
+        name = str(row.get(name_field) or "").strip()
+        if len(name) >= 2 and user_row(rows, shown, [*words, name]) == i:
+            options.append((i, name))
+    return rnd.choice(options) if options else None
+
+
+def _step_number(v: float) -> float:
+    """A round step for a threshold near `v` (1 under 20, 5 under 100, then a power of ten)."""
+    a = abs(v)
+    if a < 20:
+        return 1.0
+    if a < 100:
+        return 5.0
+    return float(10 ** (len(str(int(a))) - 1))
+
+
+def decide(
+    when: Condition, tool: ToolRecord, response: StepResponse, skip: set[str], rnd: random.Random
+) -> Condition | None:
+    """The test of a conditional plan on what step `when.step` returned: a quantity of its result (an observed or
+    forecast value, a row's measured field), a round threshold drawn on either side of it and an operator, so that
+    the gated step runs in about half the trajectories; None when the result has no quantity."""
+    items = response.items
+    if not items:
+        return None
+    if row_kind(tool) == "table":
+        facts, _span = table_facts(items)
+    elif response.selected:
+        facts = row_facts(items[min(response.chosen, len(items) - 1)], tool, skip)
+    else:
+        return None
+    # a threshold a person states is on a magnitude of the place or thing asked about: not on a signed vector
+    # component, a bearing, a zero reading or the distance to a measuring station
+    numbers = [
+        (f, p)
+        for f, p in facts
+        if f.kind == "number"
+        and isinstance(f.value, int | float)
+        and f.value > 0
+        and not re.search(r"(deg|km|kA)$|\dm$", p)
+        and not f.label.startswith(("남북", "동서"))
+    ]
+    if not numbers:
+        return None
+    fact, phrase = rnd.choice(numbers)
+    v = float(fact.value)
+    m = re.match(rf"{re.escape(fact.label)} -?[\d,.]+(.*)$", phrase)
+    unit = m.group(1).strip() if m else ""
+    step = _step_number(v)
+    op = rnd.choice([">=", "<="])
+    held = rnd.random() < 0.5
+    if op == ">=":
+        value = math.floor(v / step) * step + (0 if held else step)
+    else:
+        value = math.ceil(v / step) * step - (0 if held else step)
+    ok = v >= value if op == ">=" else v <= value
+    return dataclasses.replace(when, label=fact.label, unit=unit, op=op, value=value, observed=v, held=ok, fact=fact)
+
+
+def _conditional_plan(plan: Plan, cond: Condition) -> Plan:
+    """The plan as it runs: with its test, and without the gated step (and what only feeds it) when the test did
+    not hold."""
+    cond = dataclasses.replace(cond, gate_tool=plan.steps[cond.gate].tool)
+    if cond.held:
+        return dataclasses.replace(plan, when=cond)
+    return dataclasses.replace(plan, steps=plan.steps[: cond.step + 1], finals=[cond.step], when=cond)
 
 
 def _needed_fields(plan: Plan, idx: int) -> set[str]:
@@ -78,7 +162,10 @@ async def execute_plan(
         steps_out: list[TrajectoryStep] = []
         words: list[str] = []
         ok = True
+        ran = plan
         for idx, step in enumerate(plan.steps):
+            if idx >= len(ran.steps):
+                break  # a conditional plan whose test did not hold: the gated step is not called
             args: dict[str, Any] = {}
             prov: dict[str, Any] = {}
             try:
@@ -109,6 +196,16 @@ async def execute_plan(
                 break
             result = await executor.call(step.tool, args)
             calls += 0 if result.cached else 1
+            mentions: dict[str, Any] = {}
+            if step.names and result.ok:
+                named = await _name_row(step, args, prov, result, words, executor, rnd)
+                calls += named[2]
+                if named[0] is None:
+                    ok, reason = False, f"step {idx + 1} ({step.tool.name}): no shown row the user can name"
+                    break
+                result = named[0]
+                if not step.narrow:
+                    mentions[step.names] = named[1]
             if not result.ok:
                 ok = False
                 reason = f"step {idx + 1} ({step.tool.name}): {result.outcome} {result.reason}".strip()
@@ -140,6 +237,7 @@ async def execute_plan(
             shown = list(range(len(items)))
             steps_out.append(
                 TrajectoryStep(
+                    mentions=mentions,
                     step=idx + 1,
                     tool=step.tool.name,
                     arguments=args,
@@ -157,6 +255,39 @@ async def execute_plan(
                     ),
                 )
             )
+            if plan.when is not None and idx == plan.when.step:
+                mine = {str(v["value"]) for v in prov.values() if v["kind"] == "slot"}
+                cond = decide(plan.when, step.tool, steps_out[-1].response, mine, rnd)
+                if cond is None:
+                    ok, reason = False, f"step {idx + 1} ({step.tool.name}): no quantity to decide on"
+                    break
+                ran = _conditional_plan(plan, cond)
         if ok:
-            return Outcome(steps_out, calls=calls)
+            return Outcome(steps_out, calls=calls, plan=None if ran is plan else ran)
     return Outcome(None, reason, failed, calls)
+
+
+async def _name_row(
+    step: Step,
+    args: dict[str, Any],
+    prov: dict[str, Any],
+    result: CallResult,
+    words: list[str],
+    executor: Executor,
+    rnd: random.Random,
+) -> tuple[CallResult | None, str, int]:
+    """The row the user names among the shown ones (`Step.names`); with a narrowing parameter, the call asked
+    again with that name (the recorded call; the listing only told which names exist). Returns the result to
+    record, the name and the calls spent."""
+    rows = [r for r in result.items if isinstance(r, dict)]
+    picked = named_row(rows, len(visible(rows, tool=step.tool)), words, step.names, rnd)
+    if picked is None:
+        return None, "", 0
+    name = picked[1]
+    words.append(name)
+    if not step.narrow:
+        return result, name, 0
+    args[step.narrow] = coerce(name, param_schema(step.tool, step.narrow))
+    prov[step.narrow] = {"kind": "slot", "value": args[step.narrow]}
+    again = await executor.call(step.tool, args)
+    return again, name, 0 if again.cached else 1

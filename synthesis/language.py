@@ -73,8 +73,9 @@ def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, 
     near = any(
         p.link is not None and p.link.transform.get("kind") == "coord" for s in plan.steps for p in s.sources.values()
     ) or any(w in (s.tool.intent or "") for s in plan.steps[1:] for w in ("근처", "가까운", "주변"))
-    parts = []
+    parts: list[str] = []
     for i, (s, st) in enumerate(zip(plan.steps, steps, strict=True)):
+        parts.extend(clean_value(v) for v in st.mentions.values())  # a row the user names (a city, a complex)
         desc = {p.name: short_description(p.description) for p in s.tool.params}
         for name, value in _slots(st).items():
             if (i, name) in mentioned:
@@ -317,7 +318,9 @@ def _step_answer(
     step, tool = steps[i], plan.steps[i].tool
     r = step.response
     items = r.items
-    mine = {str(v["value"]) for v in step.provenance.values() if v["kind"] == "slot"}
+    # values the user gave (here or at an earlier step, a row they named included) are not facts
+    mine = {str(v["value"]) for st in steps for v in st.provenance.values() if v["kind"] == "slot"}
+    mine |= {str(v) for st in steps for v in st.mentions.values()}
     if items and row_kind(tool) == "table":
         facts, span = table_facts(items)
         labels = list(dict.fromkeys(f.label.replace("최저 ", "").replace("최고 ", "") for f, _ in facts))
@@ -356,6 +359,10 @@ def _step_answer(
 _FILING_WORDS = re.compile(r"코드|메세지|메시지|여부|구분|번호|일련|식별|유형명?$|순번|ID|Id|id")
 
 
+#: Words of labels that name a system identifier (an ID, a code, coordinates): never what a person asks.
+_SYSTEM_WORDS = re.compile(r"ID|Id|id|코드|좌표|격자")
+
+
 def _askable(label: str) -> bool:
     return len(label.replace(" ", "")) <= 8 and not _FILING_WORDS.search(label)
 
@@ -366,22 +373,66 @@ def _base_label(fact: Fact) -> str:
 
 
 def _what_is_asked(
-    fs: list[tuple[Fact, str]], labels: list[str], rnd: random.Random
+    fs: list[tuple[Fact, str]], labels: list[str], rnd: random.Random, earlier: frozenset[str] = frozenset()
 ) -> tuple[list[tuple[Fact, str]], list[str]]:
     """The one to three things a person asks of a row or a forecast, drawn among what it answers (not the first
-    fields of the response), preferring what people ask by name over how the API files it; the answer then states
-    exactly those (in the response's order)."""
+    fields of the response), preferring what people ask by name over how the API files it, and not what an earlier
+    step of the route already gives (`earlier`: their goals, such as the address a lookup started from); the
+    answer then states exactly those (in the response's order)."""
     names = list(dict.fromkeys(labels))
-    preferred = [x for x in names if _askable(x)] or names
+    fresh = [x for x in names if _askable(x) and not any(e and e in x for e in earlier)]
+    preferred = fresh or [x for x in names if _askable(x)] or [x for x in names if not _SYSTEM_WORDS.search(x)]
+    if not preferred:
+        return [], []  # a row that answers only with system identifiers answers nothing a person asks
     k = min(len(preferred), rnd.choice([1, 2, 2, 3]))
     chosen = set(rnd.sample(preferred, k))
     kept = [(f, p) for f, p in fs if _base_label(f) in chosen]
     return kept or fs[:1], [x for x in names if x in chosen] or labels[:1]
 
 
+def _ask_and_say(
+    plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random
+) -> tuple[str, str, str, list[Fact]]:
+    """What final step i is asked (`row`, `table`, `count`, ...), the words that ask it, the sentence that answers
+    it and the facts that sentence states (no words and no facts when its rows answer nothing)."""
+    ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
+    if ask in ("row", "table") and fs:
+        earlier = frozenset(goal(s.tool, {})[0] for j, s in enumerate(plan.steps) if j not in plan.finals)
+        fs, labels = _what_is_asked(fs, labels, rnd, earlier)
+    if not fs:
+        return ask, "", "", []
+    noun = _row_noun(plan.steps[i].tool)
+    phrases = [p for _, p in fs]
+    facts = [f for f, _ in fs]
+    if ask == "table":
+        when = (
+            rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "])
+            if "~" in span
+            else (rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
+        )
+        asked = f"{when}{_and(labels[:3], rnd)}"
+        said = f"{when.strip() + ' ' if when else ''}{', '.join(phrases)}입니다."
+    elif ask == "row":
+        asked = _and(labels[:3], rnd) if labels else noun
+        said = f"{', '.join(phrases)}입니다."
+    elif ask == "count":
+        asked = rnd.choice([f"{noun} 건수", f"{josa(noun, '이', '가')} 몇 건인지", f"{noun} 몇 건"])
+        said = rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."])
+    elif ask == "list":
+        asked = rnd.choice([f"{noun} 목록", f"{josa(noun, '이', '가')} 어디 어디인지", f"{noun} 전부"])
+        said = f"{noun} {phrases[0]}이고, {', '.join(phrases[1:])}입니다."
+    else:  # highest
+        subject = f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'}"
+        asked = f"{noun} 중 {subject} 가장 높은 곳"
+        said = f"{subject} 가장 높은 곳은 {phrases[0]}({phrases[1]})입니다."
+    return ask, asked, said, facts
+
+
 def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tuple[str, str, list[FactRecord], Question]:
     """The question a person asks about the entity they know, the answer that states what it asks (with units,
     codes decoded, over the rows asked), and the facts the answer must state."""
+    if plan.when is not None:
+        return _compose_conditional(plan, steps, rnd)
     persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
     entity = _entity_phrase(plan, steps)
     asks: list[str] = []
@@ -389,39 +440,13 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
     said: list[str] = []
     facts: list[Fact] = []
     for i in plan.finals:
-        ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
+        ask, asked_text, said_text, fs = _ask_and_say(plan, steps, i, rnd)
         asks.append(ask)
-        if ask in ("row", "table") and fs:
-            fs, labels = _what_is_asked(fs, labels, rnd)
         if not fs:
             continue
-        noun = _row_noun(plan.steps[i].tool)
-        phrases = [p for _, p in fs]
-        facts.extend(f for f, _ in fs)
-        if ask == "table":
-            when = (
-                rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "])
-                if "~" in span
-                else (rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
-            )
-            asked.append(f"{when}{_and(labels[:3], rnd)}")
-            body = ", ".join(phrases)
-            said.append(f"{when.strip() + ' ' if when else ''}{body}입니다.")
-        elif ask == "row":
-            asked.append(_and(labels[:3], rnd) if labels else noun)
-            said.append(f"{', '.join(phrases)}입니다.")
-        elif ask == "count":
-            asked.append(rnd.choice([f"{noun} 건수", f"{josa(noun, '이', '가')} 몇 건인지", f"{noun} 몇 건"]))
-            said.append(rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."]))
-        elif ask == "list":
-            asked.append(rnd.choice([f"{noun} 목록", f"{josa(noun, '이', '가')} 어디 어디인지", f"{noun} 전부"]))
-            said.append(f"{noun} {phrases[0]}이고, {', '.join(phrases[1:])}입니다.")
-        else:  # highest
-            asked.append(f"{noun} 중 {labels[0]}{'이' if has_batchim(labels[0]) else '가'} 가장 높은 곳")
-            said.append(
-                f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'} "
-                f"가장 높은 곳은 {phrases[0]}({phrases[1]})입니다."
-            )
+        asked.append(asked_text)
+        said.append(said_text)
+        facts.extend(fs)
     if not asked:
         return "", "", [], Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     goal_text = _and(asked, rnd) if len(asked) > 1 else asked[0]
@@ -436,6 +461,56 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     return request, answer, records, question
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def _compose_conditional(
+    plan: Plan, steps: list[TrajectoryStep], rnd: random.Random
+) -> tuple[str, str, list[FactRecord], Question]:
+    """A conditional request ("X가 T 이상이면 Y도 알려 줘") and its answer: the deciding value always, then the gated
+    lookup's facts when the test held, else that it was not looked up and why."""
+    c = plan.when
+    assert c is not None and c.fact is not None and c.gate_tool is not None
+    persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
+    entity = _entity_phrase(plan, steps)
+    cmp = "이상" if c.op == ">=" else "이하"
+    threshold, observed = f"{_num(c.value)}{c.unit}", f"{_num(c.observed)}{c.unit}"
+    gate_goal = goal(c.gate_tool, {})[0]
+    asks = ["condition"]
+    facts = [c.fact]
+    if c.held:
+        ask, _asked, said, fs = _ask_and_say(plan, steps, c.gate, rnd)
+        if not fs:
+            return "", "", [], Question(persona=persona, entity=entity, asks=[*asks, ask], route=plan.route)
+        asks.append(ask)
+        facts.extend(fs)
+        because = josa(cmp, "이라서", "라서")
+        body = f"{josa(c.label, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
+    else:
+        asks.append("not asked")
+        body = (
+            f"{josa(c.label, '은', '는')} {observed}입니다. {threshold} {josa(cmp, '이', '가')} 아니라서 "
+            f"{josa(gate_goal, '은', '는')} 찾지 않았습니다."
+        )
+    subject = josa(c.label, "이", "가")
+    otherwise = {
+        "citizen": [f" 아니면 {c.label}만 알려 줘.", f" 아니면 {c.label}만 알려 주세요.", ""],
+        "civil": [f" 해당하지 않으면 {c.label}만 알려 주세요.", ""],
+        "analyst": [f" 아니면 {c.label}만 정리해 주세요.", ""],
+    }[persona]
+    close = rnd.choice(_ASK_CLOSE[persona]).format(x=f"{gate_goal}도")
+    lead = f"{entity} " if entity else ""
+    request = re.sub(
+        r"\s+",
+        " ",
+        f"{rnd.choice(_OPENINGS[persona])}{lead}{subject} {threshold} {cmp}이면 {close}{rnd.choice(otherwise)}",
+    ).strip()
+    answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + body).strip()
+    records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
+    return request, answer, records, Question(persona=persona, entity=entity, asks=asks, route=plan.route)
 
 
 def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:

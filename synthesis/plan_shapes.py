@@ -1,14 +1,19 @@
-"""The plan shapes a careful agent would take (chain, fan-in, parallel) and `route_check`, over a
-`VerifiedGraph`. See synthesis.plans."""
+"""The plan shapes a careful agent would take (chain, fan-in, parallel, conditional) and `route_check`, over a
+`VerifiedGraph`. See synthesis.plans.
+
+Where the user's words pick a row (`Step.names`): a listing callable with constants alone (a code list of cities)
+starts a route when the user names one of its rows, and an entity list in the middle of a route (the stops of a
+city, the complexes of a 동) is passed through the entity the user names, narrowed by its name parameter when the
+tool has one (`Step.narrow`)."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
-from graph.concepts import concepts_of, norm
+from graph.concepts import concepts_of, field_unit, norm
 from graph.models import ParamRecord, ToolRecord
-from synthesis.records import Plan, Source, Step
+from synthesis.records import Condition, Plan, Source, Step
 from synthesis.routes import PLACE_CONCEPTS, carries_place, is_area_field
 from synthesis.verified_graph import _DATE_LIKE, VerifiedGraph
 
@@ -58,7 +63,9 @@ def route_check(graph: VerifiedGraph, plan: Plan) -> str | None:
             if src.kind == "link" and src.link is not None and src.from_step == i
         ]
         entity = graph.entity_param(step.tool)
-        named = i == 0 and identifies(step.tool, entity, [n for n, src in step.sources.items() if src.kind == "slot"])
+        named = bool(step.names) or (
+            i == 0 and identifies(step.tool, entity, [n for n, src in step.sources.items() if src.kind == "slot"])
+        )
         if i in plan.finals and not outs:
             parts.append(f"{step.tool.name}: answers ({kind} rows)")
             continue
@@ -100,26 +107,41 @@ def identifies(tool: ToolRecord, entity: ParamRecord | None, slots: list[str]) -
     return False
 
 
-def _root_for(graph: VerifiedGraph, tool: ToolRecord, intermediate: bool) -> dict[str, Source] | None:
-    """A root step: an entity list the route passes through is searched by the name the user gives."""
+def _root_for(graph: VerifiedGraph, tool: ToolRecord, intermediate: bool) -> Step | None:
+    """A root step: an entity list the route passes through is searched by the name the user gives; a listing
+    callable with constants alone starts a route (never a single call) with the row the user names."""
     if intermediate and graph.kind(tool) == "entity":
         named = graph.root_sources(tool, named=True)
         if named is not None:
-            return named
-    return graph.root_sources(tool)
+            return Step(tool, named)
+    sources = graph.root_sources(tool)
+    if sources is not None:
+        return Step(tool, sources)
+    listed = graph.listing_sources(tool) if intermediate else None
+    if listed is None:
+        return None
+    return Step(tool, listed, names=graph.mention_field(tool) or "")
 
 
-def _chain(graph: VerifiedGraph, names: list[str], rnd: random.Random) -> Plan | None:
+def _fed_step(graph: VerifiedGraph, tool: ToolRecord, sources: dict[str, Source], intermediate: bool) -> Step:
+    """A fed step; an entity list in the middle of a route is passed through the entity the user names."""
+    step = Step(tool, sources, _deps(sources))
+    if intermediate and graph.kind(tool) == "entity" and not any(s.kind == "slot" for s in sources.values()):
+        step.names, step.narrow = graph.named_by(tool)
+    return step
+
+
+def _chain(graph: VerifiedGraph, names: list[str], rnd: random.Random, shape: str = "chain") -> Plan | None:
     root = _root_for(graph, graph.tools[names[0]], len(names) > 1)
     if root is None:
         return None
-    steps = [Step(graph.tools[names[0]], root)]
+    steps = [root]
     for i, name in enumerate(names[1:], start=1):
         sources = graph.fed_sources(graph.tools[name], [(j, names[j]) for j in range(i)], rnd)
         if sources is None or not any(s.kind == "link" and s.from_step == i - 1 for s in sources.values()):
             return None
-        steps.append(Step(graph.tools[name], sources, _deps(sources)))
-    plan = Plan("chain", steps, [len(steps) - 1])
+        steps.append(_fed_step(graph, graph.tools[name], sources, i < len(names) - 1))
+    plan = Plan(shape, steps, [len(steps) - 1])
     return plan if route_check(graph, plan) is None else None
 
 
@@ -134,7 +156,9 @@ def fan_in_triples(graph: VerifiedGraph, roots: list[str]) -> list[tuple[str, st
                     continue
                 for target in sorted(t for t in graph.edges.get(b, {}) if t in graph.edges[a] and t not in (a, b)):
                     for _ in range(4):
-                        sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], probe, link_clock=True)
+                        sources = graph.fed_sources(
+                            graph.tools[target], [(0, a), (1, b)], probe, link_clock=True, split=True
+                        )
                         if sources is not None and set(_deps(sources)) == {0, 1}:
                             out.append((a, b, target))
                             break
@@ -157,22 +181,49 @@ def _fan_in(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan 
     if root is None or mid is None:
         return None
     for _ in range(6):
-        sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], rnd, link_clock=True)
+        sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], rnd, link_clock=True, split=True)
         if sources is not None and set(_deps(sources)) == {0, 1}:
             plan = Plan(
                 "fan_in",
-                [
-                    Step(graph.tools[a], root),
-                    Step(graph.tools[b], mid, [0]),
-                    Step(graph.tools[target], sources, [0, 1]),
-                ],
+                [root, _fed_step(graph, graph.tools[b], mid, True), Step(graph.tools[target], sources, [0, 1])],
                 [2],
             )
             return plan if route_check(graph, plan) is None else None
     return None
 
 
-def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan | None:
+def decides(graph: VerifiedGraph, tool: ToolRecord) -> bool:
+    """A tool whose result can decide whether to look further: an observation or forecast table, or rows with a
+    measured quantity (a field with a unit)."""
+    return graph.kind(tool) == "table" or any(field_unit(f.description) for f in tool.fields)
+
+
+def _conditional(graph: VerifiedGraph, rnd: random.Random, roots: list[str], chains: list[list[str]]) -> Plan | None:
+    """A second lookup made only when the first result says so: a chain whose last step is fed by a step whose
+    result has a quantity to decide on (a bus route's headway decides whether to list its stops), or two lookups
+    from one root where the second runs only when the first's value passes a threshold (the forecast's chance of
+    rain decides whether to look for indoor places). The threshold is drawn when the plan runs."""
+    if rnd.random() < 0.5:
+        options = [c for c in chains if len(c) >= 2 and decides(graph, graph.tools[c[-2]])]
+        if options:
+            names = _choose(rnd, options, [graph.weight(c) for c in options])
+            plan = _chain(graph, names, rnd, "conditional")
+            if plan is not None:
+                last = len(plan.steps) - 1
+                plan.finals = [last - 1, last]
+                plan.when = Condition(step=last - 1, gate=last)
+                return plan
+    plan = _parallel(graph, rnd, roots, decider=True)
+    if plan is None:
+        return None
+    plan.shape = "conditional"
+    plan.when = Condition(step=1, gate=2)
+    return plan
+
+
+def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str], *, decider: bool = False) -> Plan | None:
+    """Two lookups fed by one root, combined in the answer; `decider`: the first has a quantity to decide on
+    (a conditional plan)."""
     options = [r for r in roots if len(graph.edges.get(r, {})) >= 2]
     if not options:
         return None
@@ -181,6 +232,8 @@ def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Pla
     rnd.shuffle(children)
     if graph.pending:  # the most promising pairs first (stable: the shuffled order among equals)
         children.sort(key=lambda c: -graph.pair_prior(root, c))
+    if decider:
+        children.sort(key=lambda c: not decides(graph, graph.tools[c]))
     picked: list[Step] = []
     for child in children:
         sources = graph.fed_sources(graph.tools[child], [(0, root)], rnd)
@@ -188,10 +241,10 @@ def _parallel(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Pla
             picked.append(Step(graph.tools[child], sources, [0]))
         if len(picked) == 2:
             break
-    if len(picked) < 2:
+    if len(picked) < 2 or (decider and not decides(graph, picked[0].tool)):
         return None
     first = _root_for(graph, graph.tools[root], True)
     if first is None:
         return None
-    plan = Plan("parallel", [Step(graph.tools[root], first), *picked], [1, 2])
+    plan = Plan("parallel", [first, *picked], [1, 2])
     return plan if route_check(graph, plan) is None else None

@@ -26,7 +26,7 @@ from synthesis.conversions import projects
 from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS, answered_fields, fmt_value
 from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
-from synthesis.routes import PLACE_CONCEPTS, mentioned, row_entity_names, row_identified, user_row
+from synthesis.routes import PLACE_CONCEPTS, mentioned, row_area, row_entity_names, row_identified, user_row
 
 #: Answers a model could give without doing the work (a number dump, a refusal, a generic reply): facts one of
 #: them passes do not show that an answer did the work.
@@ -88,7 +88,8 @@ def _lists_steps(r: Trajectory) -> bool:
     text = r.request
     for g in sorted(goals, key=len, reverse=True):
         text = text.replace(g, " ")
-    return any(w in text for w in STEP_WORDS) or any(g and g in text for g in inter)
+    # an earlier goal inside what the final step is asked ("버스 노선" in "버스 노선의 경유 정류소") names no step
+    return any(w in text for w in STEP_WORDS) or any(g and g in text and not any(g in f for f in goals) for g in inter)
 
 
 def _words(r: Trajectory) -> list[str]:
@@ -175,6 +176,20 @@ def _slot_values(recs: list[Trajectory]) -> tuple[dict[str, set[str]], list[str]
     return {k: values[k] for k in counted}, counted
 
 
+def _asked_with(r: Trajectory, s: TrajectoryStep, group: frozenset[str], origins: list[int]) -> bool:
+    """A group fed from two steps where the later one was asked with the very values the earlier one gives this
+    step (a fan-in: a stop looked up with the city's code, and that code sent with the stop's id), so both belong
+    to one entity."""
+    first = {p: prov["field"] for p, prov in s.provenance.items() if p in group and prov.get("from_step") == origins[0]}
+    return all(
+        any(
+            (q := r.steps[o].provenance.get(p)) is not None and q.get("from_step") == origins[0] and q.get("field") == f
+            for p, f in first.items()
+        )
+        for o in origins[1:]
+    )
+
+
 @dataclass
 class _StepFigures:
     """Counts over the steps of records with tool calls: arguments and their schema violations, linked values
@@ -229,8 +244,10 @@ class _StepFigures:
             if pair and not any(pair in item for item in up.response.items):
                 self.invisible += 1
         for group in PAIR_GROUPS:
-            origins = {prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"}
-            if len(origins) > 1:
+            origins = sorted(
+                {prov["from_step"] for p, prov in s.provenance.items() if p in group and prov["kind"] == "link"}
+            )
+            if len(origins) > 1 and not _asked_with(r, s, group, origins):
                 self.cross += 1
 
     @staticmethod
@@ -264,9 +281,18 @@ def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
             if f.label.endswith("최고") and not any(s.rows <= len(s.items) for s in named):
                 partial_extremes += 1  # the row named as the extreme is not from a response seen whole
     shapes = Counter(r.shape if r.kind == "normal" else r.kind for r in recs)
+    cells = {
+        (str(s.arguments["nx"]), str(s.arguments["ny"]))
+        for r in recs
+        for s in r.steps
+        if "nx" in s.arguments and "ny" in s.arguments and s.tool not in CONVERSION_TOOLS
+    }
+    places = {row_area({k: v for k, v in r.slots.items() if isinstance(v, str)}) for r in recs if r.slots} - {""}
     return {
         "clocks": len({r.now for r in recs}),
         "tools_used": len({s.tool for r in recs for s in r.steps}),
+        "grid_cells": len(cells),
+        "places": len(places),
         "shapes": dict(sorted(shapes.items())),
         "asked_pairs": len(pairs),
         "counts_not_total": not_total,
@@ -367,9 +393,11 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
     ]
     if "world" in q:
         w = q["world"]
+        n = max(1, q["trajectories"])
         lines.append(
-            f"  world: clocks {w['clocks']}, tools {w['tools_used']}, (tool, asked facts) pairs {w['asked_pairs']}, "
-            "shapes " + ", ".join(f"{k} {v}" for k, v in w["shapes"].items())
+            f"  world: clocks {w['clocks']}, tools {w['tools_used']}, KMA grid cells {w.get('grid_cells', 0)}, "
+            f"places (시도 시군구 asked about) {w.get('places', 0)}, (tool, asked facts) pairs {w['asked_pairs']}, "
+            "shapes " + ", ".join(f"{k} {v} ({v / n:.0%})" for k, v in w["shapes"].items())
         )
         lines.append(
             f"  counts that are not the provider's total {w['counts_not_total']}, extremes over rows not all seen "

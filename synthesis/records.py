@@ -46,9 +46,35 @@ class Source:
 
 @dataclass
 class Step:
+    """One planned call. `names`: a row field the user names the wanted row by (a city's name in a code list, a
+    complex's name in a 동's list) when nothing else singles it out; `narrow`: the optional parameter that takes
+    that name, so the recorded call is the narrowed one."""
+
     tool: ToolRecord
     sources: dict[str, Source]
     depends_on: list[int] = field(default_factory=list)
+    names: str = ""
+    narrow: str = ""
+
+
+@dataclass
+class Condition:
+    """A conditional plan's test: step `gate` runs only when the number `label` of step `step`'s result is `op`
+    (`>=` or `<=`) `value`; set when the plan runs (the threshold is drawn around what the result says, so both
+    branches occur), with `observed` and whether it `held`."""
+
+    step: int
+    gate: int
+    label: str = ""
+    unit: str = ""
+    op: str = ">="
+    value: float = 0.0
+    observed: float = 0.0
+    held: bool = False
+    #: the gated step's tool (its goal is asked whether or not it runs)
+    gate_tool: ToolRecord | None = None
+    #: what the answer states of the deciding value (the judge's fact)
+    fact: Fact | None = None
 
 
 @dataclass
@@ -57,6 +83,8 @@ class Plan:
     steps: list[Step]
     finals: list[int]
     route: str = ""
+    #: conditional plans: which step's result decides whether which later step runs
+    when: Condition | None = None
 
     @property
     def key(self) -> str:
@@ -92,6 +120,10 @@ class TrajectoryStep(_Record):
     provenance: dict[str, dict[str, Any]] = Field(description="per argument: link (with from_step), slot or constant")
     depends_on: list[int] = Field(default_factory=list, description="1-based steps this one is fed by")
     response: StepResponse
+    mentions: dict[str, Any] = Field(
+        default_factory=dict,
+        description="row fields the user names, no argument (the city's name that picks its row of a code list)",
+    )
 
 
 class FactRecord(_Record):

@@ -24,6 +24,7 @@ from typing import Any
 
 from graph.concepts import concepts_of, norm
 from graph.models import LinkRecord, ToolRecord
+from graph.regions import SIDO, SIGUNGU
 
 #: Concepts of a target parameter that locate a place rather than identify an entity.
 PLACE_CONCEPTS = {
@@ -243,3 +244,16 @@ def row_identified(row: dict[str, Any], said: str) -> bool:
         if mentioned(str(v), said):
             return True
     return False
+
+
+def row_area(row: dict[str, Any]) -> str:
+    """The 시도 and 시군구 a row is in ("서울특별시 종로구"), read from its address text; empty when it states none."""
+    for v in row.values():
+        if not isinstance(v, str) or " " not in v:
+            continue
+        words = v.split()
+        for i, w in enumerate(words[:-1]):
+            sido = w if w in SIGUNGU else next((k for k, short in SIDO.items() if short == w), None)
+            if sido is not None and words[i + 1] in SIGUNGU.get(sido, ()):
+                return f"{sido} {words[i + 1]}"
+    return ""

@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from synthesis.plan_shapes import _chain, _choose, _fan_in, _parallel, _shorter_exists, route_check
+from synthesis.plan_shapes import _chain, _choose, _conditional, _fan_in, _parallel, _shorter_exists, route_check
 from synthesis.records import Plan, Step
 from synthesis.verified_graph import VerifiedGraph
 
-SHAPES = ("single", "chain", "fan_in", "parallel")
+SHAPES = ("single", "chain", "fan_in", "parallel", "conditional")
 #: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
-REPEATS = {"single": 16, "chain": 6, "fan_in": 6, "parallel": 4}
+REPEATS = {"single": 16, "chain": 6, "fan_in": 8, "parallel": 4, "conditional": 6}
 
 
 def sample_plans(
@@ -51,6 +51,7 @@ class PlanSampler:
         self.min_steps, self.max_steps, self.share = min_steps, max_steps, max_tool_share
         self.rnd = random.Random(seed)
         self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
+        self.starts = self._starts()
         self.wanted = [s for s in shapes if s in SHAPES] or list(SHAPES)
         self.asked = 0
         self.made_total = 0
@@ -62,6 +63,11 @@ class PlanSampler:
         self._chains: list[list[str]] | None = None
         self._ends: dict[tuple[str, str], list[list[str]]] | None = None
 
+    def _starts(self) -> list[str]:
+        """Where a route may start: the roots, and the listings whose row the user names (never a single call)."""
+        g = self.graph
+        return sorted({*self.roots, *(n for n, t in g.tools.items() if g.listing_sources(t) is not None)})
+
     @property
     def chains(self) -> list[list[str]]:
         if self._chains is None:
@@ -71,7 +77,7 @@ class PlanSampler:
                 [
                     p
                     for hops in range(max(1, min_steps - 1), min(max_steps - 1, 5) + 1)
-                    for p in graph.paths(self.roots, hops, hops, per_start=40)
+                    for p in graph.paths(self.starts, hops, hops, per_start=40)
                 ]
                 if max_steps > 1
                 else []
@@ -81,7 +87,34 @@ class PlanSampler:
                 for p in paths
                 if all(n in graph.tools for n in p) and min_steps <= len(p) <= max_steps and len(p) >= 2
             ]
+            self._chains += self._reaching(self._chains)
         return self._chains
+
+    def _reaching(self, chains: list[list[str]], per_tool: int = 4) -> list[list[str]]:
+        """Shortest routes from the starts to every tool no sampled chain ends at (a path sample of a large graph
+        misses some), so every tool a verified route reaches is asked about: up to `per_tool` per tool, from
+        different starts."""
+        graph = self.graph
+        if self.max_steps < 2:
+            return []
+        ended = {c[-1] for c in chains}
+        found: dict[str, list[list[str]]] = {}
+        for start in self.starts:
+            routes = {start: [start]}
+            frontier = [start]
+            while frontier:
+                nxt = []
+                for a in frontier:
+                    for b in sorted(graph.edges.get(a, {})):
+                        if b in routes or b not in graph.tools or len(routes[a]) >= self.max_steps:
+                            continue
+                        routes[b] = [*routes[a], b]
+                        nxt.append(b)
+                frontier = nxt
+            for end, route in routes.items():
+                if end not in ended and len(route) >= max(2, self.min_steps):
+                    found.setdefault(end, []).append(route)
+        return [r for end in sorted(found) for r in sorted(found[end], key=len)[:per_tool]]
 
     @property
     def ends(self) -> dict[tuple[str, str], list[list[str]]]:
@@ -121,9 +154,11 @@ class PlanSampler:
                 names = _choose(rnd, options, [graph.weight(p) for p in options])
                 plan = None if _shorter_exists(graph, self.ends, names, self.shortest) else _chain(graph, names, rnd)
             elif shape == "fan_in" and max_steps >= 3:
-                plan = _fan_in(graph, rnd, roots)
+                plan = _fan_in(graph, rnd, self.starts)
             elif shape == "parallel" and max_steps >= 3:
-                plan = _parallel(graph, rnd, roots)
+                plan = _parallel(graph, rnd, self.starts)
+            elif shape == "conditional" and max_steps >= 2:
+                plan = _conditional(graph, rnd, self.starts, [c for c in chains if len(c) <= max_steps])
             # a plan may repeat a few times: its user values are drawn from the pools at execution
             # the cap spreads use over tools; the first step is exempt (few tools take what a user says)
             if (
@@ -170,6 +205,7 @@ class PlanSampler:
         graph.link_use.update(self.graph.link_use)
         self.graph = graph
         self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
+        self.starts = self._starts()
         self._chains = self._ends = None
         self.shortest.clear()
         self.exhausted = not self.roots

@@ -33,7 +33,7 @@ from graph.models import LinkRecord, ParamRecord, ToolRecord
 from graph.paths import enumerate_paths
 from graph.store import GraphStore, all_links
 from synthesis.records import Plan, Source
-from synthesis.routes import entity_name_fields, row_kind
+from synthesis.routes import entity_name_fields, is_area_field, row_area, row_kind
 
 #: Link states no run has settled: the pending graph proposes plans over them, to be verified before they run.
 PENDING = ("candidate", "inconclusive")
@@ -59,6 +59,7 @@ _ADDRESS_FIELDS = (
 _KEYWORD_FIELDS = ("title",)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _DATE_LIKE = re.compile(r"(de|dt|date|time|ts|ymd)$")
+_NAME_FIELD = re.compile(r"(nm|name|명)$")
 
 
 class VerifiedGraph:
@@ -124,6 +125,8 @@ class VerifiedGraph:
         self.tool_use: Counter[str] = Counter()
         self.link_use: Counter[str] = Counter()
         self.pools: dict[tuple[str, str], list[Any]] = {}
+        #: the area (시도 시군구, or empty) of each pool value's row, position by position
+        self.pool_areas: dict[tuple[str, str], list[str]] = {}
         self._roles: dict[tuple[str, str], str] = {}
         self._roots: dict[str, dict[str, Source] | None] = {}
         self._clock: dict[tuple[str, str, str], Any] = {}
@@ -165,8 +168,16 @@ class VerifiedGraph:
         the seed."""
         pool = self.pools.get((tool.name, p.name))
         value = user_date(p.name, p.description, self.settings, rnd)
-        if value is None:
-            value = rnd.choice(pool) if pool else seed_value(p, self.settings)
+        if value is None and pool:
+            # an area first, then a value in it: people ask about every district, not the first rows' one
+            areas = self.pool_areas.get((tool.name, p.name), [])
+            if len(areas) == len(pool) and len(set(areas)) > 1:
+                area = rnd.choice(sorted(set(areas)))
+                value = rnd.choice([v for v, a in zip(pool, areas, strict=True) if a == area])
+            else:
+                value = rnd.choice(pool)
+        elif value is None:
+            value = seed_value(p, self.settings)
         return coerce(value, param_schema(tool, p.name))
 
     def clock_value(self, tool: ToolRecord, p: ParamRecord) -> Any:
@@ -219,6 +230,55 @@ class VerifiedGraph:
         if tool.name not in self._kinds:
             self._kinds[tool.name] = row_kind(tool)
         return self._kinds[tool.name]
+
+    def mention_field(self, tool: ToolRecord) -> str | None:
+        """The field a person names a row of this tool by (a city's name in a code list, a complex's name in a
+        동's list of complexes): the entity's name field, else an area's name field; None when the rows carry
+        neither."""
+        names = entity_name_fields(tool)
+        if names:
+            return names[0]
+        return next(
+            (f.name for f in tool.fields if is_area_field(f.name, f.description) and _NAME_FIELD.search(norm(f.name))),
+            None,
+        )
+
+    def listing_sources(self, tool: ToolRecord) -> dict[str, Source] | None:
+        """A listing callable with constants (and the clock) alone whose rows a person names (a code list of cities
+        or regions): the start of a route where the user's words pick its row (`Step.names`); None for a tool that
+        takes anything a user says or needs a code."""
+        if (
+            self.root_sources(tool) is not None
+            or self.mention_field(tool) is None
+            or any(self.role(tool, p) == "user" for p in tool.params)
+        ):
+            return None
+        out: dict[str, Source] = {}
+        for p in self._required(tool):
+            role = self.role(tool, p)
+            value = self.clock_value(tool, p) if role == "clock" else seed_value(p, self.settings)
+            if role not in ("clock", "constant") or value is None:
+                return None
+            out[p.name] = Source(role, coerce(value, param_schema(tool, p.name)))
+        return self._whole_answer(tool, out)
+
+    def named_by(self, tool: ToolRecord) -> tuple[str, str]:
+        """(field, parameter): how a person names a row of this tool in the middle of a route and the optional
+        parameter that takes it, so the call narrows to it: the entity's name parameter (a stop's name), else an
+        identifier a person knows that the rows carry (a bus route's number); else the name field alone (no
+        parameter narrows) or nothing."""
+        fields = {norm(f.name): f.name for f in tool.fields}
+        entity = self.entity_param(tool)
+        options = [entity] if entity is not None else []
+        options += [
+            p
+            for p in tool.params
+            if self.role(tool, p) == "user" and not _DATE_LIKE.search(p.name.lower()) and p is not entity
+        ]
+        for p in options:
+            if not p.required and norm(p.name) in fields:
+                return fields[norm(p.name)], p.name
+        return self.mention_field(tool) or "", ""
 
     def root_sources(self, tool: ToolRecord, *, named: bool = False) -> dict[str, Source] | None:
         """A tool callable from what a user says (and constants and the clock) alone; None when it needs a
@@ -277,12 +337,20 @@ class VerifiedGraph:
         return self._whole_answer(tool, out)
 
     def fed_sources(
-        self, tool: ToolRecord, upstream: list[tuple[int, str]], rnd: random.Random, *, link_clock: bool = False
+        self,
+        tool: ToolRecord,
+        upstream: list[tuple[int, str]],
+        rnd: random.Random,
+        *,
+        link_clock: bool = False,
+        split: bool = False,
     ) -> dict[str, Source] | None:
         """Sources for a step fed by earlier steps (index, tool): verified links for codes (and for names an
         earlier result gives), the user for other user-knowable values, the clock, constants. Parameters that
         belong together (nx/ny, sigunguCd/bjdongCd, ...) come from one and the same upstream step.
-        `link_clock` lets an issue date and time come from an upstream product of the same issue (fan-in)."""
+        `link_clock` lets an issue date and time come from an upstream product of the same issue, and `split` a group
+        come from two steps when no one step feeds it whole (fan-in: the middle step was asked with the root's row,
+        so the root's city code and the stop id the middle step gives belong to one stop)."""
         out: dict[str, Source] = {}
         fed_any = False
         groups: dict[frozenset[str], int] = {}
@@ -292,7 +360,7 @@ class VerifiedGraph:
             options = [
                 (i, lk) for i, up in upstream for lk in self.into.get((tool.name, p.key()), []) if lk.source_tool == up
             ]
-            bound = self._same_step(tool, p, required, upstream, options, groups, rnd)
+            bound = self._same_step(tool, p, required, upstream, options, groups, rnd, split=split)
             if bound is None:
                 if role == "code":
                     return None
@@ -334,10 +402,40 @@ class VerifiedGraph:
                 out[p.name] = Source("slot", coerce(value, param_schema(tool, p.name)))
             else:
                 return None
+        listings = [(i, up) for i, up in upstream if self.listing_sources(self.tools[up]) is not None]
+        if not fed_any and listings and self.root_sources(tool) is None:
+            # a listing whose required parameters are all constants (a tourism area list) narrows to the area the
+            # user named in a code list through its optional area codes
+            fed_any = self._fed_optional(tool, out, listings, groups, rnd)
         if not fed_any:
             return None
         self._narrow(tool, out, groups, dict(upstream))
         return self._whole_answer(tool, out)
+
+    def _fed_optional(
+        self,
+        tool: ToolRecord,
+        out: dict[str, Source],
+        upstream: list[tuple[int, str]],
+        groups: dict[frozenset[str], int],
+        rnd: random.Random,
+    ) -> bool:
+        """Optional code parameters fed by verified links from the upstream steps (each from its least used
+        link); True when one is."""
+        fed = False
+        optional = [p for p in tool.params if not p.required and self.role(tool, p) == "code" and p.name not in out]
+        for p in optional:
+            options = [
+                (i, lk) for i, up in upstream for lk in self.into.get((tool.name, p.key()), []) if lk.source_tool == up
+            ]
+            bound = self._same_step(tool, p, optional, upstream, options, groups, rnd)
+            if not bound:
+                continue
+            bound.sort(key=lambda o: (-self.link_prior(o[1]), self.link_use[o[1].id], -o[1].score, o[1].id))
+            i, lk = bound[0]
+            out[p.name] = Source("link", link=lk, from_step=i)
+            fed = True
+        return fed
 
     def _same_step(
         self,
@@ -348,6 +446,8 @@ class VerifiedGraph:
         options: list[tuple[int, LinkRecord]],
         groups: dict[frozenset[str], int],
         rnd: random.Random,
+        *,
+        split: bool = False,
     ) -> list[tuple[int, LinkRecord]] | None:
         """A parameter of a group that belongs together (nx/ny, ...) is fed only from the one upstream step that
         feeds every mate (chosen once per group, in `groups`): its options narrowed to that step, or None when no
@@ -364,6 +464,8 @@ class VerifiedGraph:
         )
         if group in groups:
             steps_ok &= {groups[group]}
+        if not steps_ok and split and group not in groups:
+            return options
         if not steps_ok:
             return None
         if group not in groups:
@@ -516,20 +618,23 @@ class VerifiedGraph:
         return calls
 
     def _fill_pools(self, rows: dict[str, list[dict[str, Any]]]) -> None:
-        by_field: dict[str, list[Any]] = {}
+        """Each user parameter's pool: the values the world's rows give it, each with the area (시도, 시군구) of the
+        row it came from, kept spread over the areas (`user_value` draws an area first)."""
+        by_field: dict[str, list[tuple[Any, str]]] = {}
         for items in rows.values():
             for r in items:
+                area = row_area(r)
                 for k, v in r.items():
-                    by_field.setdefault(norm(k), []).append(v)
+                    by_field.setdefault(norm(k), []).append((v, area))
         for tool in self.tools.values():
             for p in tool.params:
                 if self.role(tool, p) != "user":
                     continue
-                values: list[Any] = list(configured(self.settings).get(p.name, []))
+                values: list[tuple[Any, str]] = [(v, "") for v in configured(self.settings).get(p.name, [])]
                 for lk in self.into.get((tool.name, p.key()), []):
                     for r in rows.get(lk.source_tool, []):
                         try:
-                            values.append(transforms.apply(lk.transform, r.get(lk.source_field), r))
+                            values.append((transforms.apply(lk.transform, r.get(lk.source_field), r), row_area(r)))
                         except transforms.TransformError:
                             continue
                 n = norm(p.name)
@@ -539,17 +644,37 @@ class VerifiedGraph:
                         values.extend(by_field.get(norm(f), []))
                 elif n not in ("numofrows", "pageno"):
                     values.extend(by_field.get(n, []))
-                unique = {
-                    json.dumps(v, ensure_ascii=False, sort_keys=True): v
-                    for v in (_pool_value(x) for x in values)
-                    if v is not None
-                }
+                unique: dict[str, tuple[Any, str]] = {}
+                for x, area in values:
+                    v = _pool_value(x)
+                    if v is not None:
+                        unique.setdefault(json.dumps(v, ensure_ascii=False, sort_keys=True), (v, area))
                 clean = list(unique.values())
                 if p.enum:
                     members = {str(e) for e in p.enum}  # typed enums (1, true) against values read as text
-                    clean = [v for v in clean if str(v) in members] + [v for v in p.enum if v not in clean]
+                    known = [v for v, _ in clean]
+                    clean = [c for c in clean if str(c[0]) in members] + [(v, "") for v in p.enum if v not in known]
                 if clean:
-                    self.pools[(tool.name, p.name)] = clean[:POOL_MAX]
+                    kept = _spread(clean, POOL_MAX)
+                    self.pools[(tool.name, p.name)] = [v for v, _ in kept]
+                    self.pool_areas[(tool.name, p.name)] = [a for _, a in kept]
+
+
+def _spread(values: list[tuple[Any, str]], most: int) -> list[tuple[Any, str]]:
+    """At most `most` values, taken in turn from each area (in order of first appearance), so a pool keeps every
+    area its rows reach rather than the first rows' one."""
+    if len(values) <= most:
+        return values
+    by_area: dict[str, list[tuple[Any, str]]] = {}
+    for v in values:
+        by_area.setdefault(v[1], []).append(v)
+    out: list[tuple[Any, str]] = []
+    queues = list(by_area.values())
+    while len(out) < most:
+        for q in queues:
+            if q and len(out) < most:
+                out.append(q.pop(0))
+    return out
 
 
 def _pool_value(value: Any) -> Any:

@@ -34,6 +34,7 @@ from synthesis.records import Trajectory
 from tests.support.helpers import verified_store
 
 Setup = tuple[EmbeddedStore, Settings, Any]
+NUMBER = re.compile(r"^-?[\d,]+(\.\d+)?$")
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +80,8 @@ def test_the_figures_hold(records: list[Trajectory]) -> None:
     assert q["answers_with_answered_values"] >= 0.95
     assert q["shares"] == {k: pytest.approx(v, abs=0.006) for k, v in DEFAULT_EXTRAS.items()}
     # fan-in plans whose target the root alone feeds are not planned (a careful agent skips the middle call); the
-    # sandbox's fan-in triples are all of that kind (a forecast fed by another forecast's echo of the same grid)
-    assert {"single", "chain", "parallel"} <= {r.shape for r in records}
+    # sandbox's fan-ins start from a code list whose row the user names (a city, then a stop in it)
+    assert {"single", "chain", "parallel", "fan_in", "conditional"} <= {r.shape for r in records}
     assert q["answers_about_arbitrary_row"] == 0 and q["chains_through_unasked_entity_share"] <= 0.02
     assert q["facts_a_constant_answer_passes"] == 0
     assert q["facts_confirmed_on_own_answer"] == q["records_with_facts"] == sum(bool(r.steps) for r in records)
@@ -132,15 +133,23 @@ def test_plans_start_from_what_users_know_and_codes_come_from_results(setup: Set
     assert plans
     for plan in plans:
         first = plan.steps[0]
-        assert any(s.kind == "slot" for s in first.sources.values()), plan.key
+        # the user's words go into the first call, or name the row of a listing callable with constants alone
+        assert any(s.kind == "slot" for s in first.sources.values()) or (first.names and len(plan.steps) > 1), plan.key
         for step in plan.steps:
             for pname, src in step.sources.items():
                 p = next(x for x in step.tool.params if x.name == pname)
                 if graph.role(step.tool, p) == "code":
                     assert src.kind == "link", (plan.key, pname)
             for group in PAIR_GROUPS:
-                origins = {s.from_step for n, s in step.sources.items() if n in group and s.kind == "link"}
-                assert len(origins) <= 1, (plan.key, group)
+                origins = sorted({s.from_step for n, s in step.sources.items() if n in group and s.kind == "link"})
+                # one row, or a fan-in whose later origin was asked with the earlier one's row (the city's code and
+                # the id of a stop looked up in that city)
+                assert len(origins) <= 1 or (
+                    plan.shape == "fan_in" and origins[0] in plan.steps[origins[1]].depends_on
+                ), (
+                    plan.key,
+                    group,
+                )
 
 
 def test_slot_values_come_from_the_world_and_vary(records: list[Trajectory], result: dict[str, Any]) -> None:
@@ -350,3 +359,43 @@ def test_demo_style_export_reports_the_figures(setup: Setup, result: dict[str, A
     )
     section = quality_section(done["distribution"])
     assert "sentence frames" in section and "BFCL items {" in section
+
+
+def test_every_scored_shape_every_reachable_tool_and_places_all_over_the_world(records: list[Trajectory]) -> None:
+    """Issue 33: fan-in and conditional plans are drawn over verified links at a useful share next to the other
+    shapes, the tools no route reached before (bus, tourism: listings whose row the user names) are used, and
+    trajectories start in many districts and KMA grid cells, not the first rows' one."""
+    w = quality(records)["world"]
+    for shape in ("single", "chain", "fan_in", "parallel", "conditional"):
+        assert w["shapes"].get(shape, 0) >= 0.04 * len(records), (shape, w["shapes"])
+    assert w["tools_used"] >= 40, w
+    assert w["grid_cells"] >= 15 and w["places"] >= 15, w
+
+
+def test_conditional_records_look_further_only_when_the_first_result_says_so(records: list[Trajectory]) -> None:
+    conds = [r for r in records if r.kind == "normal" and r.shape == "conditional"]
+    tests = [(r, (r.metadata.model_extra or {})["condition"]) for r in conds]
+    assert {c["held"] for _, c in tests} == {True, False}  # the threshold is drawn on both sides of the value
+    for r, c in tests:
+        assert c["held"] == (c["observed"] >= c["value"] if c["op"] == ">=" else c["observed"] <= c["value"])
+        shown = r.steps[c["step"] - 1].response.items
+        numbers = {float(str(v).replace(",", "")) for row in shown for v in row.values() if NUMBER.match(str(v))}
+        assert c["observed"] in numbers, (r.request, c)  # the deciding value is one the tool message shows
+        threshold = f"{int(c['value']) if float(c['value']).is_integer() else c['value']}{c['unit']}"
+        assert threshold in r.request and ("이상이면" in r.request) == (c["op"] == ">="), r.request
+        if c["held"]:
+            assert r.final_steps[-1] == c["gate"] == len(r.steps), r.request
+        else:
+            assert len(r.steps) == c["step"] and r.final_steps == [c["step"]] and "찾지 않았" in r.final_answer
+        assert check_answer(r.final_answer, r.judge_facts()).hits == len(r.facts)
+
+
+def test_fan_in_joins_two_lookups_and_the_user_names_the_rows(records: list[Trajectory]) -> None:
+    fans = [r for r in records if r.kind == "normal" and r.shape == "fan_in"]
+    assert fans
+    for r in fans:
+        assert len(set(r.steps[-1].depends_on)) == 2, [s.tool for s in r.steps]
+    named = [(r, v) for r in records for s in r.steps for v in s.mentions.values()]
+    assert named  # rows picked by what the user says (a city in a code list)
+    for r, v in named:
+        assert str(v) in " ".join([*(m["content"] for m in r.preamble if m["role"] == "user"), r.request])

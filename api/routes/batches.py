@@ -46,7 +46,7 @@ class BatchRequest(BaseModel):
         description="how many trajectories, at most `batches.max_count` (KOPA_BATCHES__MAX_COUNT; the document's "
         "`maximum` is this server's)",
     )
-    shapes: list[Literal["single", "chain", "fan_in", "parallel"]] = Field(default_factory=list)
+    shapes: list[Literal["single", "chain", "fan_in", "parallel", "conditional"]] = Field(default_factory=list)
     min_steps: Integral = Field(1, ge=1, le=6, description="fewest calls per trajectory (at most `max_steps`)")
     max_steps: Integral = Field(6, ge=1, le=6, description="most calls per trajectory (at least `min_steps`)")
     api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
