@@ -8,25 +8,18 @@ where they differ."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fastapi import FastAPI, Request
 
-from core.settings import Settings
-from execution.limits import MemoryEconomy
 from execution.result import CallResult, Outcome
 from graph import date_links, meaning, transforms
 from graph.candidates import derive_candidates
 from graph.concepts import filtered_norm, value_concepts
-from graph.embedded_store import EmbeddedStore
-from graph.models import FieldRecord, LinkRecord, ParamRecord, RegistrationMeta, ToolRecord
-from graph.registry import register
-from graph.store import all_links
-from verification.runs import execute_run, new_run
+from graph.models import FieldRecord, LinkRecord, ParamRecord, ToolRecord
+from tests.support.made_up import query_param, response_schema, verify_made_up
 from verification.trials import (
     LEVELS_REASON,
     Trial,
@@ -323,23 +316,6 @@ INDEX_CODES = {c for c, _ in REGIONS if c.endswith("00000")} | {"1111051500", "2
 HERITAGE = {"11": ["궁궐"], "31": ["산성"]}
 
 
-def _schema(props: dict[str, str]) -> dict[str, Any]:
-    row = {"type": "object", "properties": {k: {"type": "string", "description": d} for k, d in props.items()}}
-    body = {
-        "type": "object",
-        "properties": {"result": {"type": "object", "properties": {"data": {"type": "array", "items": row}}}},
-    }
-    return {"200": {"description": "ok", "content": {"application/json": {"schema": body}}}}
-
-
-def _param(name: str, description: str, *, required: bool = False, example: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "in": "query", "required": required, "description": description}
-    out["schema"] = {"type": "string"}
-    if example is not None:
-        out["example"] = example
-    return out
-
-
 def _document() -> dict[str, Any]:
     return {
         "openapi": "3.0.3",
@@ -350,7 +326,7 @@ def _document() -> dict[str, Any]:
                 "get": {
                     "operationId": "listRegions",
                     "summary": "지역 목록",
-                    "responses": _schema(
+                    "responses": response_schema(
                         {"regionCode": "법정동코드 (10자리)", "regionName": "지역명", "provCd": "법정동 시도코드"}
                     ),
                 }
@@ -360,25 +336,25 @@ def _document() -> dict[str, Any]:
                     "operationId": "getAirIndex",
                     "summary": "대기 지수 조회",
                     "parameters": [
-                        _param("zone", "지점 (행정구역코드 10자리)", required=True, example="1111000000"),
+                        query_param("zone", "지점 (행정구역코드 10자리)", required=True, example="1111000000"),
                     ],
-                    "responses": _schema({"zone": "지점", "value": "지수"}),
+                    "responses": response_schema({"zone": "지점", "value": "지수"}),
                 }
             },
             "/heritage": {
                 "get": {
                     "operationId": "listHeritage",
                     "summary": "유산 목록 조회",
-                    "parameters": [_param("provCode", "시도코드 (11: 서울, 31: 부산, 32: 대구, 33: 광주)")],
-                    "responses": _schema({"heritageNm": "유산명", "provCode": "시도코드"}),
+                    "parameters": [query_param("provCode", "시도코드 (11: 서울, 31: 부산, 32: 대구, 33: 광주)")],
+                    "responses": response_schema({"heritageNm": "유산명", "provCode": "시도코드"}),
                 }
             },
             "/daily": {
                 "get": {
                     "operationId": "listDaily",
                     "summary": "관측소 일자료 조회",
-                    "parameters": [_param("stnName", "관측소명", example="가람")],
-                    "responses": _schema({"stnName": "관측소명", "obsDate": "관측일 (YYYY-MM-DD)"}),
+                    "parameters": [query_param("stnName", "관측소명", example="가람")],
+                    "responses": response_schema({"stnName": "관측소명", "obsDate": "관측일 (YYYY-MM-DD)"}),
                 }
             },
             "/monthly": {
@@ -386,11 +362,11 @@ def _document() -> dict[str, Any]:
                     "operationId": "listMonthly",
                     "summary": "관측소 월자료 조회",
                     "parameters": [
-                        _param("stnName", "관측소명", required=True, example="가람"),
-                        _param("fromMonth", "조회 시작월 (YYYYMM)", required=True, example="202601"),
-                        _param("toMonth", "조회 종료월 (YYYYMM)", required=True, example="202603"),
+                        query_param("stnName", "관측소명", required=True, example="가람"),
+                        query_param("fromMonth", "조회 시작월 (YYYYMM)", required=True, example="202601"),
+                        query_param("toMonth", "조회 종료월 (YYYYMM)", required=True, example="202603"),
                     ],
-                    "responses": _schema({"stnName": "관측소명", "obsMonth": "관측월 (YYYY-MM)"}),
+                    "responses": response_schema({"stnName": "관측소명", "obsMonth": "관측월 (YYYY-MM)"}),
                 }
             },
         },
@@ -434,27 +410,11 @@ def _app() -> Any:
 
 
 def _verified_on_the_service(tmp_path: Path) -> dict[tuple[str, str, str], LinkRecord]:
-    f = tmp_path / "g.sqlite3"
-    settings = Settings(
-        store="embedded",
-        embedded_path=f,
-        upstream_overrides=f"{HOST}=http://rules.local",
-        allowed_hosts=[HOST, "rules.local"],
-    )
-    store = EmbeddedStore(f)
-    try:
-        register(store, settings, _document(), RegistrationMeta())
-        run = asyncio.run(
-            execute_run(store, settings, new_run(), transport=httpx.ASGITransport(app=_app()), economy=MemoryEconomy())
-        )
-        assert run.status == "completed", run.message
-        out: dict[tuple[str, str, str], LinkRecord] = {}
-        for lk in all_links(store):
-            key = (lk.source_field, lk.target_param.split(":", 1)[1], lk.transform.get("kind", "identity"))
-            out[(lk.source_tool.rsplit("_", 1)[-1] + "." + key[0], key[1], key[2])] = lk
-        return out
-    finally:
-        store.close()
+    out: dict[tuple[str, str, str], LinkRecord] = {}
+    for lk in verify_made_up(tmp_path, HOST, _document(), _app()):
+        key = (lk.source_field, lk.target_param.split(":", 1)[1], lk.transform.get("kind", "identity"))
+        out[(lk.source_tool.rsplit("_", 1)[-1] + "." + key[0], key[1], key[2])] = lk
+    return out
 
 
 def test_on_a_service_coinciding_codes_are_refuted_and_the_levels_and_ranges_that_hold_verified(
