@@ -75,13 +75,20 @@ def _leaves(
 _NOT_MEASURES = re.compile(
     r"(?:cd|code|id|ids|seq|no|num|key|year|month|day|date|dt)$|^(?:nx|ny|rows|shown|first|total)$", re.I
 )
+#: Fields that hold a coordinate (`gpslati`, `mapx`, `tmY`, `lng`): a position, never a measurement with a unit.
+_COORDINATE = re.compile(r"lati|longi|^(?:gps)?long$|^lat$|^lo?ng?$|^map[xy]$|^gps[xy]$|^tm[xy]$|^[xy]$|^wgs", re.I)
 #: A figure glued to the letters before it is part of a code or a name (`D000360`, `탄방5`), unless a unit follows
 #: (`서방정40밀리그램`).
 _GLUED = re.compile(r"(?<=[A-Za-z가-힣])\d+(?:\.\d+)?(?![\d.]|\s?(?:mg|g|kg|ml|밀리|그램|킬로|%|도|℃|m|km|cm))")
 
 
+#: A figure with a unit inside a name (`다온심바스타틴정20밀리그램`): the strength of that product, a measure only of
+#: it.
+_NAMED = re.compile(r"([가-힣A-Za-z]{2,})(\d+(?:\.\d+)?)(?=\s?(?:mg|g|kg|ml|밀리|그램|킬로|%|m|km|cm))")
+
+
 def _measures_of(text: str) -> list[float]:
-    return _numbers_of(_GLUED.sub(" ", nfkc(text)), parts=False)
+    return _numbers_of(_NAMED.sub(r"\1 ", _GLUED.sub(" ", nfkc(text))), parts=False)
 
 
 def _numbers_of(text: str, *, parts: bool = True) -> list[float]:
@@ -220,16 +227,35 @@ class Seen:
     @cached_property
     def figures(self) -> list[float]:
         """The figures the results and the user state as figures: no part of a date or clock time, no clock. A
-        measurement an answer states (15.9도, 37%) must be one of these."""
+        count an answer states beyond the listings' must be one of these."""
+        return self._figures(counts=True)
+
+    @cached_property
+    def measures(self) -> list[float]:
+        """The figures that may support a measurement an answer states (15.9도, 37%, 6분): those of `figures` but
+        a count field's or a coordinate's (`arrprevstationcnt` 3 is no 3 minutes, `gpslong` 127.4 no 127 m)."""
+        return self._figures(counts=False)
+
+    def _figures(self, *, counts: bool) -> list[float]:
         out = {0.0}
         for key, text in self._parsed[3]:
-            if _NOT_MEASURES.search(key):
+            if _NOT_MEASURES.search(key) or (not counts and (_COUNT_FIELD.search(key) or _COORDINATE.search(key))):
                 continue
             q = qualifier(text) if len(text) <= 40 else None
             if q is None or q.kind == "name" or (q.day is None and ":" not in text):  # a bare 1051 may be seconds
                 out |= {round(x, 9) for x in _measures_of(text)}
         out |= self.user_numbers
         return sorted(out)
+
+    @cached_property
+    def named_figures(self) -> dict[float, set[str]]:
+        """The figures written inside names (a product's strength), each with the letters of the names before it
+        (normalised): such a figure is a measure of that product only."""
+        out: dict[float, set[str]] = {}
+        for text in self.texts:
+            for m in _NAMED.finditer(nfkc(text)):
+                out.setdefault(round(float(m.group(2)), 9), set()).add(normalise_name(m.group(1)))
+        return out
 
     @cached_property
     def measured(self) -> list[float]:
@@ -476,7 +502,8 @@ def _korean_step(text: str, m: Mention) -> float:
 
 #: A clause that compares or takes a difference (`어제보다 2도 높아요`, `일교차 7.1도`, `35 higher than`).
 _COMPARING = re.compile(
-    r"보다|차이|일교차|높|낮|많|적어|적었|적고|적은|올라|올랐|내려|내렸|늘었|늘어|늘고|줄었|줄어|줄고|상승|하락|오른|떨어"
+    r"보다|차이|일교차|높(?!이)|낮(?![에엔 ])|많|적어|적었|적고|적은|올라|올랐|내려|내렸|늘었|늘어|늘고|줄었|줄어|줄고"
+    r"|상승|하락|오른|떨어"
     r"|\bthan\b|difference|higher|lower|\bmore\b|\bless\b|increase|decrease|\bdrop|\brise|\bup\b|\bdown\b",
     re.I,
 )
@@ -511,7 +538,7 @@ def _sum_of(value: float, parts: list[float], step: float) -> bool:
     return any(abs(sum(c) - value) <= 0.5 * step + 1e-9 for k in (2, 3, 4) for c in combinations(parts, k))
 
 
-def _sentence_at(text: str, pos: int) -> str:
+def sentence_at(text: str, pos: int) -> str:
     a = max(text.rfind(c, 0, pos) for c in ".!?\n") + 1
     ends = [i for c in ".!?\n" if (i := text.find(c, pos)) >= 0 and not text[i - 1 : i].isdigit()]
     return text[a : min(ends) if ends else len(text)]
@@ -539,7 +566,7 @@ def _supported_number(text: str, m: Mention, seen: Seen, found: list[Mention]) -
     elif value.is_integer() and value <= SMALL_COUNT and not _measured(m.unit):
         return True  # an ordinal, a number of hours, a count of things listed
     else:
-        nums = seen.figures if _measured(m.unit) or counted else seen.numbers
+        nums = seen.figures if counted else seen.measures if _measured(m.unit) else seen.numbers
         # `약 17분` for 1051초: an approximate figure may be cut at its precision rather than rounded, and a round
         # one is rounded to its zeros (`약 620m` for 622.97 m)
         slack = 1.0 if not m.korean and approximate(text, m) else 0.5
@@ -548,7 +575,16 @@ def _supported_number(text: str, m: Mention, seen: Seen, found: list[Mention]) -
             x, tol = value * scale, slack * step * scale + 1e-9
             if _near(nums, x, tol):
                 return True
-    sentence = _sentence_at(text, m.start)
+        # a product's strength written after (the end of) its name or before a word for the product (`심바스타틴정
+        # 20mg`, `20mg 제품`), not as any dose
+        names = seen.named_figures.get(round(value, 9), set())
+        word = re.search(r"([가-힣A-Za-z]{2,})\s?$", text[max(0, m.start - 20) : m.start])
+        if names and (
+            (word and any(n.endswith(normalise_name(word.group(1))) for n in names))
+            or re.match(r"\s?(?:짜리|제품|정제|정|캡슐|용량|함량)", text[unit_end(text, m) :])
+        ):
+            return True
+    sentence = sentence_at(text, m.start)
     if _TOTALLING.search(sentence) and _sum_of(value, [x for x in stated if abs(x - value) > 1e-9], step):
         return True  # a total of figures the answer states (`27곳, 11곳, 6곳, 합치면 44곳`)
     # a difference or sum of a supported figure the answer states and a seen one (`어제보다 2도 높아요`), or of two

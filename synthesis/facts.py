@@ -80,6 +80,7 @@ from synthesis.claims import (
     other_area,
     pasted,
     qualifier,
+    sentence_at,
     unsupported,
 )
 from synthesis.fact_terms import (
@@ -481,9 +482,12 @@ def _text_hit(
         hits = _loose_hits(prepared, raw, bounds)
     if any(negated_at(prepared, b) or _negating_prefix(prepared, a, raw) for a, b in hits):
         return False  # the answer says it is not so (somewhere): `아닙니다` after it, `불일치` for `일치`
+    short = fact.kind == "name" and bool(re.fullmatch(r"[가-힣]{2}", normalise_name(raw)))
     for a, b in hits:
         if weak and not in_context(prepared, bounds, a, terms):
             continue
+        if short and a > 0 and re.match(r"[가-힣]", prepared[a - 1]):
+            continue  # the end of a longer word (`원형` in `타원형`, `내과` in `한방내과`), another thing
         if bound_to_other(prepared, a, b, fact, facts):
             continue
         if _candidates(prepared, bounds, a, fact, facts, strict=strict) or said_of_other(
@@ -985,6 +989,27 @@ def absent_of_other_month(answer: str, facts: list[Fact], seen: Seen) -> str:
     return ""
 
 
+_REFERENCE = re.compile(r"기준|\bas of\b|\bmeasured (?:at|on)\b")
+
+
+def referred_to_other_day(answer: str, facts: list[Fact], now: datetime | None) -> str:
+    """A clause that says when the figures of its sentence are of (`어제 오후 2시 기준 값이에요`, `as of
+    yesterday`) naming a day none of the asked facts' rows is of. The clause, or ''."""
+    days = {q.day for f in facts for q in _quals(f.about) if q.day is not None}
+    if not days or now is None:
+        return ""
+    text = prepare_text(answer)
+    for a, b in clauses(text):
+        clause = text[a:b]
+        if (
+            _REFERENCE.search(clause)
+            and re.search(r"\d", sentence_at(text, a))
+            and names_other_day(clause, max(days), now, frozenset(days))
+        ):
+            return clause.strip()
+    return ""
+
+
 def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
     """Why the whole answer fails whatever it states, or '': doubt, a paste, a dump, a figure, date, time or place
     nothing seen supports, or another row's value said as the asked one's."""
@@ -1004,6 +1029,8 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"said of another row: {w}"
     if seen is not None and (w := absent_of_other_month(answer, facts, seen)):
         return f"said of another month: {w}"
+    if w := referred_to_other_day(answer, facts, seen.now if seen else None):
+        return f"said of another day: {w}"
     if r := rival_claim(answer, facts, seen.now if seen else None):
         return f"another row: {r}"
     return ""

@@ -103,3 +103,35 @@ def test_missing_data_said_of_another_month_than_the_one_asked() -> None:
     assert passes("11월 거래 자료는 아직 없습니다.", [empty], seen)
     assert passes("다음 달 거래 자료는 아직 없습니다.", [empty], seen)
     assert not passes("이번 달(10월) 거래 자료는 없습니다.", [empty], seen)
+
+
+def test_a_strength_in_a_product_name_is_no_dose() -> None:
+    seen = seen_rows({"ITEM_NAME": "새봄로수바스타틴정10밀리그램(로수바스타틴)", "ENTP_NAME": "새봄제약"})
+    assert unsupported("새봄로수바스타틴정 10mg은 새봄제약 제품이에요.", seen) == ""
+    assert unsupported("하루 최대 10mg까지만 드세요.", seen) == "figure 10mg"
+
+
+def test_a_count_or_a_coordinate_supports_no_measurement() -> None:
+    seen = seen_rows({"nodenm": "솔밭삼거리", "arrprevstationcnt": 4, "arrtime": 420, "gpslong": 127.38})
+    assert unsupported("솔밭삼거리에 4정거장 남았고 약 7분 뒤 도착해요.", seen) == ""
+    assert unsupported("솔밭삼거리에 약 4분 뒤 도착해요.", seen) == "figure 4분"
+    assert unsupported("솔밭삼거리에서 127m 떨어져 있어요.", seen) == "figure 127m"
+
+
+def test_height_is_no_comparison() -> None:
+    seen = seen_rows({"title": "별빛전망대", "addr1": "중구 별빛로 151", "zipcode": "01500", "mlevel": "6"})
+    assert unsupported("별빛전망대는 별빛로 151에 있어요.", seen) == ""
+    assert unsupported("별빛전망대는 해발 145m 높이에 있어요.", seen) == "figure 145m"
+
+
+def test_a_short_value_at_the_end_of_a_longer_word_is_another_word() -> None:
+    shape = Fact("name", "원형", label="모양", field="DRUG_SHAPE")
+    assert passes("알약 모양은 원형이에요.", [shape])
+    assert not passes("알약 모양은 타원형이에요.", [shape])
+
+
+def test_a_reference_time_of_another_day_moves_the_figures_of_its_sentence() -> None:
+    pm = Fact("number", 42, unit="㎍/㎥", label="초미세먼지", about=["2026-10-15 14:00"])
+    seen = seen_rows({"stationName": "솔밭", "pm25Value": "42", "dataTime": "2026-10-15 14:00"})
+    assert passes("초미세먼지는 42㎍/㎥인데, 오늘 오후 2시 기준 값이에요.", [pm], seen)
+    assert not passes("초미세먼지는 42㎍/㎥인데, 어제 오후 2시 기준 값이에요.", [pm], seen)
