@@ -31,10 +31,11 @@ stores the shown rows and the total renders the same text as the live response d
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from graph import envelopes
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,6 @@ class Budget:
 
 BUDGET = Budget()
 ELLIPSIS = "…"
-#: Parameters that page through an answer.
-_PAGING = re.compile(
-    r"^(pageno|page|pageindex|currentpage|numofrows|countperpage|perpage|pagesize|rows|limit|"
-    r"offset|start_?index|end_?index|start_?idx|end_?idx|pageunit|size)$"
-)
 #: Parameters that shape the response's format, not its content (never a way to narrow).
 _PRESENTATION = {
     "_type",
@@ -93,11 +89,12 @@ def parameters(tool: ToolLike) -> dict[str, Any]:
 def narrowing(tool: ToolLike) -> tuple[list[str], list[str]]:
     """(filter parameters, paging parameters) of a tool, in the schema's order."""
     props = parameters(tool).get("properties") or {}
+    typed = [(str(k), str(v.get("type", "")) if isinstance(v, Mapping) else "") for k, v in props.items()]
     filters: list[str] = []
     paging: list[str] = []
     for name in props:
         n = str(name).lower()
-        if _PAGING.match(n):
+        if envelopes.pages(str(name), typed):
             paging.append(str(name))
         elif n not in _PRESENTATION:
             filters.append(str(name))

@@ -130,6 +130,18 @@ LIMIT_NAMES = ("limit", "maxresults", "max_results")
 CURSOR_NAMES = ("cursor", "pagetoken", "page_token", "nexttoken", "next_token", "continuationtoken")
 
 
+#: Every parameter name (lower case) that pages rather than filters: the names above, and page sizes that only
+#: requests spell (`rows` of Solr-backed portals, eGovFrame `pageUnit`).
+PAGING_PARAMS = frozenset(
+    (*PAGE_NAMES, *SIZE_NAMES, *START_NAMES, *END_NAMES, *OFFSET_NAMES, *LIMIT_NAMES, *CURSOR_NAMES, "rows", "pageunit")
+)
+
+
+def pages(name: str, params: list[tuple[str, str]]) -> bool:
+    """Whether parameter `name` of a tool with these (name, type) parameters pages through its answer."""
+    return name.lower() in PAGING_PARAMS or name in (index_range(params) or ())
+
+
 def paging_kind(params: list[tuple[str, str]]) -> tuple[str, list[str]]:
     """How a tool pages, read off its (name, type) parameters: ("index_range" | "page" | "offset" | "cursor" |
     "none", the parameters that page)."""

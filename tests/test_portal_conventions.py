@@ -152,6 +152,11 @@ def test_index_range_paging_is_paging() -> None:
     assert envelopes.index_range([("START_INDEX", "integer")]) is None
     _, tools = parse_document(portal_doc("https://portal.example.go.kr"))
     assert narrowing(tools[0])[1] == ["START_INDEX", "END_INDEX"]
+    # the view's note and the registration report read the same description of paging
+    spec = {"properties": {"q": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"}}}
+    assert narrowing({"function": {"parameters": spec}}) == (["q"], ["start", "end"])
+    dates = {"properties": {"start": {"type": "string"}, "end": {"type": "string"}, "cursor": {"type": "string"}}}
+    assert narrowing({"function": {"parameters": dates}}) == (["start", "end"], ["cursor"])
 
 
 def test_registration_says_what_it_understood_of_each_operation() -> None:
