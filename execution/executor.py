@@ -355,6 +355,7 @@ class Executor:
                 headers[name] = text
             else:
                 query[name] = str(value)
+        url = _without_unfilled_tail(url, tool, args)
         if tool.format_param:
             fname, _, fvalue = tool.format_param.partition("=")
             query.setdefault(fname, fvalue)
@@ -542,6 +543,19 @@ class Executor:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 url=_redacted(req),
             )
+
+
+def _without_unfilled_tail(url: str, tool: ToolRecord, args: dict[str, Any]) -> str:
+    """The URL without the optional trailing path segments the call leaves out (`.../1/5/{GU}` -> `.../1/5`)."""
+    optional = {
+        "{" + p.name + "}" for p in tool.params if p.location == "path" and not p.required and p.name not in args
+    }
+    while optional:
+        head, _, last = url.rstrip("/").rpartition("/")
+        if last not in optional:
+            break
+        url = head
+    return url
 
 
 def _range_position(tool: ToolRecord, args: dict[str, Any], result: CallResult) -> CallResult:

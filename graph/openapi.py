@@ -120,7 +120,8 @@ def _param(ctx: DocContext, raw: Any, where: str, swagger2: bool) -> ParamRecord
         pattern=schema.get("pattern"),
         enum=enum,
         item_type=(type_of(items)[0] if items else "string") if t == "array" else None,
-        required=bool(p.get("required")) or loc == "path",
+        # a path segment is required, unless the document says otherwise (graph.openapi.optional_tail decides)
+        required=bool(p.get("required")) or (loc == "path" and p.get("required") is not False),
         example=p.get("example", schema.get("example")),
         default=default,
         description=str(p.get("description") or schema.get("description") or ""),
@@ -314,6 +315,22 @@ def _query_key_param(doc: dict[str, Any], swagger2: bool) -> str | None:
     return next((name for where, name in reversed(_key_schemes(doc, swagger2)) if where == "query"), None)
 
 
+def optional_tail(path: str, params: list[ParamRecord]) -> list[ParamRecord]:
+    """Path parameters as sent: one the document marks `required: false` stays optional only in the run of such
+    segments that ends the path (서울 열린데이터광장 `/{KEY}/json/{SERVICE}/{START_INDEX}/{END_INDEX}/{GU}`: a filter
+    segment left off the end); any other path segment is required, as OpenAPI says."""
+    optional = {p.name for p in params if p.location == "path" and not p.required}
+    tail: set[str] = set()
+    for segment in reversed([s for s in path.split("/") if s]):
+        if not (segment.startswith("{") and segment.endswith("}") and segment[1:-1] in optional):
+            break
+        tail.add(segment[1:-1])
+    return [
+        p.model_copy(update={"required": True}) if p.location == "path" and not p.required and p.name not in tail else p
+        for p in params
+    ]
+
+
 def path_key(params: list[ParamRecord], scheme_names: set[str]) -> tuple[str, str] | None:
     """The path parameter that is the key (`/{KEY}/json/...`) and why (a `graph.openapi_report.KEY_REASONS` key):
     one an apiKey security scheme names, else one named or described as the key; None when no segment is."""
@@ -405,6 +422,7 @@ class _Operations:
         if read is None:
             return None
         params, body_media = read
+        params = optional_tail(path, params)
         in_path = None if self.auth_param else path_key(params, self.scheme_names)
         known = next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
         key_param, key_source = (

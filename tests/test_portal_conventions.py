@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -191,6 +192,44 @@ def test_registration_says_what_it_understood_of_each_operation() -> None:
     assert only["paging"]["kind"] == "offset" and only["success"]["code"] is None
     (named,) = parse_with_report(bare, RegistrationMeta(auth=AuthConfig(param="apiKey")))[2]
     assert named["key"]["in"] == "query" and "named at registration" in named["key"]["reason"]
+
+
+def test_an_optional_trailing_path_segment_is_left_off_when_not_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """서울 열린데이터광장 style filters at the end of the path (`.../{START_INDEX}/{END_INDEX}/{GU}`): a document that
+    marks one `required: false` gets it optional; a segment before a literal one stays required."""
+    doc = portal_doc("https://portal.example.go.kr")
+    listing = doc["paths"].pop("/{KEY}/json/Echo/{START_INDEX}/{END_INDEX}")
+    gu = {"name": "GU", "in": "path", "required": False, "description": "자치구명", "schema": {"type": "string"}}
+    svc = {"name": "SVC", "in": "path", "required": False, "schema": {"type": "string"}}
+    listing["get"]["parameters"] += [gu, svc]
+    doc["paths"]["/{KEY}/json/{SVC}/{START_INDEX}/{END_INDEX}/{GU}"] = listing
+    api, tools = parse_document(doc, RegistrationMeta(auth=AuthConfig(secret=SECRET_NAME)))
+    tool = next(t for t in tools if "{GU}" in t.url)
+    tool.api_id = api.id
+    assert tool.json_schema["required"] == ["START_INDEX", "END_INDEX", "SVC"]  # GU optional, SVC not (mid-path)
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.path)
+        return httpx.Response(200, json={"RESULT": {"CODE": "INFO-200", "MESSAGE": "해당하는 데이터가 없습니다."}})
+
+    monkeypatch.setenv(SECRET_NAME, CANARY)
+    settings = Settings(allowed_hosts=["portal.example.go.kr"])
+
+    async def calls() -> list[Any]:
+        ex = Executor(settings, MemoryEconomy(), {api.id: api}, transport=httpx.MockTransport(answer))
+        try:
+            return [
+                await ex.call(tool, {"START_INDEX": 1, "END_INDEX": 5, "SVC": "Echo"}),
+                await ex.call(tool, {"START_INDEX": 1, "END_INDEX": 5, "SVC": "Echo", "GU": "중구"}),
+            ]
+        finally:
+            await ex.aclose()
+
+    without, with_gu = asyncio.run(calls())
+    assert seen == [f"/{CANARY}/json/Echo/1/5", f"/{CANARY}/json/Echo/1/5/중구"]
+    assert without.outcome == with_gu.outcome == Outcome.EMPTY
+    assert without.url.endswith("/%7BKEY%7D/json/Echo/1/5") and CANARY not in without.url + with_gu.url
 
 
 # ------------------------------------------------------------------ the answer: rows, total and success
