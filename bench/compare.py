@@ -120,23 +120,33 @@ def _pm(stats: dict[str, float | int]) -> str:
 
 
 def seeds_table(docs: list[tuple[Path, str, dict[str, Any]]]) -> list[str]:
-    """Per model (seeds pooled) and mode: KOPA-Bench pass^k and BFCL overall as mean ± sd (n, min-max)."""
-    kopa: dict[tuple[str, str], list[float]] = defaultdict(list)
+    """Per model (seeds pooled), k and mode: KOPA-Bench pass^k and BFCL overall as mean ± sd (n, min-max); runs of
+    different k are never pooled. Empty when no model has seeded or repeated runs."""
+    kopa: dict[tuple[str, int, str], list[float]] = defaultdict(list)
     bfcl: dict[str, list[float]] = defaultdict(list)
+    seeded = False
     for _path, kind, doc in docs:
-        group = seed_group(_model_name(kind, doc))
+        name = _model_name(kind, doc)
+        group = seed_group(name)
+        seeded = seeded or group != name
         if kind == "kopa":
-            kopa[(group, str(doc["run"].get("mode", "")))].append(float(doc["scores"]["overall"]["pass_hat_k"]))
+            key = (group, int(doc["scores"].get("k") or 0), str(doc["run"].get("mode", "")))
+            kopa[key].append(float(doc["scores"]["overall"]["pass_hat_k"]))
         elif compare_columns(doc).get("bfcl.overall") is not None:
             bfcl[group].append(float(compare_columns(doc)["bfcl.overall"] or 0.0))
-    groups = sorted({g for g, _ in kopa} | set(bfcl))
-    modes = sorted({m for _, m in kopa})
+    if not seeded and all(len(v) < 2 for v in [*kopa.values(), *bfcl.values()]):
+        return []
+    ks = sorted({k for _, k, _ in kopa})
+    modes = sorted({m for _, _, m in kopa})
+    rows = sorted({(g, k) for g, k, _ in kopa} | {(g, ks[0] if len(ks) == 1 else 0) for g in bfcl})
     head = ["model (seeds pooled)", *(f"KOPA-Bench {m}" for m in modes), "BFCL overall"]
     out = ["## Seeds aggregated: mean ± sample sd (n, min-max)", ""]
     out += ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
-    for g in groups:
-        cells = [g, *(_pm(mean_spread(kopa[(g, m)])) if kopa.get((g, m)) else "–" for m in modes)]
-        cells.append(_pm(mean_spread(bfcl[g])) if bfcl.get(g) else "–")
+    for g, k in rows:
+        label = g + (f" (k={k})" if len(ks) > 1 and k else "")
+        cells = [label, *(_pm(mean_spread(kopa[(g, k, m)])) if kopa.get((g, k, m)) else "–" for m in modes)]
+        first = (g, k) == next(r for r in rows if r[0] == g)  # BFCL once per model
+        cells.append(_pm(mean_spread(bfcl[g])) if bfcl.get(g) and first else "–")
         out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -224,7 +234,9 @@ def compare_all(paths: list[Path], *, reference: str | None = None, margin: floa
             *(_pct(r.get(c)) for c in BFCL_COLUMNS),
         ]
         out.append("| " + " | ".join(cells) + " |")
-    out += ["", *seeds_table(docs)]
+    seeds = seeds_table(docs)
+    if seeds:
+        out += ["", *seeds]
     if reference:
         out += ["", *reference_table(docs, reference, margin=margin, seed=seed)]
     kopa_paths = [p for p, kind, _ in docs if kind == "kopa"]
