@@ -115,10 +115,34 @@ _WORD_COUNT_RX = re.compile(
 )
 
 
+#: The 시도 as English answers write them (Revised Romanization), read as their Korean short forms.
+_SIDO_ENGLISH = {
+    "seoul": "서울",
+    "busan": "부산",
+    "daegu": "대구",
+    "incheon": "인천",
+    "gwangju": "광주",
+    "daejeon": "대전",
+    "ulsan": "울산",
+    "sejong": "세종",
+    "gyeonggi": "경기",
+    "gangwon": "강원",
+    "chungbuk": "충북",
+    "chungnam": "충남",
+    "jeonbuk": "전북",
+    "jeonnam": "전남",
+    "gyeongbuk": "경북",
+    "gyeongnam": "경남",
+    "jeju": "제주",
+}
+_SIDO_ENGLISH_RX = re.compile(r"\b(" + "|".join(_SIDO_ENGLISH) + r")\b(?:\s(?:city|metropolitan city|province))?")
+
+
 def prepare_text(text: str) -> str:
-    """NFKC, lower case, 특별시/광역시/도 names in their short form, no company suffixes, common shortenings
-    spelt out."""
+    """NFKC, lower case, 특별시/광역시/도 names in their short form (English ones too: `Incheon`), no company
+    suffixes, common shortenings spelt out."""
     out = nfkc(text).lower()
+    out = _SIDO_ENGLISH_RX.sub(lambda m: _SIDO_ENGLISH[m.group(1)], out)
     for long, short in SIDO_SHORT.items():
         out = out.replace(long, short)
     for short, long in _ABBREVIATIONS.items():

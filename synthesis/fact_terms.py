@@ -18,7 +18,7 @@ KINDS = ("number", "text", "date", "count", "name")
 #: Words that name a label in other words (how Korean answers say these things).
 LABEL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "기온": ("온도", "최고", "최저", "낮", "아침"),
-    "노선": ("버스", "번"),
+    "노선": ("버스", "번", "bus", "route"),
     "정류소": ("정류장", "정거장"),
     "정거장": ("정류장", "정류소", "전"),
     "정류장": ("정류소", "정거장"),

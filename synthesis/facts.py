@@ -272,8 +272,22 @@ def _lent(text: str, ms: list[Mention], fact: Fact) -> list[Mention]:
                 nfkc(sp).lower() in sentence for sp in UNITS.get(fact.unit, ("", 1.0, ()))[2] if len(sp) >= 2
             ):
                 m = Mention(m.value, m.start, m.end, fact.unit, m.decimals, m.korean)
+        if not m.unit and not address and _after_label(text, m, fact):
+            m = Mention(m.value, m.start, m.end, fact.unit, m.decimals, m.korean)
         out.append(m)
     return out
+
+
+def _after_label(text: str, m: Mention, fact: Fact) -> bool:
+    """A bare figure written right after the fact's own label, as a listing writes it (`미세먼지 12`, `PM10 85`,
+    `기온: 15.9`): the unit of what that label measures goes without saying (a sentence says it: `기온은 15.2도`)."""
+    terms = [t for t in label_terms(fact) if len(t) >= 2]
+    if not terms or _inside_date_or_time(text, m):
+        return False
+    before = text[max(0, m.start - 24) : m.start]
+    rx = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    hit = re.search(rf"(?<![가-힣a-z0-9])(?:{rx})\s*[:=]?\s*$", before)
+    return bool(hit) and not re.match(r"\s?(?:번|위|등|번째|차)", text[m.end : m.end + 3])
 
 
 _OR = re.compile(r"또는|혹은|이나|아니면|거나|\bor\b|[~∼〜]|에서|/|\s-\s|^-$|사이")
@@ -499,9 +513,11 @@ def _text_hit(
 
 
 def _negating_prefix(prepared: str, at: int, raw: str) -> bool:
-    """A Korean word found behind a negating prefix that makes it its opposite (`불일치` for `일치`, `미등록` for
-    `등록`, `비대상` for `대상`), where the value itself does not begin so."""
+    """A word found behind a negation that makes it its opposite: a Korean prefix (`불일치` for `일치`, `미등록` for
+    `등록`, `비대상` for `대상`, where the value itself does not begin so) or an English `not` (`do not match`)."""
     value = normalise_name(raw)
+    if re.search(r"\b(?:not|no|never)\s+$|n't\s+$", prepared[max(0, at - 8) : at]):
+        return True  # `do not match`, `isn't white`
     return (
         bool(re.fullmatch(r"[가-힣]{2,}", value))
         and at > 0
@@ -541,12 +557,21 @@ COLOURS: tuple[tuple[str, ...], ...] = (
 )
 
 
+#: Words that give the same verdict (a validation's 일치, in English `match`).
+VERDICTS: tuple[tuple[str, ...], ...] = (
+    ("일치", "match", "matches", "matched", "matching"),
+    ("불일치", "mismatch", "mismatched"),
+)
+
+
 def _synonym_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
-    """Another word for the same colour (`흰색` for `하양`)."""
+    """Another word for the same colour or verdict (`흰색` for `하양`, `match` for `일치`)."""
     value = normalise_name(raw)
-    for words in COLOURS:
+    for words in (*COLOURS, *VERDICTS):
         if value in (normalise_name(w) for w in words):
-            rx = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+            rx = "|".join(
+                rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in sorted(words, key=len, reverse=True)
+            )
             return [(m.start(), m.end()) for m in re.finditer(rx, prepared)]
     return []
 

@@ -135,3 +135,29 @@ def test_a_reference_time_of_another_day_moves_the_figures_of_its_sentence() -> 
     seen = seen_rows({"stationName": "솔밭", "pm25Value": "42", "dataTime": "2026-10-15 14:00"})
     assert passes("초미세먼지는 42㎍/㎥인데, 오늘 오후 2시 기준 값이에요.", [pm], seen)
     assert not passes("초미세먼지는 42㎍/㎥인데, 어제 오후 2시 기준 값이에요.", [pm], seen)
+
+
+def test_a_bare_figure_right_after_its_own_label_takes_the_labels_unit() -> None:
+    pm10 = Fact("number", 23, unit="㎍/㎥", field="pm10Value")
+    pm25 = Fact("number", 9, unit="㎍/㎥", field="pm25Value")
+    assert passes("미세먼지 23, 초미세먼지 9예요.", [pm10, pm25])
+    assert passes("PM10 23이에요.", [pm10])
+    assert not passes("미세먼지 9, 초미세먼지 23이에요.", [pm10, pm25])
+    assert not passes("미세먼지는 좋음이고, 23번 버스를 타세요.", [pm10])
+
+
+def test_english_province_and_city_names_and_routes() -> None:
+    seoul = Fact("count", 14, unit="곳", label="서울", about=["서울"])
+    busan = Fact("count", 8, unit="곳", label="부산", about=["부산"])
+    assert passes("Seoul has 14 stations and Busan 8.", [seoul, busan])
+    assert not passes("Seoul has 8 stations and Busan 14.", [seoul, busan])
+    route = Fact("name", 721, label="노선", field="routeno")
+    assert passes("Only one route stops there: bus 721.", [route])
+    assert not passes("Only one route stops there: bus 712.", [route])
+
+
+def test_a_verdict_in_english() -> None:
+    verdict = Fact("text", "일치", label="진위확인")
+    assert passes("The name and opening date you gave match the tax office's records (진위확인).", [verdict])
+    assert not passes("The name and opening date you gave do not match the records (진위확인).", [verdict])
+    assert not passes("진위확인 결과 mismatch로 나왔어요.", [verdict])
