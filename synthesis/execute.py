@@ -24,6 +24,7 @@ from execution.seeds import coerce, param_schema
 from execution.view import VIEW_RULE, visible
 from graph import transforms
 from graph.models import ToolRecord
+from synthesis.facts import Fact
 from synthesis.plans import VerifiedGraph
 from synthesis.records import Condition, Plan, Step, StepResponse, TrajectoryStep
 from synthesis.routes import row_kind, user_row
@@ -80,8 +81,8 @@ def decide(
         facts, _span = table_facts(items)
     elif response.selected:
         facts = row_facts(items[min(response.chosen, len(items) - 1)], tool, skip)
-    else:
-        return None
+    else:  # a set: how many rows the provider has in all (e.g. "거래가 10건 이상이면")
+        facts = [(Fact("number", float(response.rows), unit="건", label="건수"), f"건수 {response.rows}건")]
     # a threshold a person states is on a magnitude of the place or thing asked about: not on a signed vector
     # component, a bearing, a zero reading or the distance to a measuring station
     numbers = [

@@ -479,6 +479,8 @@ def _compose_conditional(
     cmp = "이상" if c.op == ">=" else "이하"
     threshold, observed = f"{_num(c.value)}{c.unit}", f"{_num(c.observed)}{c.unit}"
     gate_goal = goal(c.gate_tool, {})[0]
+    # a count decides over a set: named by what is counted ("아파트 매매 실거래가 건수")
+    label = f"{_row_noun(plan.steps[c.step].tool)} {c.label}" if c.label == "건수" else c.label
     asks = ["condition"]
     facts = [c.fact]
     if c.held:
@@ -488,18 +490,18 @@ def _compose_conditional(
         asks.append(ask)
         facts.extend(fs)
         because = josa(cmp, "이라서", "라서")
-        body = f"{josa(c.label, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
+        body = f"{josa(label, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
     else:
         asks.append("not asked")
         body = (
-            f"{josa(c.label, '은', '는')} {observed}입니다. {threshold} {josa(cmp, '이', '가')} 아니라서 "
+            f"{josa(label, '은', '는')} {observed}입니다. {threshold} {josa(cmp, '이', '가')} 아니라서 "
             f"{josa(gate_goal, '은', '는')} 찾지 않았습니다."
         )
-    subject = josa(c.label, "이", "가")
+    subject = josa(label, "이", "가")
     otherwise = {
-        "citizen": [f" 아니면 {c.label}만 알려 줘.", f" 아니면 {c.label}만 알려 주세요.", ""],
-        "civil": [f" 해당하지 않으면 {c.label}만 알려 주세요.", ""],
-        "analyst": [f" 아니면 {c.label}만 정리해 주세요.", ""],
+        "citizen": [f" 아니면 {label}만 알려 줘.", f" 아니면 {label}만 알려 주세요.", ""],
+        "civil": [f" 해당하지 않으면 {label}만 알려 주세요.", ""],
+        "analyst": [f" 아니면 {label}만 정리해 주세요.", ""],
     }[persona]
     close = rnd.choice(_ASK_CLOSE[persona]).format(x=f"{gate_goal}도")
     lead = f"{entity} " if entity else ""

@@ -260,6 +260,13 @@ class _StepFigures:
         return bool(expected) and all(v.rstrip(".") in r.final_answer for v in expected)
 
 
+def start_area(r: Trajectory) -> str:
+    """The 시도 and 시군구 a trajectory starts from: the user's words, else the row its first call used."""
+    said = row_area({k: v for k, v in r.slots.items() if isinstance(v, str)})
+    first = r.steps[0].response
+    return said or (row_area(first.items[min(first.chosen, len(first.items) - 1)]) if first.items else "")
+
+
 def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
     """How much of the world the records cover, and whether their counts and extremes hold for the whole response:
     distinct clocks, tools, shapes and (final tool, asked facts) pairs; count facts that are not the rows the
@@ -287,7 +294,7 @@ def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
         for s in r.steps
         if "nx" in s.arguments and "ny" in s.arguments and s.tool not in CONVERSION_TOOLS
     }
-    places = {row_area({k: v for k, v in r.slots.items() if isinstance(v, str)}) for r in recs if r.slots} - {""}
+    places = {start_area(r) for r in recs if r.steps} - {""}
     return {
         "clocks": len({r.now for r in recs}),
         "tools_used": len({s.tool for r in recs for s in r.steps}),
@@ -396,7 +403,7 @@ def quality_lines(q: dict[str, Any]) -> list[str]:
         n = max(1, q["trajectories"])
         lines.append(
             f"  world: clocks {w['clocks']}, tools {w['tools_used']}, KMA grid cells {w.get('grid_cells', 0)}, "
-            f"places (시도 시군구 asked about) {w.get('places', 0)}, (tool, asked facts) pairs {w['asked_pairs']}, "
+            f"places (시도 시군구 started from) {w.get('places', 0)}, (tool, asked facts) pairs {w['asked_pairs']}, "
             "shapes " + ", ".join(f"{k} {v} ({v / n:.0%})" for k, v in w["shapes"].items())
         )
         lines.append(

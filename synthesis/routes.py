@@ -247,13 +247,17 @@ def row_identified(row: dict[str, Any], said: str) -> bool:
 
 
 def row_area(row: dict[str, Any]) -> str:
-    """The 시도 and 시군구 a row is in ("서울특별시 종로구"), read from its address text; empty when it states none."""
-    for v in row.values():
-        if not isinstance(v, str) or " " not in v:
+    """The 시도 and 시군구 a row is in ("서울특별시 종로구"): read from its address text, else from its area fields
+    (a 시도 name in one field, a 시군구 of it in another); empty when it states none."""
+    words = [w for v in row.values() if isinstance(v, str) for w in v.split()]
+    found = ""
+    for i, w in enumerate(words):
+        sido = w if w in SIGUNGU else next((k for k, short in SIDO.items() if short == w), None)
+        if sido is None:
             continue
-        words = v.split()
-        for i, w in enumerate(words[:-1]):
-            sido = w if w in SIGUNGU else next((k for k, short in SIDO.items() if short == w), None)
-            if sido is not None and words[i + 1] in SIGUNGU.get(sido, ()):
-                return f"{sido} {words[i + 1]}"
-    return ""
+        if i + 1 < len(words) and words[i + 1] in SIGUNGU.get(sido, ()):
+            return f"{sido} {words[i + 1]}"  # an address: the 시군구 right after its 시도
+        sgg = next((x for x in words if x in SIGUNGU.get(sido, ())), None)
+        if sgg is not None and not found:
+            found = f"{sido} {sgg}"
+    return found

@@ -39,9 +39,10 @@ from synthesis.routes import entity_name_fields, is_area_field, row_area, row_ki
 PENDING = ("candidate", "inconclusive")
 #: Page size for tools whose rows are the categories of one answer (see VerifiedGraph._whole_answer).
 WHOLE_PAGE = 60
-#: Second-round harvest calls per tool, each with user values drawn from the first round's pools: enough to reach
-#: other regions and entities than the documents' examples, a few calls per tool (48 tools: under 200 calls).
-HARVEST_SPREAD = 4
+#: Second-round harvest calls per tool, each with user values drawn from the first round's pools (area first): enough
+#: to reach most districts rather than the documents' examples (the sandbox: 4 reach 7 of its 43 시군구 for the
+#: 법정동 names, 8 reach 17), a few calls per tool (48 tools: about 150 calls).
+HARVEST_SPREAD = 8
 #: Most values kept per user parameter's pool.
 POOL_MAX = 300
 _PAGE_NUMBER = {"pageno", "currentpage", "page", "pageindex"}
@@ -171,11 +172,8 @@ class VerifiedGraph:
         if value is None and pool:
             # an area first, then a value in it: people ask about every district, not the first rows' one
             areas = self.pool_areas.get((tool.name, p.name), [])
-            if len(areas) == len(pool) and len(set(areas)) > 1:
-                area = rnd.choice(sorted(set(areas)))
-                value = rnd.choice([v for v, a in zip(pool, areas, strict=True) if a == area])
-            else:
-                value = rnd.choice(pool)
+            paired = list(zip(pool, areas, strict=True)) if len(areas) == len(pool) else [(v, "") for v in pool]
+            value = area_first(paired, rnd)
         elif value is None:
             value = seed_value(p, self.settings)
         return coerce(value, param_schema(tool, p.name))
@@ -608,10 +606,21 @@ class VerifiedGraph:
                 for n in rnd.sample(range(2, pages + 1), min(HARVEST_SPREAD, pages - 1)):
                     spread.append((tool, {**args, page: str(n)}))
             users = [p for p in tool.params if p.required and self.role(tool, p) == "user" and p.name in args]
-            pools = [[v for v in self.pools.get((tool.name, p.name), []) if str(v) != str(args[p.name])] for p in users]
+            pools = [
+                [
+                    (v, a)
+                    for v, a in zip(
+                        self.pools.get((tool.name, p.name), []),
+                        self.pool_areas.get((tool.name, p.name), []),
+                        strict=False,
+                    )
+                    if str(v) != str(args[p.name])
+                ]
+                for p in users
+            ]
             if users and all(pools):
                 for _ in range(HARVEST_SPREAD):
-                    draw = {p.name: rnd.choice(pool) for p, pool in zip(users, pools, strict=True)}
+                    draw = {p.name: area_first(pool, rnd) for p, pool in zip(users, pools, strict=True)}
                     spread.append((tool, {**args, **draw}))
         await asyncio.gather(*(sample(t, a) for t, a in spread))
         self._fill_pools(rows)
@@ -658,6 +667,13 @@ class VerifiedGraph:
                     kept = _spread(clean, POOL_MAX)
                     self.pools[(tool.name, p.name)] = [v for v, _ in kept]
                     self.pool_areas[(tool.name, p.name)] = [a for _, a in kept]
+
+
+def area_first(values: list[tuple[Any, str]], rnd: random.Random) -> Any:
+    """A value drawn area first (each area of the pool as likely as any other), then within its area."""
+    areas = sorted({a for _, a in values})
+    area = rnd.choice(areas)
+    return rnd.choice([v for v, a in values if a == area])
 
 
 def _spread(values: list[tuple[Any, str]], most: int) -> list[tuple[Any, str]]:
