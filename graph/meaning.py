@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from graph.regions import place_names
+
 _COND = re.compile(r"^cond\[(.+?)::[A-Z]+\]$")
 _CLAUSE = re.compile(r"[(（,.;:·\[]")
 _DIGITS_WORD = re.compile(r"\d+\s*자리|\d+")
@@ -231,6 +233,18 @@ def code_table(description: str) -> dict[str, str] | None:
         if len(items) >= 2 and all(pairs):
             return {pm.group(1): pm.group(2) for pm in pairs if pm}
     return None
+
+
+_PLACE_CODE = re.compile(r"(?<![0-9A-Za-z])([0-9]{2,10})\s*[:=]?\s*([가-힣]+)")
+
+
+def place_codes(description: str) -> dict[str, str]:
+    """The codes a description gives with the place each one codes ("시도코드 (예: 110000 서울, 220000 인천, 250000
+    대전)" → {"110000": "서울", ...}): digits followed by a 시도 or 시군구 name, at least two of them, else empty. An
+    agency that numbers places its own way documents its codes so, and those are codes of places where its data
+    lies."""
+    pairs = {m.group(1): m.group(2) for m in _PLACE_CODE.finditer(description or "") if m.group(2) in place_names()}
+    return pairs if len(pairs) >= 2 else {}
 
 
 def example_of(example: Any, description: str) -> str | None:

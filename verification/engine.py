@@ -25,14 +25,17 @@ from execution.result import CallResult, Outcome
 from execution.seeds import PAGE_SIZE_PARAMS
 from graph import meaning, transforms
 from graph.candidates import derive_candidates
-from graph.concepts import signals, stem
+from graph.concepts import norm, signals, stem
 from graph.models import LinkRecord, RunRecord, ToolRecord
 from graph.store import GraphStore, all_links
 from verification.controls import control, without
 from verification.trials import (
     FINE_FAILURES,
     Trial,
+    another_place,
+    blank_numbering,
     diverse,
+    elsewhere,
     fine_level,
     inputs_key,
     interleave,
@@ -41,8 +44,10 @@ from verification.trials import (
     levels_coincide,
     levels_empty,
     normalise_rows,
+    place,
     row_set,
     undocumented,
+    vocabularies,
 )
 from verification.verdicts import convincing, decide, judge, rate
 
@@ -361,6 +366,10 @@ class Engine:
                 else f"field {link.source_field!r} is always empty in the sampled responses"
             )
             return decide(self.run.id, link, [], "refuted" if rows else "inconclusive", reason, "solo")
+        why = self._untellable(link, target, rows, distinct)
+        if why:
+            # what the samples already show: no value of the source could tell the link from a coincidence
+            return decide(self.run.id, link, [], "refuted", why, "solo")
         # a date is proposed only beside an entity link from the same row (graph.candidates._date_links): it is
         # called jointly from the start, a date alone cannot name the record
         joint_only = link.transform.get("kind") == "date" and any(
@@ -391,14 +400,84 @@ class Engine:
             # table of codes, or by the level where they differ
             param = next((p for p in target.params if p.key() == link.target_param), None)
             codes = frozenset(meaning.code_table(param.description) or ()) if param else frozenset()
-            why = undocumented(link, trials, codes) or levels_coincide(link, trials)
+            why = (
+                undocumented(link, trials, codes)
+                or levels_coincide(link, trials)
+                or another_place(link, trials, self.samples.get(target.name, []))
+            )
             if why:
                 verdict = decide(self.run.id, link, trials, "refuted", why, mode)
+        if verdict.status == "verified":
+            verdict = await self._elsewhere(link, target, trials, verdict, mode)
         if verdict.status == "verified":
             verdict = await control(self, verdict, target, trials, link, distinct, siblings)
         elif verdict.status == "refuted":
             verdict = self._learn_refusal(verdict, trials)
         return verdict
+
+    def _untellable(
+        self, link: LinkRecord, target: ToolRecord, rows: list[dict[str, Any]], distinct: list[dict[str, Any]]
+    ) -> str | None:
+        """Why no trial of the link could tell it from a coincidence, read off the samples (no call): region names
+        fed into a parameter whose own values (those the target's API answers under its name) are another
+        vocabulary that shares some of them (`vocabularies`), or a field that is a zero-padded zero in every
+        record (`blank_numbering`). None when trials can tell."""
+        pname = link.target_param.split(":", 1)[1]
+        param = next((p for p in target.params if p.key() == link.target_param), None)
+        own = [str(r.get(link.source_field)) for r in distinct]
+        theirs = [
+            str(v)
+            for tool in self.tools.values()
+            if tool.api_id == target.api_id
+            for row in self.samples.get(tool.name, [])
+            for f, v in row.items()
+            if norm(f) == norm(pname) and not isinstance(v, list | dict)
+        ]
+        return vocabularies(link, own, theirs) or blank_numbering(link, rows, bool(param and param.enum))
+
+    async def _elsewhere(
+        self, link: LinkRecord, target: ToolRecord, trials: list[Trial], verdict: LinkRecord, mode: str
+    ) -> LinkRecord:
+        """A link verified alone (no other input from the row) on one value of the source, where the source's own
+        document codes other places in the same field (`meaning.place_codes` of the parameter or field of that
+        name: "110000 서울, 220000 인천"): up to two of those codes, of places the target's sample has rows about,
+        are tried through the same transform, the rest of the call unchanged. All of them failing refutes the
+        link (`elsewhere`: the two code systems coincide for the sampled place only); a transient failure leaves
+        it inconclusive; one working keeps it verified."""
+        worked = [t for t in trials if t.result.ok]
+        if mode != "solo" or len({repr(t.source_value) for t in worked}) != 1 or not self.executor.budget_left:
+            # (in a joint call the rest of the call comes from the sampled row: it names the sampled place too)
+            return verdict
+        source = self.tools.get(link.source_tool)
+        if source is None:
+            return verdict
+        described = [p.description for p in source.params if norm(p.name) == norm(link.source_field)]
+        described += [f.description for f in source.fields if f.name == link.source_field]
+        names: dict[str, str] = {}
+        for text in described:
+            names = names or meaning.place_codes(text)
+        first, pname = worked[0], link.target_param.split(":", 1)[1]
+        if str(first.source_value) not in names:
+            return verdict
+        # only places the target shows it has data for (rows about them in its sample): a code of such a place
+        # that fails is read otherwise by the target, not a place without data
+        served = {part for row in self.samples.get(target.name, []) for part in place(row) or ()}
+        others: list[Trial] = []
+        for code in [c for c, where in names.items() if c != str(first.source_value) and where in served][:2]:
+            row = {**first.row, link.source_field: code}
+            try:
+                fed = transforms.apply(link.transform, code, row)
+            except transforms.TransformError:
+                continue
+            if str(fed) == str(first.inputs.get(pname)):
+                continue
+            args = {**first.inputs, pname: fed}
+            others.append(Trial(code, args, await self.call(target, args), row, first.pool, link.source_field))
+        lost = next((t for t in others if not t.result.definitive), None)
+        if lost is not None:
+            return decide(self.run.id, link, trials + others, "inconclusive", f"transient: {lost.result.reason}", mode)
+        why = elsewhere(link, first, others, names)
+        return decide(self.run.id, link, trials + others, "refuted", why, mode) if why else verdict
 
     async def _finer(
         self, link: LinkRecord, target: ToolRecord, rows: list[dict[str, Any]], trials: list[Trial]

@@ -12,7 +12,8 @@ from typing import Any
 
 from execution.result import CallResult
 from execution.seeds import PAGE_SIZE_PARAMS
-from graph.concepts import norm, value_shape
+from graph import regions
+from graph.concepts import norm, value_concepts, value_shape
 from graph.link_scoring import link_id
 from graph.models import LinkRecord
 
@@ -362,4 +363,129 @@ def level_alternative(verdict: LinkRecord) -> LinkRecord | None:
         target_param=target_param,
         transform=transform,
         score=round(verdict.score * 0.95, 4),
+    )
+
+
+def vocabularies(link: LinkRecord, source_values: list[str], target_values: list[str]) -> str | None:
+    """Names of one closed vocabulary fed into a parameter whose own values are of another that shares some words:
+    every sampled value of the source field is a 시군구 (or full 시도) name, while the values the target's API
+    answers under the parameter's name are names of which some are such names and at least two are not (AirKorea
+    names its stations after the 구 in Seoul and after the 동 elsewhere; a weather station may carry its city's
+    name). The link works where the two vocabularies share a word and nowhere else, so trials of the shared words
+    prove nothing. None for a transform other than identity, or when the target's values tell nothing (fewer than
+    three, or none shared, or text that is no single name, such as addresses)."""
+    if link.transform.get("kind", "identity") != "identity":
+        return None
+    kind = value_concepts(source_values)
+    if kind and not all(value_concepts([v]) >= kind for v in source_values):
+        return None  # value_concepts reads the first values only: every one must be a region name
+    theirs = list(dict.fromkeys(str(v).strip() for v in target_values if str(v).strip()))
+    if not kind or len(theirs) < 3 or any(value_shape(v) != "hangul" or " " in v for v in theirs):
+        return None
+    shared = [v for v in theirs if value_concepts([v]) >= kind]
+    apart = [v for v in theirs if not value_concepts([v]) >= kind]
+    if not shared or len(apart) < 2:
+        return None
+    pname = link.target_param.split(":", 1)[1]
+    return (
+        f"the vocabularies coincide on some words only: every value of {link.source_field} is a region name "
+        f"({', '.join(dict.fromkeys(source_values[:3]))}), but the target's own values of {pname} include "
+        f"{', '.join(apart[:3])}, which are none; the two meet on {', '.join(shared[:3])} only"
+    )
+
+
+_ZEROS = re.compile(r"^0{2,}$")
+#: Distinct sampled records a zero-padded zero must fill before it is read as the field's blank.
+BLANK_RECORDS = 3
+
+
+def blank_numbering(link: LinkRecord, rows: list[dict[str, Any]], enumerated: bool) -> str | None:
+    """A zero-padded number that is zero in every one of several distinct records (roadNmBubun 00000 in every deal):
+    the field's blank, "no sub-number", which every numbering writes the same way, so a target of another
+    numbering (a lot's sub-number) takes it too and no value of the field can tell the two apart. None when the
+    target's parameter is enumerated (0 is then one category among others), or a record has another value."""
+    if enumerated:
+        return None
+    values = [str(r.get(link.source_field, "")).strip() for r in rows if link.source_field in r]
+    if len(row_set([r for r in rows if link.source_field in r])) < BLANK_RECORDS or not values:
+        return None
+    if not all(_ZEROS.match(v) for v in values):
+        return None
+    return (
+        f"no value tells: {link.source_field} is {values[0]} in every one of its {len(values)} sampled records, "
+        "the blank of a zero-padded numbering, which every numbering shares"
+    )
+
+
+def elsewhere(link: LinkRecord, worked: Trial, others: list[Trial], names: dict[str, str]) -> str | None:
+    """Codes of a source that numbers places its own way, told apart from the target's where they differ: the value
+    sampled worked, but the codes the source's own document gives for other places (`names`: code -> place),
+    through the same transform, all failed definitively (an agency's 220000 인천 sliced to 22, where the 법정동
+    code of 인천 is 28). None when one of them worked, or a call failed transiently (the engine retries it)."""
+    if not others or not all(t.result.definitive and not t.result.ok for t in others):
+        return None
+    pname = link.target_param.split(":", 1)[1]
+    tried = ", ".join(
+        f"{t.source_value} ({names.get(str(t.source_value), '?')}) as {pname}={t.inputs.get(pname)}: {t.result.outcome}"
+        for t in others
+    )
+    return (
+        f"the codes coincide for the sampled place only: {link.source_field}={worked.source_value} "
+        f"({names.get(str(worked.source_value), '?')}) worked, but the other places the source's document codes "
+        f"answered otherwise ({tried})"
+    )
+
+
+def _sido(word: str) -> str | None:
+    """The short form of a 시도 name, full or short, current or former (서울특별시, 서울 → 서울)."""
+    if word in regions.SIDO:
+        return regions.SIDO[word]
+    if word in regions.FORMER_SIDO:
+        return regions.FORMER_SIDO[word][0]
+    shorts = set(regions.SIDO.values()) | {short for short, _ in regions.FORMER_SIDO.values()}
+    return word if word in shorts else None
+
+
+def place(row: dict[str, Any]) -> tuple[str, str] | None:
+    """The (시도, 시군구) a row is about: the first text of it written as an address (a 시도 name, then a 시군구 name:
+    "서울특별시 종로구 신교동 526", "인천광역시 남동구 수산로 17-1"). None when no value reads so."""
+    for value in row.values():
+        if not isinstance(value, str):
+            continue
+        words = value.split()
+        sido = _sido(words[0]) if len(words) >= 2 else None
+        if sido and value_concepts([words[1]]) == {"sgg_full"}:
+            return sido, words[1]
+    return None
+
+
+def another_place(link: LinkRecord, trials: list[Trial], target_rows: list[dict[str, Any]]) -> str | None:
+    """Answers about other places than the one the value came from: the target answers rows of several 시도 (its
+    sample), but fed the value of a source row about one place, it answered, for every value that worked, rows
+    none of which is about the row's 시군구, nor all about its 시도 (a 읍면동 code's digits read as a 시군구 code:
+    10200[2:5] is 200, the 시군구 numbered 200 in each 시도, 서울 성동구, 인천 남동구, 대전 유성구, for a building
+    in 서울 종로구). The value selects places in the target's system, and not the source row's. None when one
+    value's answer agrees with its row (its 시군구 among the answer's, or a 시도-wide answer in its 시도), or the
+    rows or answers name no place."""
+    if len({p[0] for r in target_rows if (p := place(r))}) < 2:
+        return None
+    seen: list[tuple[Trial, tuple[str, str], set[tuple[str, str]]]] = []
+    for t in (t for t in trials if t.result.ok):
+        mine = place(t.row)
+        got = {place(r) for r in t.result.items}
+        if mine is None or None in got or not got:
+            return None
+        answer = {g for g in got if g}
+        sidos = {g[0] for g in answer}
+        if mine in answer or (sidos == {mine[0]} and len(answer) >= 2):
+            return None
+        seen.append((t, mine, answer))
+    if not seen:
+        return None
+    t, mine, answer = seen[0]
+    pname = link.target_param.split(":", 1)[1]
+    return (
+        f"the answers are about other places: {link.source_field}={t.source_value} comes from a row about "
+        f"{' '.join(mine)}, but {pname}={t.inputs.get(pname)} answered rows about "
+        f"{', '.join(' '.join(a) for a in sorted(answer)[:3])} only"
     )
