@@ -1014,6 +1014,39 @@ def absent_of_other_month(answer: str, facts: list[Fact], seen: Seen) -> str:
     return ""
 
 
+_ITEM_TAIL = re.compile(r"(?:이|가|은|는|을|를|도|와|과|만|까지|이에요|예요|입니다|이고|이며)(?:\s.*)?$")
+
+
+def invented_item(answer: str, facts: list[Fact], seen: Seen) -> str:
+    """An item of a list of one field's values (`내과, 안과, 피부과`: asked values and their rows' rivals) that
+    nothing seen names, though it is a name of the same kind (it ends as at least two listed values do): a value
+    made up among real ones (`정형외과` where the sixth department is `치과`). The item, or ''."""
+    for fact in facts:
+        if fact.kind != "name" or not fact.rivals:
+            continue
+        values = {normalise_name(str(fact.value))} | {normalise_name(str(r.get("value", ""))) for r in fact.rivals}
+        for sentence in re.split(r"[.!?\n]", nfkc(answer)):
+            parts = [p.strip() for p in re.split(r"[,·、/]|\s(?:및|그리고)\s", sentence)]
+            if len(parts) < 3:
+                continue
+            items = [parts[0].split()[-1] if parts[0].split() else ""]
+            items += [p if len(p.split()) == 1 else "" for p in parts[1:-1]]  # an item is one word
+            items.append(_ITEM_TAIL.sub("", parts[-1].split()[0]) if parts[-1].split() else "")
+            names = [normalise_name(i) for i in items]
+            listed = [n for n in names if n in values]
+            if len(listed) < 2:
+                continue
+            for n in names:
+                if (
+                    re.fullmatch(r"[가-힣]{2,10}", n)
+                    and n not in values
+                    and sum(v.endswith(n[-1]) for v in listed) >= 2
+                    and n not in seen.text
+                ):
+                    return n
+    return ""
+
+
 _REFERENCE = re.compile(r"기준|\bas of\b|\bmeasured (?:at|on)\b")
 
 
@@ -1056,6 +1089,8 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"said of another month: {w}"
     if w := referred_to_other_day(answer, facts, seen.now if seen else None):
         return f"said of another day: {w}"
+    if seen is not None and (w := invented_item(answer, facts, seen)):
+        return f"unsupported: {w} listed among the rows' values"
     if r := rival_claim(answer, facts, seen.now if seen else None):
         return f"another row: {r}"
     return ""

@@ -161,3 +161,10 @@ def test_a_verdict_in_english() -> None:
     assert passes("The name and opening date you gave match the tax office's records (진위확인).", [verdict])
     assert not passes("The name and opening date you gave do not match the records (진위확인).", [verdict])
     assert not passes("진위확인 결과 mismatch로 나왔어요.", [verdict])
+
+
+def test_an_item_made_up_among_listed_values() -> None:
+    seen = seen_rows({"dgsbjtCdNm": "내과"}, {"dgsbjtCdNm": "안과"}, {"dgsbjtCdNm": "치과"})
+    first = Fact("name", "내과", field="dgsbjtCdNm", rivals=[{"value": "안과"}, {"value": "치과"}])
+    assert passes("진료과목은 내과, 안과, 치과예요.", [first], seen)
+    assert not passes("진료과목은 내과, 안과, 외과예요.", [first], seen)
