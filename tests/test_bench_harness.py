@@ -525,6 +525,11 @@ def test_contamination_guard_and_overlap_command(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     assert (doc["records"], doc["overlapping"], doc["unreadable"]) == (3, 2, 1)
     assert doc["by_kind"] == {"program": 1, "request": 1}
+    # values shared with the benchmark a model could memorise: the address the gold program's user states, written
+    # to the same tool by the program record (the keyword search for 경복궁 is no gold program's)
+    shared = doc["shared"]
+    assert shared["records_sharing_argument_values"] == 1 and shared["argument_values_by_source"] == {"slot": 1}
+    assert shared["most_shared_argument_values"] == [["juso_addr_link_api.q=종로구 신교로 185", 1]]
     bad = runner.invoke(app, ["overlap", str(tmp_path / "none.jsonl"), "--tasks", str(FIXTURES)])
     assert bad.exit_code == 2 and "no such dataset" in bad.output
 
