@@ -41,6 +41,15 @@ def _rows_at(node: Any) -> list[dict[str, Any]]:
     return []
 
 
+#: Names that hold rows and nothing else, so one record under them is a row even at the top (`{"code": "SUCCESS",
+#: "count": 1, "list": {...}}`); `data` and `result` also wrap headers and single resources there.
+LIST_NAMES = ("item", "items", "row", "rows", "list", "record", "records")
+
+
+def _single_row_at(name: str, depth: int) -> bool:
+    return name in ROW_NAMES and (depth > 0 or name in LIST_NAMES)
+
+
 def detect_items(doc: Any) -> tuple[str, list[dict[str, Any]]] | None:
     """(items path, rows) read off a response: the shallowest list of flat records, or a flat record under a
     row-like name; None when the response holds no rows (an empty wrapper, a header only)."""
@@ -67,7 +76,7 @@ def detect_items(doc: Any) -> tuple[str, list[dict[str, Any]]] | None:
                     found = (".".join(here) + f"[].{inner}", [next(iter(r.values())) for r in value])
                 elif any(_flat(r) for r in value):
                     found = (".".join(here) + "[]", value)
-            elif isinstance(value, dict) and _flat(value) and str(key).lower() in ROW_NAMES and depth > 0:
+            elif isinstance(value, dict) and _flat(value) and _single_row_at(str(key).lower(), depth):
                 found = (".".join(here), [value])
             if found is not None:
                 rank = depth * 2 + (0 if isinstance(value, list) else 1)

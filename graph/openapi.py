@@ -493,7 +493,14 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
         paths = {}
     server_url = _server_url(ctx, doc, swagger2, meta)
     security_param = _query_key_param(doc, swagger2)
-    auth = meta.auth or AuthConfig(param=security_param)
+    header_param = next((n for w, n in reversed(_key_schemes(doc, swagger2)) if w == "header"), None)
+    asked = meta.auth is not None and (meta.auth.param is not None or "scheme" in meta.auth.model_fields_set)
+    if security_param is None and header_param is not None and not asked:
+        # the document's apiKey goes in a header, and the registration says nothing else
+        auth = AuthConfig(scheme="header_key", param=header_param, secret=meta.auth.secret if meta.auth else None)
+        security_param = header_param
+    else:
+        auth = meta.auth or AuthConfig(param=security_param)
     auth_param = auth.param or security_param
     key_source = "option" if meta.auth and meta.auth.param else "scheme" if auth_param else None
     ops = _Operations(ctx, swagger2, server_url, tool_prefix(server_url, title), (auth_param, key_source, auth.scheme))

@@ -232,6 +232,48 @@ def test_an_optional_trailing_path_segment_is_left_off_when_not_given(monkeypatc
     assert without.url.endswith("/%7BKEY%7D/json/Echo/1/5") and CANARY not in without.url + with_gu.url
 
 
+def test_a_header_key_scheme_is_sent_as_a_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An apiKey security scheme `in: header` (the document's only one) puts the key in that header, on the wire
+    only, unless the registration says otherwise."""
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "header key", "version": "1"},
+        "servers": [{"url": "https://hdr.example.go.kr"}],
+        "components": {"securitySchemes": {"k": {"type": "apiKey", "in": "header", "name": "X-Api-Key"}}},
+        "paths": {
+            "/list": {"get": {"parameters": [{"name": "X-Api-Key", "in": "header"}, {"name": "q", "in": "query"}]}}
+        },
+    }
+    api, (tool,), (report,) = parse_with_report(doc, RegistrationMeta(auth=AuthConfig(secret=SECRET_NAME)))
+    tool.api_id = api.id
+    assert (api.auth.scheme, api.auth.param, api.auth.secret) == ("header_key", "X-Api-Key", SECRET_NAME)
+    assert list(tool.json_schema["properties"]) == ["q"] and report["key"]["in"] == "header"
+    assert parse_document(doc, RegistrationMeta(auth=AuthConfig(param="q")))[0].auth.scheme == "query_key"
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"code": "SUCCESS", "count": 1, "list": {"id": "1", "name": "가"}})
+
+    monkeypatch.setenv(SECRET_NAME, CANARY)
+
+    async def call() -> Any:
+        ex = Executor(
+            Settings(allowed_hosts=["hdr.example.go.kr"]),
+            MemoryEconomy(),
+            {api.id: api},
+            transport=httpx.MockTransport(answer),
+        )
+        try:
+            return await ex.call(tool, {"q": "가", "X-Api-Key": "a model's guess"})
+        finally:
+            await ex.aclose()
+
+    got = asyncio.run(call())
+    assert got.ok and got.items == [{"id": "1", "name": "가"}] and got.total == 1
+    assert seen[0].headers["X-Api-Key"] == CANARY and CANARY not in got.url and "X-Api-Key" not in got.url
+
+
 # ------------------------------------------------------------------ the answer: rows, total and success
 
 
