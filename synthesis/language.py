@@ -332,7 +332,8 @@ def _step_answer(
         return "row", [f.label for f, _ in facts], facts, ""
     count = Fact("number", float(r.rows), unit="건", label="건수")
     facts = [(count, f"건수 {r.rows}건")]
-    names = entity_name_fields(tool)
+    # the name that tells the rows apart (not the stop every arrival row repeats): without one, the set is counted
+    names = [f for f in entity_name_fields(tool) if len({str(x.get(f, "")) for x in items}) > 1 or len(items) == 1]
     if r.rows <= len(items) and names:
         desc = {f.name: f.description for f in tool.fields}
         numeric = [
