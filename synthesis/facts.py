@@ -1014,15 +1014,54 @@ def absent_of_other_month(answer: str, facts: list[Fact], seen: Seen) -> str:
     return ""
 
 
+def _siblings(fact: Fact, seen: Seen) -> set[str]:
+    """The names that stand beside the fact's own entity in another listing it saw (the other stops of the stops
+    listing its row's stop is in), normalised."""
+    own = {q.name for q in _quals(fact.about) if q.kind == "name"}
+    value = normalise_name(str(fact.value))
+    out: set[str] = set()
+    for rows in seen.listings:
+        if any(normalise_name(str(v)) == value for r in rows[:60] for v in r.values()):
+            continue  # the fact's own listing: its other rows are rivals, judged as such
+        for key in {k for r in rows[:60] for k in r}:
+            names = {normalise_name(v) for r in rows[:60] if isinstance(v := r.get(key), str)}
+            if own & names:
+                out |= {n for n in names if len(n) >= 2 and not re.fullmatch(r"[\d.]+", n)}
+    return {n for n in out if not any(n in o or o in n for o in own)}
+
+
+def said_of_sibling(answer: str, facts: list[Fact], seen: Seen) -> str:
+    """An asked value said in a clause that names another entity of the listing its row's entity is in, and not
+    that entity (`대흥역 정류소에 606번이 11정거장` where the arrivals are 대흥주민센터's, a stop listed beside
+    대흥역). The sibling named, or ''."""
+    text = prepare_text(answer)
+    values = {normalise_name(str(f.value)) for f in facts}
+    for fact in facts:
+        if fact.kind not in ("name", "number", "count"):
+            continue
+        siblings = _siblings(fact, seen) - values
+        if not siblings:
+            continue
+        own = {q.name for q in _quals(fact.about) if q.kind == "name"}
+        value = normalise_name(str(fact.value))
+        for a, b in clauses(text):
+            clause = normalise_name(text[a:b])
+            said = [n for n in siblings if n in clause]
+            if said and not any(o in clause for o in own) and len(value) >= 2 and value in clause:
+                return said[0]
+    return ""
+
+
 _ITEM_TAIL = re.compile(r"(?:이|가|은|는|을|를|도|와|과|만|까지|이에요|예요|입니다|이고|이며)(?:\s.*)?$")
 
 
 def invented_item(answer: str, facts: list[Fact], seen: Seen) -> str:
     """An item of a list of one field's values (`내과, 안과, 피부과`: asked values and their rows' rivals) that
-    nothing seen names, though it is a name of the same kind (it ends as at least two listed values do): a value
-    made up among real ones (`정형외과` where the sixth department is `치과`). The item, or ''."""
+    nothing seen names, though it is a name of the same kind (it ends as two listed values do, or in the last two
+    letters of a longer one: `에리트로마이신` beside `클라리스로마이신`): a value made up among real ones (`정형외과`
+    where the sixth department is `치과`). The item, or ''."""
     for fact in facts:
-        if fact.kind != "name" or not fact.rivals:
+        if fact.kind != "name":
             continue
         values = {normalise_name(str(fact.value))} | {normalise_name(str(r.get("value", ""))) for r in fact.rivals}
         for sentence in re.split(r"[.!?\n]", nfkc(answer)):
@@ -1034,13 +1073,14 @@ def invented_item(answer: str, facts: list[Fact], seen: Seen) -> str:
             items.append(_ITEM_TAIL.sub("", parts[-1].split()[0]) if parts[-1].split() else "")
             names = [normalise_name(i) for i in items]
             listed = [n for n in names if n in values]
-            if len(listed) < 2:
-                continue
-            for n in names:
+            for n in names if listed else ():
                 if (
                     re.fullmatch(r"[가-힣]{2,10}", n)
                     and n not in values
-                    and sum(v.endswith(n[-1]) for v in listed) >= 2
+                    and (
+                        sum(v.endswith(n[-1]) for v in listed) >= 2
+                        or any(len(v) >= 4 and v.endswith(n[-2:]) for v in listed)
+                    )
                     and n not in seen.text
                 ):
                     return n
@@ -1091,6 +1131,8 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"said of another day: {w}"
     if seen is not None and (w := invented_item(answer, facts, seen)):
         return f"unsupported: {w} listed among the rows' values"
+    if seen is not None and (w := said_of_sibling(answer, facts, seen)):
+        return f"said of another row: {w}"
     if r := rival_claim(answer, facts, seen.now if seen else None):
         return f"another row: {r}"
     return ""

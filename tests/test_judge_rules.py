@@ -4,6 +4,8 @@ written here, none taken from the corpus."""
 
 from __future__ import annotations
 
+import json
+
 from synthesis.answer_values import mentions, prepare_text
 from synthesis.claims import Seen, facilities_in, unsupported
 from synthesis.facts import Fact, refusal
@@ -168,3 +170,19 @@ def test_an_item_made_up_among_listed_values() -> None:
     first = Fact("name", "내과", field="dgsbjtCdNm", rivals=[{"value": "안과"}, {"value": "치과"}])
     assert passes("진료과목은 내과, 안과, 치과예요.", [first], seen)
     assert not passes("진료과목은 내과, 안과, 외과예요.", [first], seen)
+
+
+def test_an_item_made_up_beside_one_listed_value_of_the_same_kind() -> None:
+    seen = seen_rows({"MIXTURE_INGR_KOR_NAME": "이트라코나졸", "PROHBT_CONTENT": "근육 손상 위험"})
+    taboo = Fact("name", "이트라코나졸", field="MIXTURE_INGR_KOR_NAME")
+    assert passes("이트라코나졸, 그리고 자몽 같은 음식은 피하세요.", [taboo], seen)
+    assert not passes("이트라코나졸, 케토코나졸, 자몽주스와 같이 드시면 안 돼요.", [taboo], seen)
+
+
+def test_a_value_said_in_a_clause_naming_another_entity_listed_beside_its_own() -> None:
+    stops = {"items": [{"nodenm": "솔밭삼거리", "nodeid": "A1"}, {"nodenm": "솔밭역", "nodeid": "A2"}]}
+    arrivals = {"items": [{"nodenm": "솔밭삼거리", "routeno": 705, "arrprevstationcnt": 7}]}
+    seen = Seen(results=tuple(json.dumps(d, ensure_ascii=False) for d in (stops, arrivals)), now=NOW)
+    route = Fact("name", 705, label="노선", field="routeno", about=["솔밭삼거리", "간선버스"])
+    assert passes("솔밭삼거리 정류소에 705번 버스가 와요.", [route], seen)
+    assert not passes("솔밭역 정류소에 705번 버스가 와요.", [route], seen)
