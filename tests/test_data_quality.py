@@ -368,8 +368,9 @@ def test_every_scored_shape_every_reachable_tool_and_places_all_over_the_world(r
     w = quality(records)["world"]
     for shape in ("single", "chain", "fan_in", "parallel", "conditional"):
         assert w["shapes"].get(shape, 0) >= 0.04 * len(records), (shape, w["shapes"])
-    assert w["tools_used"] >= 40, w
-    assert w["grid_cells"] >= 15 and w["places"] >= 15, w
+    # measured on this run: tools 44 of 48, grid cells 26, places 36 of the sandbox's 43 시군구
+    assert w["tools_used"] >= 42, w
+    assert w["grid_cells"] >= 20 and w["places"] >= 25, w
 
 
 def test_conditional_records_look_further_only_when_the_first_result_says_so(records: list[Trajectory]) -> None:
