@@ -1052,6 +1052,24 @@ def said_of_sibling(answer: str, facts: list[Fact], seen: Seen) -> str:
     return ""
 
 
+_ADDRESS_SAID = re.compile(
+    r"(?:주소|소재지)(?:는|은|가|이|:)?\s*(?:[가-힣]+\s+){0,3}?([가-힣\d]+(?:로|길)\s?\d+(?:-\d+)?)"
+)
+
+
+def address_of_nothing(answer: str, facts: list[Fact]) -> str:
+    """An address given as the found entity's (`주소는 … 교촌로 318-5`) that is none of the asked rows' addresses
+    (the user's own, or one made up), where those rows state one. The road and number, or ''."""
+    own = [normalise_name(x) for f in facts for x in f.about if re.search(r"(?:로|길)\s?\d", str(x))]
+    if not own:
+        return ""
+    for m in _ADDRESS_SAID.finditer(prepare_text(answer)):
+        said = normalise_name(m.group(1))
+        if not any(said in o for o in own):
+            return m.group(1)
+    return ""
+
+
 _ITEM_TAIL = re.compile(r"(?:이|가|은|는|을|를|도|와|과|만|까지|이에요|예요|입니다|이고|이며)(?:\s.*)?$")
 
 
@@ -1133,6 +1151,8 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"unsupported: {w} listed among the rows' values"
     if seen is not None and (w := said_of_sibling(answer, facts, seen)):
         return f"said of another row: {w}"
+    if w := address_of_nothing(answer, facts):
+        return f"said of another row: the address {w} is no asked row's"
     if r := rival_claim(answer, facts, seen.now if seen else None):
         return f"another row: {r}"
     return ""

@@ -186,3 +186,9 @@ def test_a_value_said_in_a_clause_naming_another_entity_listed_beside_its_own() 
     route = Fact("name", 705, label="노선", field="routeno", about=["솔밭삼거리", "간선버스"])
     assert passes("솔밭삼거리 정류소에 705번 버스가 와요.", [route], seen)
     assert not passes("솔밭역 정류소에 705번 버스가 와요.", [route], seen)
+
+
+def test_an_address_given_as_the_found_entitys_must_be_its_own() -> None:
+    clinic = Fact("name", "솔밭내과의원", label="병원", about=["대전광역시 서구 솔밭로12길 40", "솔밭동"])
+    assert passes("솔밭동 병원은 솔밭내과의원이고, 주소는 대전 서구 솔밭로12길 40입니다.", [clinic])
+    assert not passes("솔밭동 병원은 솔밭내과의원이고, 주소는 대전 서구 솔밭로 77-3입니다.", [clinic])
