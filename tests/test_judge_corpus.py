@@ -18,8 +18,18 @@ from bench.judge_eval import CORPUS, CorpusError, evaluate, load_corpus, oracle_
 from bench.tasks import CATEGORIES, load_tasks
 from cli.bench import bench_env
 
-#: The figures the judge holds on the tuned parts (recall at least, false passes at most).
-FLOOR = {"recall": 0.945, "false_pass": 0.03}
+#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 97.2 % and
+#: 1.0 % (`kopa bench judge-eval`, parts 1-5, 2,087 answers), rounded down a little.
+FLOOR = {"recall": 0.965, "false_pass": 0.012}
+#: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 99.3 / 1.4,
+#: 98.6 / 0.8, 98.1 / 1.5, 93.0 / 0.0 %.
+PART_FLOORS = {
+    "part1.jsonl": {"recall": 0.99, "false_pass": 0.02},
+    "part2.jsonl": {"recall": 0.985, "false_pass": 0.02},
+    "part3.jsonl": {"recall": 0.98, "false_pass": 0.015},
+    "part4.jsonl": {"recall": 0.975, "false_pass": 0.02},
+    "part5.jsonl": {"recall": 0.925, "false_pass": 0.005},
+}
 #: Held-out parts (`judge_corpus/holdout/<file>`, written after the rules and never tuned on) with the figures the
 #: judge reached when each was written: a rule must not lower them. Only a part given a floor here is judged (one
 #: being written is not), and the folder may be empty: a part moves to the tuned ones once rules are tuned on it.
@@ -68,6 +78,14 @@ def test_the_corpus_covers_the_benchmark(report: dict[str, Any]) -> None:
 def test_recall_and_false_passes_hold_the_floor(report: dict[str, Any]) -> None:
     assert report["recall"] >= FLOOR["recall"], report["disagreements"][:5]
     assert report["false_pass"] <= FLOOR["false_pass"], [d for d in report["disagreements"] if d["label"] == "fail"][:5]
+
+
+def test_each_tuned_part_holds_its_floor(report: dict[str, Any]) -> None:
+    assert set(PART_FLOORS) == set(report["by_file"])
+    for name, floor in PART_FLOORS.items():
+        figures = report["by_file"][name]
+        assert figures["recall"] >= floor["recall"], (name, [d for d in report["disagreements"] if name in d["source"]])
+        assert figures["false_pass"] <= floor["false_pass"], name
 
 
 def test_the_report_breaks_the_figures_down_by_corpus_file(report: dict[str, Any]) -> None:
