@@ -1,13 +1,20 @@
 """scripts/experiment.sh --dry-run: every `kopa` command it prints names a command that exists, with options that
 command declares, and `--help` works for each (a renamed command or option breaks the script hours into a GPU run,
-not here otherwise)."""
+not here otherwise). scripts/experiment.sh --rehearsal: every stage runs on a CPU, exit 0, with tiny models of the
+family's chat template (data of both arms, overlap, SFT, GRPO with live tools, the held-out probes, serving through an
+OpenAI-compatible endpoint, KOPA-Bench live and replay on a task subset, BFCL in bfcl-eval's own environment on a
+subset, and the comparison table): `--dry-run` only prints commands, so this is what catches a stage that would stop
+the GPU run hours in."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,25 +55,30 @@ def resolve(words: list[str]) -> tuple[Any, list[str], list[str]]:
     return cmd, path, options
 
 
-def dry_run(family: str) -> list[str]:
-    env = {**os.environ, "WORK": ".kopa/experiment-dry", "SEEDS": "0"}
-    done = subprocess.run(
-        ["bash", str(SCRIPT), "--family", family, "--dry-run"],
+def script(family: str, *flags: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(SCRIPT), "--family", family, *flags],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
+
+
+def dry_run(family: str, *flags: str) -> list[str]:
+    env = {**os.environ, "WORK": ".kopa/experiment-dry", "SEEDS": "0"}
+    done = script(family, "--dry-run", *flags, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     return [line.removeprefix("+ ").removesuffix(" &") for line in done.stdout.splitlines() if line.startswith("+ ")]
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
 @pytest.mark.parametrize("family", FAMILIES)
-def test_dry_run_names_only_commands_and_options_that_exist(family: str) -> None:
-    lines = dry_run(family)
+@pytest.mark.parametrize("rehearsal", [(), ("--rehearsal",)], ids=["gpu-run", "rehearsal"])
+def test_dry_run_names_only_commands_and_options_that_exist(family: str, rehearsal: tuple[str, ...]) -> None:
+    lines = dry_run(family, *rehearsal)
     commands = [c for line in lines for c in kopa_commands(line)]
     assert len(commands) >= 8, lines  # data, overlap, training, snapshot, bench, bfcl, compare
     seen: set[tuple[str, ...]] = set()
@@ -98,3 +110,58 @@ def test_the_parser_of_printed_commands() -> None:
     with pytest.raises(AssertionError, match="not a command"):
         resolve(["bench", "nonexistent"])
     assert resolve(["train", "sft", "--set=a=1", "--data", "d"])[1:] == (["train", "sft"], ["--set", "--data"])
+
+
+STAGES = [
+    "bfcl-env",
+    "data-edge",
+    "data-baseline",
+    "overlap-edge",
+    "overlap-baseline",
+    "tiny-9b",
+    "tiny-27b",
+    "sft-edge-s0",
+    "grpo-edge-s0",
+    "sft-baseline-s0",
+    "grpo-baseline-s0",
+    "snapshot",
+    "compare",
+]
+MODELS = ["untuned-9b", "sft-edge-9b-s0", "grpo-edge-9b-s0", "sft-baseline-9b-s0", "grpo-baseline-9b-s0", "untuned-27b"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("curl") is None, reason="needs bash and curl")
+def test_rehearsal_runs_every_stage_of_the_experiment(tmp_path: Path) -> None:
+    work = tmp_path / "rehearsal"
+    env = {
+        **os.environ,
+        "WORK": str(work),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    env.pop("PORT", None)
+    started = time.monotonic()
+    done = script("qwen3.5", "--rehearsal", env=env, timeout=1400)
+    wall = time.monotonic() - started
+    assert done.returncode == 0, f"rc {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    stages = [line.split("\t")[0] for line in (work / "timings.tsv").read_text().splitlines()[1:]]
+    for stage in STAGES:
+        assert stage in stages, (stage, stages)
+    for model in MODELS:
+        for kind in ("live", "replay"):
+            assert any(s.startswith(f"bench-{kind}-{model}") for s in stages), (model, kind, stages)
+        assert f"bfcl-{model}" in stages
+    # the GRPO runs executed their tools live and each model's held-out probes ran before and after
+    for arm in ("edge", "baseline"):
+        evals = (work / f"grpo-9b-{arm}-s0" / "eval.jsonl").read_text().splitlines()
+        assert len(evals) >= 2 and all("well_formed_call_rate" in json.loads(e) for e in evals)
+    results = (work / "results.md").read_text()
+    assert "## Seeds aggregated" in results and "## Against untuned-27b: paired bootstrap" in results
+    for model in ("grpo-edge-9b", "sft-baseline-9b", "untuned-9b"):
+        assert f"| {model} |" in results, results
+    # BFCL scored every model through bfcl-eval's checkers (a number, not a dash, in its column)
+    seeds = results.split("## Seeds aggregated", 1)[1].split("##", 1)[0]
+    assert seeds.count("(n=1") >= 3 * len(MODELS) - 1, seeds
+    assert "Rehearsal: tiny qwen3.5-template models" in results
+    print(f"rehearsal wall time {wall:.0f} s\n{results}")
