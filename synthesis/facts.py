@@ -204,6 +204,8 @@ def _number_hit(
             continue  # written as another row's exact value, not this one rounded (`17도` for 17.4 beside a 17)
         if not m.unit and re.match(r"\s?(번째|번\s?째|위|등)", text[m.end : m.end + 4]):
             continue  # an ordinal or a rank, not a quantity
+        if _threshold(text, m):
+            continue  # a figure compared with (`3m/s 이하가 아니라서`), not the value stated
         if _inside_date_or_time(text, m):
             continue
         # a value a guess could hit counts where its clause names what it is, or it is written as a count of things
@@ -310,6 +312,12 @@ def _restates(m: Mention, value: float) -> bool:
         if m.korean and want and abs(got - want) / abs(want) < 0.05:
             return True
     return False
+
+
+def _threshold(text: str, m: Mention) -> bool:
+    """A figure the sentence measures the value against (`2m/s 이하`, `10도보다`, `50을 넘`), not a value stated."""
+    end = unit_at(text, m.end)[1]
+    return bool(re.match(r"\s*(?:을|를|이|가|은|는)?\s*(?:보다|이상|이하|초과|미만|넘|에 못)", text[end : end + 8]))
 
 
 def _compared(text: str, m: Mention) -> bool:

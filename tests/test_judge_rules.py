@@ -192,3 +192,9 @@ def test_an_address_given_as_the_found_entitys_must_be_its_own() -> None:
     clinic = Fact("name", "솔밭내과의원", label="병원", about=["대전광역시 서구 솔밭로12길 40", "솔밭동"])
     assert passes("솔밭동 병원은 솔밭내과의원이고, 주소는 대전 서구 솔밭로12길 40입니다.", [clinic])
     assert not passes("솔밭동 병원은 솔밭내과의원이고, 주소는 대전 서구 솔밭로 77-3입니다.", [clinic])
+
+
+def test_a_figure_compared_with_is_no_value_stated() -> None:
+    wind = Fact("number", 5, unit="m/s", label="최대 풍속")
+    assert passes("최대 풍속은 5m/s예요. 4m/s 이하가 아니라서 야외 활동은 조심하세요.", [wind])
+    assert not passes("최대 풍속은 6m/s예요. 5m/s 이하가 아니라서 야외 활동은 조심하세요.", [wind])
