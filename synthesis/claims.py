@@ -640,7 +640,7 @@ def unsupported(answer: str, seen: Seen) -> str:
         if not (mins & seen.minutes) and not any(x // 60 * 60 in seen.minutes for x in mins if x % 60 == 0):
             return f"time {text[a:b]}"
     found = mentions(text)
-
+    covered += _identifiers(text, seen)
     for m in found:
         if _date_or_time_at(text, m, covered) or (m.start > 0 and re.match(r"[가-힣a-z]", text[m.start - 1])):
             continue  # a date or time judged as one, or a figure glued to a name (`정부24`, `pm2.5`, `관수1차`)
@@ -731,6 +731,16 @@ def facilities_in(text: str) -> list[tuple[str, str]]:
             continue
         out.append((shown, normalise_name(own)))
     return out
+
+
+_GROUPED = re.compile(r"(?<![\d.,-])\d{2,}(?:[- ]\d{2,}){1,3}(?![\d.,])")
+
+
+def _identifiers(text: str, seen: Seen) -> list[tuple[int, int]]:
+    """Spans of identifiers written in digit groups (`693-87-40955`, `28185 10600`) whose digits, joined, a result
+    or the user states as one code (`6938740955`): one identifier, not several figures."""
+    codes = {c for t in seen.texts for c in re.findall(r"\d{6,}", re.sub(r"(?<=\d)[- ](?=\d)", "", nfkc(t)))}
+    return [(m.start(), m.end()) for m in _GROUPED.finditer(text) if re.sub(r"[- ]", "", m.group()) in codes]
 
 
 def unit_end(text: str, m: Mention) -> int:

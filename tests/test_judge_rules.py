@@ -198,3 +198,10 @@ def test_a_figure_compared_with_is_no_value_stated() -> None:
     wind = Fact("number", 5, unit="m/s", label="최대 풍속")
     assert passes("최대 풍속은 5m/s예요. 4m/s 이하가 아니라서 야외 활동은 조심하세요.", [wind])
     assert not passes("최대 풍속은 6m/s예요. 5m/s 이하가 아니라서 야외 활동은 조심하세요.", [wind])
+
+
+def test_an_identifier_written_in_digit_groups_is_one_code() -> None:
+    seen = seen_rows({"b_no": "2148812345", "bjdCode": "1174010900"})
+    assert unsupported("사업자번호 214-88-12345는 계속사업자예요.", seen) == ""
+    assert unsupported("법정동코드는 11740 10900이에요.", seen) == ""
+    assert unsupported("사업자번호 214-88-54321는 계속사업자예요.", seen).startswith("figure")
