@@ -92,7 +92,7 @@ def decide(
         and isinstance(f.value, int | float)
         and f.value > 0
         and not re.search(r"(deg|km|kA)$|\dm$", p)
-        and not f.label.startswith(("남북", "동서"))
+        and not re.search(r"(남북|동서) 바람", f.label)
     ]
     if not numbers:
         return None
@@ -103,10 +103,14 @@ def decide(
     step = _step_number(v)
     op = rnd.choice([">=", "<="])
     held = rnd.random() < 0.5
+    # a threshold that fails is two steps off the value (a person's round figure, and never the value with one digit
+    # moved, which an answer stating the threshold beside the value would let pass for it); never below zero
+    if op == "<=" and not held and math.ceil(v / step) * step - 2 * step <= 0:
+        op = ">="
     if op == ">=":
-        value = math.floor(v / step) * step + (0 if held else step)
+        value = math.floor(v / step) * step + (0 if held else 2 * step)
     else:
-        value = math.ceil(v / step) * step - (0 if held else step)
+        value = math.ceil(v / step) * step - (0 if held else 2 * step)
     ok = v >= value if op == ">=" else v <= value
     return dataclasses.replace(when, label=fact.label, unit=unit, op=op, value=value, observed=v, held=ok, fact=fact)
 
