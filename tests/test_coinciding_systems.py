@@ -19,7 +19,15 @@ from graph.embedded_store import EmbeddedStore
 from graph.link_scoring import link_id
 from graph.models import LinkRecord
 from tests.support.made_up import query_param, response_schema, verify_made_up
-from verification.trials import Trial, another_place, blank_numbering, elsewhere, place, vocabularies
+from verification.trials import (
+    Trial,
+    another_place,
+    blank_numbering,
+    elsewhere,
+    place,
+    places_named,
+    vocabularies,
+)
 
 
 def _link(
@@ -113,6 +121,13 @@ def test_codes_the_source_documents_for_other_places_that_fail_refute_the_sample
     lost = _trial("220000", "provCode", Outcome.TRANSIENT, {}, [])
     assert elsewhere(link, worked, [failed[0], lost], names) is None  # a fault never refutes
     assert elsewhere(link, worked, [], names) is None
+
+
+def test_the_places_a_target_has_data_for_are_read_off_its_addresses_and_its_lists_of_regions() -> None:
+    # a list of regions names them; an address is about one; other text names none
+    assert places_named([{"code": "28", "name": "인천광역시"}, {"code": "26", "name": "부산"}]) == {"인천", "부산"}
+    assert places_named([{"addr": "서울특별시 종로구 청운동 3"}, {"gu": "남동구"}]) == {"서울", "종로구", "남동구"}
+    assert places_named([{"name": "가람", "addr": "가람마을 1", "n": 3}]) == set()
 
 
 # ---------------------------------------------------------------- end to end, on a made-up service

@@ -44,7 +44,7 @@ from verification.trials import (
     levels_coincide,
     levels_empty,
     normalise_rows,
-    place,
+    places_named,
     row_set,
     undocumented,
     vocabularies,
@@ -440,7 +440,7 @@ class Engine:
     ) -> LinkRecord:
         """A link verified alone (no other input from the row) on one value of the source, where the source's own
         document codes other places in the same field (`meaning.place_codes` of the parameter or field of that
-        name: "110000 서울, 220000 인천"): up to two of those codes, of places the target's sample has rows about,
+        name: "110000 서울, 220000 인천"): up to two of those codes, of places the target's sample is about or lists,
         are tried through the same transform, the rest of the call unchanged. All of them failing refutes the
         link (`elsewhere`: the two code systems coincide for the sampled place only); a transient failure leaves
         it inconclusive; one working keeps it verified."""
@@ -459,9 +459,9 @@ class Engine:
         first, pname = worked[0], link.target_param.split(":", 1)[1]
         if str(first.source_value) not in names:
             return verdict
-        # only places the target shows it has data for (rows about them in its sample): a code of such a place
-        # that fails is read otherwise by the target, not a place without data
-        served = {part for row in self.samples.get(target.name, []) for part in place(row) or ()}
+        # only places the target shows it has data for (rows about them in its sample, or a list naming them):
+        # a code of such a place that fails is read otherwise by the target, not a place without data
+        served = places_named(self.samples.get(target.name, []))
         others: list[Trial] = []
         for code in [c for c, where in names.items() if c != str(first.source_value) and where in served][:2]:
             row = {**first.row, link.source_field: code}

@@ -459,6 +459,22 @@ def place(row: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
+def places_named(rows: list[dict[str, Any]]) -> set[str]:
+    """The 시도 (short form) and 시군구 names rows are about or list: read off their addresses (`place`), and off
+    values that are a place's name (a list of regions: 인천광역시, 남동구)."""
+    out: set[str] = set()
+    for row in rows:
+        out.update(place(row) or ())
+        for value in row.values():
+            text = value.strip() if isinstance(value, str) else ""
+            sido = _sido(text) if text else None
+            if sido:
+                out.add(sido)
+            elif text and " " not in text and value_concepts([text]) == {"sgg_full"}:
+                out.add(text)
+    return out
+
+
 def another_place(link: LinkRecord, trials: list[Trial], target_rows: list[dict[str, Any]]) -> str | None:
     """Answers about other places than the one the value came from: the target answers rows of several 시도 (its
     sample), but fed the value of a source row about one place, it answered, for every value that worked, rows
