@@ -180,6 +180,7 @@ def _number_hit(
     given: frozenset[float] = frozenset(),
     *,
     strict: bool = True,
+    asked: str = "",
 ) -> bool:
     value = _fact_number(fact)
     if value is None:
@@ -242,7 +243,7 @@ def _number_hit(
             and unit_family(o.unit) != unit_family(m.unit)
             and abs(o.value - m.value) < 1e-9
         ]
-        if rivals or _ranged(text, m) or said_of_other(text, bounds, m.start, fact, facts, now):
+        if rivals or _ranged(text, m) or said_of_other(text, bounds, m.start, fact, facts, now, asked=asked):
             continue
         if bound_to_other(text, m.start, unit_at(text, m.end)[1], fact, facts):
             continue
@@ -428,6 +429,7 @@ def _text_hit(
     now: datetime | None = None,
     *,
     strict: bool = True,
+    asked: str = "",
 ) -> bool:
     raw = str(fact.value)
     times = time_values(raw.zfill(4) if re.fullmatch(r"\d{3}", raw.strip()) else raw)
@@ -440,8 +442,8 @@ def _text_hit(
         spans = time_spans(prepared)
         # another asked time, or another time of the fact's own row (the last bus beside the first), is no
         # alternative
-        asked = {t for f in facts if f is not fact for t in _times_of(f)}
-        asked |= {t for x in fact.about for t in (time_values(x) or [])}
+        beside = {t for f in facts if f is not fact for t in _times_of(f)}
+        beside |= {t for x in fact.about for t in (time_values(x) or [])}
         for first, (mins0, a0, _) in enumerate(spans):
             if times[0] not in mins0:
                 continue
@@ -464,14 +466,14 @@ def _text_hit(
             if len(times) == 1 and any(
                 lo <= a <= hi
                 and not mins & set(times)
-                and not mins & asked
+                and not mins & beside
                 and not _range_end(prepared, a)
                 and not _paired(prepared, a, spans, times)
                 and not _time_compared(prepared, b)
                 for mins, a, b in spans
             ):
                 continue  # another time offered for the same thing
-            if said_of_other(prepared, bounds, a0, fact, facts, now):
+            if said_of_other(prepared, bounds, a0, fact, facts, now, asked=asked):
                 continue
             return True
         return False
@@ -513,7 +515,7 @@ def _text_hit(
         if bound_to_other(prepared, a, b, fact, facts):
             continue
         if _candidates(prepared, bounds, a, fact, facts, strict=strict) or said_of_other(
-            prepared, bounds, a, fact, facts, now
+            prepared, bounds, a, fact, facts, now, asked=asked
         ):
             continue
         return True
@@ -838,9 +840,12 @@ def said_of_other(
     now: datetime | None,
     *,
     dated: bool = True,
+    asked: str = "",
 ) -> bool:
     """The clause at `pos` says its value of another row, entity, hour or date than the fact's: it names what tells
-    another row (a rival's or another fact's) apart and nothing of the fact's own, or a day other than the fact's."""
+    another row (a rival's or another fact's) apart and nothing of the fact's own, or a day other than the fact's.
+    `asked`: the user's words (normalised); a name they hold that no asked fact's row is about is the thing asked
+    about (the stop whose routes are listed), which tells no rival row apart."""
     a, b = clause_of(bounds, pos)
     clause = text[a:b]
     own = [q for q in _quals(fact.about) if not _is_value(q, facts)]
@@ -860,6 +865,9 @@ def said_of_other(
     others = [q for r in fact.rivals for q in _quals(list(r.get("about") or []))]
     others += [q for f in facts if f is not fact and _comparable(f, fact) for q in _quals(f.about)]
     others = [q for q in others if q not in own and not _is_value(q, facts)]
+    if asked:
+        abouts = {q.name for f in facts for q in _quals(f.about) if q.kind == "name"}
+        others = [q for q in others if not (q.kind == "name" and q.name in asked and q.name not in abouts)]
     if any(named(clause, q, now) for q in others):
         return True
     return _labelled_other(clause, fact, facts)
@@ -971,13 +979,16 @@ def fact_hit(
     bounds = clauses(prepared)
     every = facts or [fact]
     now = now or (seen.now if seen else None)
+    asked = normalise_name(" ".join(seen.user)) if seen else ""
     if fact.kind in ("number", "count"):
         given = seen.user_numbers if seen else frozenset()
-        return _number_hit(prepared, fact, every, mentions(prepared), bounds, now, given, strict=seen is None)
+        return _number_hit(
+            prepared, fact, every, mentions(prepared), bounds, now, given, strict=seen is None, asked=asked
+        )
     if fact.kind == "date":
         return _date_hit(prepared, fact, bounds, every, now)
     if fact.kind in ("name", "text"):
-        return _text_hit(prepared, fact, bounds, every, now, strict=seen is None)
+        return _text_hit(prepared, fact, bounds, every, now, strict=seen is None, asked=asked)
     return False
 
 

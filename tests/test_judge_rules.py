@@ -205,3 +205,21 @@ def test_an_identifier_written_in_digit_groups_is_one_code() -> None:
     assert unsupported("사업자번호 214-88-12345는 계속사업자예요.", seen) == ""
     assert unsupported("법정동코드는 11740 10900이에요.", seen) == ""
     assert unsupported("사업자번호 214-88-54321는 계속사업자예요.", seen).startswith("figure")
+
+
+def test_the_entity_the_user_asked_about_tells_no_rival_row_apart() -> None:
+    seen = seen_rows(
+        {"routeno": 705, "startnodenm": "신흥시장", "endnodenm": "보람마을"},
+        {"routeno": 33, "startnodenm": "솔밭사거리", "endnodenm": "한빛공원"},
+        user="솔밭사거리 지나는 버스 알려줘",
+    )
+    route = Fact(
+        "name",
+        705,
+        label="노선",
+        field="routeno",
+        about=["신흥시장", "보람마을"],
+        rivals=[{"value": 33, "about": ["솔밭사거리", "한빛공원"]}],
+    )
+    assert passes("솔밭사거리 경유 노선: 705번, 33번.", [route], seen)
+    assert not passes("한빛공원 경유 노선: 705번.", [route], seen)
