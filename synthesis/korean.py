@@ -90,3 +90,27 @@ def clean_value(value: Any) -> str:
     """A value as an answer states it: HTML breaks as spaces, no trailing period."""
     text = re.sub(r"<br\s*/?>", " ", str(value).strip())
     return re.sub(r"\s+", " ", text).rstrip(". ")
+
+
+#: Endings that close a Korean sentence (…합니다, …한다, …하세요, …하십시오, …해요): a value ending in one is itself a
+#: sentence and takes no copula after it (never "복용합니다입니다").
+_SENTENCE_END = re.compile(r"(니다|[한된었았였했있없겠는]다|세요|시오|[어아해에예]요)[.!]?$")
+
+
+def ends_sentence(text: str) -> bool:
+    return bool(_SENTENCE_END.search(text.strip()))
+
+
+def sentences(parts: list[str]) -> str:
+    """Phrases of an answer ("업체명 …", "복용법 … 복용합니다") as sentences: phrases are listed with commas and the
+    last closes with 입니다, except that a phrase which already ends a sentence closes its own (with a period);
+    empty phrases are left out."""
+    out = ""
+    parts = [p.strip() for p in parts if p and p.strip()]
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        if ends_sentence(part):
+            out += part.rstrip(".!") + "." + ("" if last else " ")
+        else:
+            out += part + ("입니다." if last else ", ")
+    return out

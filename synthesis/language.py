@@ -25,14 +25,15 @@ import httpx
 
 from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, concepts_of, field_unit, norm
 from graph.models import ToolRecord
+from graph.regions import FORMER_SIDO, FORMER_SIGUNGU, SIDO, SIGUNGU
 from synthesis.facts import Fact
-from synthesis.korean import clean_value, short_description
+from synthesis.korean import clean_value, sentences, short_description
 from synthesis.korean import fmt_value as fmt_value
 from synthesis.korean import has_batchim as has_batchim
 from synthesis.korean import josa as josa
 from synthesis.korean import verb as verb
-from synthesis.records import FactRecord, Plan, Question, TrajectoryStep
-from synthesis.routes import entity_name_fields, row_kind
+from synthesis.records import FactRecord, Plan, Question, StepResponse, TrajectoryStep
+from synthesis.routes import counterpart_fields, entity_name_fields, row_kind
 from synthesis.row_facts import ANSWER_MAX, CODE_NAME, NUMERIC, field_fact, label_of, number_of, row_facts, table_facts
 
 _PLACEHOLDER = re.compile(r"'?\{(\w+)\}'?(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
@@ -135,8 +136,27 @@ _CLOSINGS = {
 }
 
 
-def _frame(rnd: random.Random, context: list[str], obj: str, persona: str) -> str:
-    opening = rnd.choice(_OPENINGS[persona])
+#: Answering fields of a state that holds now and changes within the hour (air measured this hour, a bus on its way).
+_NOW_FIELDS = {"pm10value", "pm25value", "khaivalue", "o3value", "arrtime", "arrprevstationcnt"}
+#: An opening about going out today: it fits only a question about conditions now (weather, air, a bus coming).
+_OUTING = "오늘 나가 보려고 하는데 "
+
+
+def _openings(persona: str, plan: Plan) -> list[str]:
+    """The openings that fit what the plan's final steps ask: going out today only before today's weather, air
+    or bus; a report, analysis or survey never before a bus arriving in minutes."""
+    tools = [plan.steps[i].tool for i in plan.finals] + (
+        [plan.when.gate_tool] if plan.when and plan.when.gate_tool else []
+    )
+    fields = {norm(f.name) for t in tools for f in t.fields}
+    now = any(row_kind(t) == "table" for t in tools) or bool(fields & _NOW_FIELDS)
+    arriving = "arrtime" in fields
+    out = [o for o in _OPENINGS[persona] if (now or o != _OUTING) and not (arriving and persona == "analyst")]
+    return out or [""]
+
+
+def _frame(rnd: random.Random, context: list[str], obj: str, persona: str, openings: list[str] | None = None) -> str:
+    opening = rnd.choice(openings or _OPENINGS[persona])
     closing = rnd.choice(_CLOSINGS[persona])
     ctx = ", ".join(context)
     if not ctx:
@@ -173,7 +193,7 @@ def request_text(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) ->
         else:
             obj = f"{objs[0]} 그리고 {objs[1]}"
         obj += rnd.choice(["", " 둘 다"]) if persona == "citizen" else ""
-    return _frame(rnd, context, obj, persona)
+    return _frame(rnd, context, obj, persona, _openings(persona, plan))
 
 
 # ---------------------------------------------------------------------------------------------- answers
@@ -259,9 +279,9 @@ def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> tuple[str, dict[str,
         if not labelled:
             parts.append(f"{title}: 조회 결과 {rows}건이 있습니다.")
         elif rows > 1:
-            parts.append(f"{title}: 받은 결과 {rows}건 중 첫 번째는 {', '.join(labelled)}입니다.")
+            parts.append(f"{title}: 받은 결과 {rows}건 중 첫 번째는 {sentences(labelled)}")
         else:
-            parts.append(f"{title}: {', '.join(labelled)}입니다.")
+            parts.append(f"{title}: {sentences(labelled)}")
     return " ".join(parts), answered
 
 
@@ -311,6 +331,65 @@ def _entity_phrase(plan: Plan, steps: list[TrajectoryStep]) -> str:
     return ", ".join(parts)
 
 
+def _given(steps: list[TrajectoryStep], i: int) -> set[str]:
+    """Values the user gave (here or at an earlier step, a row they named included) and the values the previous
+    steps supplied to final step i: a field that repeats one answers nothing."""
+    mine = {str(v["value"]) for st in steps for v in st.provenance.values() if v["kind"] == "slot"}
+    mine |= {str(v) for st in steps for v in st.mentions.values()}
+    step = steps[i]
+    return mine | {
+        str(step.arguments[p]) for p, v in step.provenance.items() if v["kind"] == "link" and p in step.arguments
+    }
+
+
+def _counterpart(tool: ToolRecord, items: list[dict[str, Any]], given: set[str]) -> tuple[str, list[str]] | None:
+    """For rows that each describe a pair (`routes.counterpart_fields`: the queried product and the one it must
+    not be taken with), the field naming the member the user did not give (the one whose name repeats a given
+    value answers nothing), and the answering fields of neither member, which say what holds of the pair (its
+    금기 내용); None for other rows."""
+    pairs = counterpart_fields(tool)
+    names = entity_name_fields(tool)
+    first = [a for a in names if a in pairs and pairs[a] in names]
+    if not items or not first:
+        return None
+    queried, other = first[0], pairs[first[0]]
+    if any(str(x.get(other, "")) in given for x in items) and not any(str(x.get(queried, "")) in given for x in items):
+        queried, other = other, queried
+    members = set(pairs) | set(pairs.values()) | set(names)
+    about = [k for k in items[0] if k not in members and answer_label(k) is not None]
+    return other, about
+
+
+def _pair_answer(
+    tool: ToolRecord, r: StepResponse, other: str, about: list[str]
+) -> tuple[str, list[str], list[tuple[Fact, str]], str]:
+    """The answer over pair rows: each row's counterpart with what its row says of the pair (why not together)."""
+    desc = {f.name: f.description for f in tool.fields}
+    items = r.items
+    one = r.selected or len(items) == 1
+    rows = [items[min(r.chosen, len(items) - 1)]] if one else items
+    facts: list[tuple[Fact, str]] = (
+        [] if one else [(Fact("number", float(r.rows), unit="건", label="건수"), f"건수 {r.rows}건")]
+    )
+    if not one and r.rows > len(items):
+        return "count", [], facts, ""  # rows left unseen: their counterparts cannot be listed
+    for row in rows:
+        who = clean_value(row.get(other, ""))
+        if not who:
+            continue
+        label = label_of(other, desc.get(other, ""))
+        notes = [x for x in (field_fact(k, row[k], desc.get(k, "")) for k in about if k in row) if x is not None]
+        note = ", ".join(f"{f.label}: {f.value}" for f, _ in notes)
+        facts.append(
+            (Fact("name", who, label=label), (f"{label} " if one else "") + who + (f"({note})" if note else ""))
+        )
+        facts.extend((f, "") for f, _ in notes)
+    if len(facts) == (0 if one else 1):
+        return ("row" if one else "count"), [], facts, ""
+    labels = [label_of(other, desc.get(other, ""))]
+    return ("row" if one else "list"), labels, facts, ""
+
+
 def _step_answer(
     plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random
 ) -> tuple[str, list[str], list[tuple[Fact, str]], str]:
@@ -318,13 +397,14 @@ def _step_answer(
     step, tool = steps[i], plan.steps[i].tool
     r = step.response
     items = r.items
-    # values the user gave (here or at an earlier step, a row they named included) are not facts
-    mine = {str(v["value"]) for st in steps for v in st.provenance.values() if v["kind"] == "slot"}
-    mine |= {str(v) for st in steps for v in st.mentions.values()}
+    mine = _given(steps, i)
     if items and row_kind(tool) == "table":
         facts, span = table_facts(items)
         labels = list(dict.fromkeys(f.label.replace("최저 ", "").replace("최고 ", "") for f, _ in facts))
         return "table", labels, facts, span
+    pair = _counterpart(tool, items, mine)
+    if pair is not None:
+        return _pair_answer(tool, r, *pair)
     if r.selected and items:
         row = items[min(r.chosen, len(items) - 1)]
         skip = {k for k, v in row.items() if str(v) in mine}
@@ -333,7 +413,13 @@ def _step_answer(
     count = Fact("number", float(r.rows), unit="건", label="건수")
     facts = [(count, f"건수 {r.rows}건")]
     # the name that tells the rows apart (not the stop every arrival row repeats): without one, the set is counted
-    names = [f for f in entity_name_fields(tool) if len({str(x.get(f, "")) for x in items}) > 1 or len(items) == 1]
+    # (and not a name the user or the previous step gave: repeating it answers nothing)
+    names = [
+        f
+        for f in entity_name_fields(tool)
+        if (len({str(x.get(f, "")) for x in items}) > 1 or len(items) == 1)
+        and any(clean_value(x.get(f, "")) and str(x.get(f, "")) not in mine for x in items)
+    ]
     if r.rows <= len(items) and names:
         desc = {f.name: f.description for f in tool.fields}
         numeric = [
@@ -351,7 +437,8 @@ def _step_answer(
             if got and who:
                 return "highest", [got[0].label], [(Fact("name", who, label=f"{got[0].label} 최고"), who), got], ""
         listed = [clean_value(x.get(names[0], "")) for x in items if clean_value(x.get(names[0], ""))]
-        return "list", [], [*facts, *((Fact("name", n, label=label_of(names[0], "")), n) for n in listed)], ""
+        if listed:  # rows without a name are counted, never listed as nothing
+            return "list", [], [*facts, *((Fact("name", n, label=label_of(names[0], "")), n) for n in listed)], ""
     return "count", [], facts, ""
 
 
@@ -391,19 +478,101 @@ def _what_is_asked(
     return kept or fs[:1], [x for x in names if x in chosen] or labels[:1]
 
 
+#: Concepts of a query parameter by the area they confine the rows to, finest first.
+_AREA_LEVELS = (
+    ("umd", {"bjd_code", "umd_code", "umd_name"}),
+    ("sgg", {"sgg_code", "sgg_name", "sgg3_code"}),
+    ("sido", {"sido_code", "sido_name"}),
+)
+
+
+#: The word for an area's level that leads a goal ("시군구의 아파트 단지"), left out where the area is named.
+_LEVEL_WORD = re.compile(r"^(시군구|시도)의?\s*")
+
+
+def _area_name(texts: list[str], level: str) -> str:
+    """The 시도 (`sido`) or 시군구 (`sgg`, with its 시도) that the first of `texts` to name one names, as it names
+    it (data still writes a 시도 or 시군구 by its former name)."""
+    for text in texts:
+        words = text.split()
+        for k, w in enumerate(words):
+            if w in SIGUNGU or w in FORMER_SIDO:
+                written, sido = w, FORMER_SIDO[w][1] if w in FORMER_SIDO else w
+            else:
+                full = next((f for f, short in SIDO.items() if short == w), None)
+                if full is None:
+                    continue
+                written, sido = full, full
+            if level == "sido":
+                return written
+            sggs = {*SIGUNGU.get(sido, ()), *FORMER_SIGUNGU.get(sido, {})}
+            sgg = next((x for x in words[k + 1 :] if x in sggs), None)
+            if sgg is not None:
+                return f"{written} {sgg}"
+    return ""
+
+
+def _scope(plan: Plan, steps: list[TrajectoryStep], i: int) -> str:
+    """The area a final step's set covers when only a 시군구 or a 시도 confines its query (an area code or name,
+    besides dates and constants): a count or list of that whole area, which an answer states as such, since the
+    user may have named a narrower place (a 동, an address, a clinic in it). Empty when a finer place, another
+    filter or nothing of the kind confines it, or the area's name is nowhere in what the user or the steps said."""
+    step, tool = steps[i], plan.steps[i].tool
+    desc = {p.name: p.description for p in tool.params}
+    levels: set[str] = set()
+    for name, prov in step.provenance.items():
+        if prov.get("kind") not in ("slot", "link", "mention"):
+            continue
+        found = concepts_of(name, desc.get(name, ""))
+        matched = [lv for lv, cs in _AREA_LEVELS if found & cs]
+        value = str(step.arguments.get(name, ""))
+        if len(matched) > 1 and value.isdigit():  # a code read as several: its length tells (LAWD_CD: 5 digits)
+            matched = ["sido" if len(value) <= 2 else "sgg" if len(value) <= 5 else "umd"]
+        level = matched[0] if matched else None
+        if level is None and not found & {"date", "year_month"}:
+            return ""  # a name, a point or another filter narrows the set: the area is not its scope
+        if level is not None:
+            levels.add(level)
+    if not levels or "umd" in levels:
+        return ""
+    level = "sgg" if "sgg" in levels else "sido"
+    texts = [str(v) for v in step.arguments.values() if isinstance(v, str)]
+    texts += [str(v["value"]) for st in steps for v in st.provenance.values() if v["kind"] == "slot"]
+    texts += [str(v) for st in steps for v in st.mentions.values()]
+    for st in steps[:i]:
+        if st.response.items:
+            row = st.response.items[min(st.response.chosen, len(st.response.items) - 1)]
+            texts.append(" ".join(str(v) for v in row.values() if isinstance(v, str)))
+    return _area_name(texts, level)
+
+
+def _more(fact: Fact) -> str:
+    """The word for "more" of a quantity by what it measures: an area is 넓은, a number of things 많은, else 높은."""
+    unit = fact.unit or ""
+    if unit in ("㎡", "m²", "m2", "평") or "면적" in fact.label:
+        return "넓은"
+    if unit in ("세대", "명", "대", "개", "건", "곳") or re.search(r"(수|대수)$", fact.label):
+        return "많은"
+    return "높은"
+
+
 def _ask_and_say(
     plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random
 ) -> tuple[str, str, str, list[Fact]]:
     """What final step i is asked (`row`, `table`, `count`, ...), the words that ask it, the sentence that answers
     it and the facts that sentence states (no words and no facts when its rows answer nothing)."""
     ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
-    if ask in ("row", "table") and fs:
+    pair = _counterpart(plan.steps[i].tool, steps[i].response.items, _given(steps, i)) is not None
+    if ask in ("row", "table") and fs and not pair:  # a pair's row is asked for its counterpart and why
         earlier = frozenset(goal(s.tool, {})[0] for j, s in enumerate(plan.steps) if j not in plan.finals)
         fs, labels = _what_is_asked(fs, labels, rnd, earlier)
     if not fs:
         return ask, "", "", []
     noun = _row_noun(plan.steps[i].tool)
-    phrases = [p for _, p in fs]
+    area = _scope(plan, steps, i) if ask in ("count", "list", "highest") else ""
+    # the area's name takes the place of the word for its level ("시군구의 아파트 단지")
+    whole = f"{area} 전체 {_LEVEL_WORD.sub('', noun)}" if area else noun
+    phrases = [p for _, p in fs if p]  # a fact another phrase states (a counterpart's 금기 내용) has none of its own
     facts = [f for f, _ in fs]
     if ask == "table":
         when = (
@@ -412,20 +581,25 @@ def _ask_and_say(
             else (rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
         )
         asked = f"{when}{_and(labels[:3], rnd)}"
-        said = f"{when.strip() + ' ' if when else ''}{', '.join(phrases)}입니다."
+        said = f"{when.strip() + ' ' if when else ''}{sentences(phrases)}"
     elif ask == "row":
         asked = _and(labels[:3], rnd) if labels else noun
-        said = f"{', '.join(phrases)}입니다."
+        said = sentences(phrases)
     elif ask == "count":
         asked = rnd.choice([f"{noun} 건수", f"{josa(noun, '이', '가')} 몇 건인지", f"{noun} 몇 건"])
-        said = rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."])
+        said = (
+            f"{whole} {phrases[0]}입니다."
+            if area
+            else rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."])
+        )
     elif ask == "list":
         asked = rnd.choice([f"{noun} 목록", f"{josa(noun, '이', '가')} 어디 어디인지", f"{noun} 전부"])
-        said = f"{noun} {phrases[0]}이고, {', '.join(phrases[1:])}입니다."
+        said = f"{whole} {phrases[0]}이고, {sentences(phrases[1:])}" if phrases[1:] else f"{whole} {phrases[0]}입니다."
     else:  # highest
         subject = f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'}"
-        asked = f"{noun} 중 {subject} 가장 높은 곳"
-        said = f"{subject} 가장 높은 곳은 {phrases[0]}({phrases[1]})입니다."
+        most = f"가장 {_more(facts[1])} 곳"
+        asked = f"{noun} 중 {subject} {most}"
+        said = f"{area + ' 전체에서 ' if area else ''}{subject} {most}은 {phrases[0]}({phrases[1]})입니다."
     return ask, asked, said, facts
 
 
@@ -455,9 +629,9 @@ def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tupl
         rnd.choice([" ", "의 ", " 기준으로 "]) if entity and not entity.endswith(("근처", "기준")) else " "
     )
     close = rnd.choice(_ASK_CLOSE[persona])
-    opening = rnd.choice(_OPENINGS[persona])
+    opening = rnd.choice(_openings(persona, plan))
     request = re.sub(r"\s+", " ", f"{opening}{lead if entity else ''}{close.format(x=goal_text)}").strip()
-    subject = f"{entity} 기준으로 " if entity and rnd.random() < 0.5 else ""
+    subject = f"{entity}{'으로' if entity.endswith('기준') else ' 기준으로'} " if entity and rnd.random() < 0.5 else ""
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + subject + " ".join(said)).strip()
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
@@ -482,6 +656,9 @@ def _compose_conditional(
     gate_goal = goal(c.gate_tool, {})[0]
     # a count decides over a set: named by what is counted ("아파트 매매 실거래가 건수")
     label = f"{_row_noun(plan.steps[c.step].tool)} {c.label}" if c.label == "건수" else c.label
+    # the answer says which area the count covers when it is a whole 시군구 or 시도 (`_scope`)
+    area = _scope(plan, steps, c.step) if c.label == "건수" else ""
+    told = f"{area} 전체 {_LEVEL_WORD.sub('', label)}" if area else label
     asks = ["condition"]
     facts = [c.fact]
     if c.held:
@@ -491,11 +668,11 @@ def _compose_conditional(
         asks.append(ask)
         facts.extend(fs)
         because = josa(cmp, "이라서", "라서")
-        body = f"{josa(label, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
+        body = f"{josa(told, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
     else:
         asks.append("not asked")
         body = (
-            f"{josa(label, '은', '는')} {observed}입니다. {threshold} {josa(cmp, '이', '가')} 아니라서 "
+            f"{josa(told, '은', '는')} {observed}입니다. {threshold} {josa(cmp, '이', '가')} 아니라서 "
             f"{josa(gate_goal, '은', '는')} 찾지 않았습니다."
         )
     subject = josa(label, "이", "가")
@@ -509,7 +686,7 @@ def _compose_conditional(
     request = re.sub(
         r"\s+",
         " ",
-        f"{rnd.choice(_OPENINGS[persona])}{lead}{subject} {threshold} {cmp}이면 {close}{rnd.choice(otherwise)}",
+        f"{rnd.choice(_openings(persona, plan))}{lead}{subject} {threshold} {cmp}이면 {close}{rnd.choice(otherwise)}",
     ).strip()
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + body).strip()
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]

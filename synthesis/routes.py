@@ -90,6 +90,29 @@ def entity_name_fields(tool: ToolRecord) -> list[str]:
     return out
 
 
+def counterpart_fields(tool: ToolRecord) -> dict[str, str]:
+    """A tool whose rows each describe a pair of things of one kind (a DUR 병용금기 row: the queried product and
+    the product it must not be taken with): per field of the first member, the same field of the counterpart,
+    named with one prefix (ITEM_NAME → MIXTURE_ITEM_NAME, itemName → mixtureItemName). A prefix marks a
+    counterpart only over two fields or more, one of them naming an entity on both sides: a road-name form of a
+    lot number (roadNmBonbun) or a previous value (preDeposit, rbf_tax_type) is the same thing again, not another
+    one."""
+    names = [f.name for f in tool.fields]
+    entity = set(entity_name_fields(tool))
+    by_prefix: dict[str, dict[str, str]] = {}
+    for a in names:
+        na = norm(a)
+        for b in names:
+            nb = norm(b)
+            if nb != na and len(na) >= 4 and nb.endswith(na):
+                by_prefix.setdefault(nb[: -len(na)], {})[a] = b
+    out: dict[str, str] = {}
+    for pairs in by_prefix.values():
+        if len(pairs) >= 2 and any(a in entity and b in entity for a, b in pairs.items()):
+            out.update(pairs)
+    return out
+
+
 def row_kind(tool: ToolRecord) -> str:
     names = {norm(f.name) for f in tool.fields}
     if "category" in names and names & {"fcstvalue", "obsrvalue"}:
