@@ -212,7 +212,11 @@ def _number_hit(
         # a value a guess could hit counts where its clause names what it is, or it is written as a count of things
         counted = fact.kind == "count" and unit_family(m.unit) in _COUNTERS
         need_label = not m.unit and (weak or bool(fact.label)) and not counted
-        if need_label and not (terms and in_context(text, bounds, m.start, terms)):
+        if (
+            need_label
+            and not (terms and in_context(text, bounds, m.start, terms))
+            and _binding(text, m.start, unit_at(text, m.end)[1], fact, facts) != "own"  # `TM 좌표 … Y = 453,990`
+        ):
             continue
         a, b = clause_of(bounds, m.start)
         rivals = [
@@ -893,10 +897,17 @@ def bound_to_other(text: str, start: int, end: int, fact: Fact, facts: list[Fact
     453990` for the TM Y, `이화역에서 출발해` or `다남입구가 종점` for the other end of the route (a label written
     just before the value, or just after it with a particle). Only labels that tell two asked facts of one kind
     apart count."""
+    return _binding(text, start, end, fact, facts) == "other"
+
+
+def _binding(text: str, start: int, end: int, fact: Fact, facts: list[Fact]) -> str:
+    """Which asked fact's telling label is written right beside the value: "other" (another's, not its own),
+    "own" (its own), or ""."""
     if not fact.label:
-        return False
+        return ""
     before = text[max(0, start - 16) : start]
     after = text[end : end + 12]
+    found = ""
     for other in facts:
         if other is fact or other.kind != fact.kind or not other.label or other.label == fact.label:
             continue
@@ -911,8 +922,10 @@ def bound_to_other(text: str, start: int, end: int, fact: Fact, facts: list[Fact
             return bool(re.match(rf"\s*(?:이|가|은|는|에서)\s*(?:{alternatives})", after))  # `이화역에서 출발`
 
         if said(theirs) and not said(own):
-            return True
-    return False
+            return "other"
+        if said(own):
+            found = "own"
+    return found
 
 
 def rival_claim(answer: str, facts: list[Fact], now: datetime | None = None) -> str:

@@ -63,6 +63,8 @@ def test_a_value_written_beside_another_asked_facts_label_is_that_facts() -> Non
     assert passes("TM 좌표는 X = 201334.5, Y = 447120.8이에요.", [x, y])
     assert passes("TM 좌표는 X 201,334, Y 447,121이에요.", [x, y])
     assert not passes("TM 좌표는 X = 447120.8, Y = 201334.5이에요.", [x, y])
+    assert passes("TM 좌표입니다.\nX: 201334.5\nY: 447120.8", [x, y])
+    assert not passes("TM 좌표입니다.\nX: 447120.8\nY: 201334.5", [x, y])
     start = Fact("name", "신흥시장", label="기점", field="startnodenm")
     end = Fact("name", "보람마을", label="종점", field="endnodenm")
     assert passes("이 노선은 신흥시장에서 출발해 보람마을이 종점이에요.", [start, end])
