@@ -18,17 +18,17 @@ from bench.judge_eval import CORPUS, CorpusError, evaluate, load_corpus, oracle_
 from bench.tasks import CATEGORIES, load_tasks
 from cli.bench import bench_env
 
-#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 97.2 % and
-#: 1.0 % (`kopa bench judge-eval`, parts 1-5, 2,087 answers), rounded down a little.
-FLOOR = {"recall": 0.965, "false_pass": 0.012}
+#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 97.7 % and
+#: 1.0 % (`kopa bench judge-eval`, parts 1-5, 2,087 answers), rounded a little towards failing.
+FLOOR = {"recall": 0.97, "false_pass": 0.011}
 #: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 99.3 / 1.4,
-#: 98.6 / 0.8, 98.1 / 1.5, 93.0 / 0.0 %.
+#: 99.3 / 0.8, 98.8 / 1.5, 94.0 / 0.0 %.
 PART_FLOORS = {
-    "part1.jsonl": {"recall": 0.99, "false_pass": 0.02},
-    "part2.jsonl": {"recall": 0.985, "false_pass": 0.02},
-    "part3.jsonl": {"recall": 0.98, "false_pass": 0.015},
-    "part4.jsonl": {"recall": 0.975, "false_pass": 0.02},
-    "part5.jsonl": {"recall": 0.925, "false_pass": 0.005},
+    "part1.jsonl": {"recall": 0.99, "false_pass": 0.016},
+    "part2.jsonl": {"recall": 0.985, "false_pass": 0.016},
+    "part3.jsonl": {"recall": 0.985, "false_pass": 0.01},
+    "part4.jsonl": {"recall": 0.98, "false_pass": 0.016},
+    "part5.jsonl": {"recall": 0.935, "false_pass": 0.004},
 }
 #: Held-out parts (`judge_corpus/holdout/<file>`, written after the rules and never tuned on) with the figures the
 #: judge reached when each was written: a rule must not lower them. Only a part given a floor here is judged (one
