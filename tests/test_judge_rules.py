@@ -39,10 +39,13 @@ def test_a_softened_sentence_doubts_only_what_it_claims() -> None:
     assert not passes("그 측정소 자료는 없는 것 같아요.", [empty])
 
 
-def test_a_negating_prefix_turns_a_word_into_its_opposite() -> None:
+def test_a_verdict_in_english_and_a_negation_that_turns_it_into_its_opposite() -> None:
     verdict = Fact("name", "일치", label="진위확인 결과")
     assert passes("진위확인 결과는 일치예요.", [verdict])
     assert not passes("진위확인 결과는 불일치예요.", [verdict])
+    assert passes("The name and opening date you gave match the tax office's records (진위확인).", [verdict])
+    assert not passes("The name and opening date you gave do not match the records (진위확인).", [verdict])
+    assert not passes("진위확인 결과 mismatch로 나왔어요.", [verdict])
 
 
 def test_a_status_said_with_a_date_or_a_dash_after_it() -> None:
@@ -158,13 +161,6 @@ def test_english_province_and_city_names_and_routes() -> None:
     route = Fact("name", 721, label="노선", field="routeno")
     assert passes("Only one route stops there: bus 721.", [route])
     assert not passes("Only one route stops there: bus 712.", [route])
-
-
-def test_a_verdict_in_english() -> None:
-    verdict = Fact("text", "일치", label="진위확인")
-    assert passes("The name and opening date you gave match the tax office's records (진위확인).", [verdict])
-    assert not passes("The name and opening date you gave do not match the records (진위확인).", [verdict])
-    assert not passes("진위확인 결과 mismatch로 나왔어요.", [verdict])
 
 
 def test_an_item_made_up_among_listed_values() -> None:
