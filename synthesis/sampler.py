@@ -151,6 +151,9 @@ class PlanSampler:
             elif shape == "chain" and chains:
                 # coverage-aware among a random handful: rarely used tools win, without scoring every path
                 options = rnd.sample(chains, min(48, len(chains)))
+                # and a few ending at a tool no plan has used yet, so every reachable tool is asked about early
+                fresh = [c for c in chains if not graph.tool_use[c[-1]]]
+                options += rnd.sample(fresh, min(8, len(fresh)))
                 names = _choose(rnd, options, [graph.weight(p) for p in options])
                 plan = None if _shorter_exists(graph, self.ends, names, self.shortest) else _chain(graph, names, rnd)
             elif shape == "fan_in" and max_steps >= 3:
