@@ -111,6 +111,11 @@ if [ "$REHEARSAL" = 1 ]; then   # stand-ins for the two base models: the family'
     --out "$BASE_27B"
 fi
 
+# GPU readiness of both base models before hours of training: trl recognises the chat template, the assistant mask
+# and the parser are right (kopa train check; the data's token lengths are printed by each training run).
+run check-9b 0 kopa train check --model "$BASE_9B" --config "$CONF/grpo.yaml"
+run check-27b 0 kopa train check --model "$BASE_27B" --config "$CONF/grpo.yaml"
+
 # 2-3. SFT warm-up then GRPO, per data arm and seed (LoRA on every linear layer; adapters in <run>/adapter). Both
 # the SFT-only and the SFT+GRPO models are benchmarked. The no-verification arm's GRPO takes its live tools from the
 # graph but no verification signal (data.verification=false: no refuted-link penalty).

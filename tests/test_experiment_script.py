@@ -120,6 +120,8 @@ STAGES = [
     "overlap-baseline",
     "tiny-9b",
     "tiny-27b",
+    "check-9b",
+    "check-27b",
     "sft-edge-s0",
     "grpo-edge-s0",
     "sft-baseline-s0",
