@@ -297,7 +297,7 @@ def _after_label(text: str, m: Mention, fact: Fact) -> bool:
     return bool(hit) and not re.match(r"\s?(?:번|위|등|번째|차)", text[m.end : m.end + 3])
 
 
-_OR = re.compile(r"또는|혹은|이나|아니면|거나|\bor\b|[~∼〜]|에서|/|\s-\s|^-$|사이")
+_OR = re.compile(r"또는|혹은|이나|아니면|거나|\bor\b|[~∼〜]|에서|(?<![㎍µμa-z])/(?![㎥³a-z])|\s-\s|^-$|사이")
 
 
 def _disjoined(text: str, m: Mention, o: Mention) -> bool:

@@ -221,3 +221,15 @@ def test_the_entity_the_user_asked_about_tells_no_rival_row_apart() -> None:
     )
     assert passes("솔밭사거리 경유 노선: 705번, 33번.", [route], seen)
     assert not passes("한빛공원 경유 노선: 705번.", [route], seen)
+
+
+def test_the_slash_of_a_unit_offers_no_alternative() -> None:
+    seen = seen_rows(
+        {"stationName": "솔밭", "pm10Value": "31"},
+        {"stationName": "강", "pm10Value": "48"},
+        {"stationName": "보람", "pm10Value": "52"},
+    )
+    rivals = [{"value": "강", "about": []}, {"value": "보람", "about": []}]
+    first = Fact("name", "솔밭", label="측정소", field="stationName", rivals=rivals)
+    assert passes("미세먼지는 솔밭 31, 강 48, 보람 52㎍/㎥예요.", [first], seen)
+    assert not passes("측정소는 솔밭 또는 보람이에요.", [first], seen)
