@@ -34,7 +34,11 @@ PART_FLOORS = {
 #: judge reached when each was written: a rule must not lower them. Only a part given a floor here is judged (one
 #: being written is not), and the folder may be empty: a part moves to the tuned ones once rules are tuned on it.
 HOLDOUT = CORPUS / "holdout"
-HOLDOUT_FLOORS: dict[str, dict[str, float]] = {}
+HOLDOUT_FLOORS: dict[str, dict[str, float]] = {
+    # writer-6, 676 answers over all 145 tasks, written while the rules were being tuned on part5 and never read by
+    # their author: 95.1 % / 3.9 % with the judge of the day it was written, 96.5 % / 3.9 % after that tuning.
+    "part6.jsonl": {"recall": 0.96, "false_pass": 0.04},
+}
 
 
 @pytest.fixture(scope="module")
