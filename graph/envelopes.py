@@ -33,14 +33,6 @@ def _flat(record: Any) -> bool:
     return scalars >= max(1, len(record) // 2)
 
 
-def _rows_at(node: Any) -> list[dict[str, Any]]:
-    if isinstance(node, list):
-        return [r for r in node if isinstance(r, dict)]
-    if isinstance(node, dict):
-        return [node]
-    return []
-
-
 #: Names that hold rows and nothing else, so one record under them is a row even at the top (`{"code": "SUCCESS",
 #: "count": 1, "list": {...}}`); `data` and `result` also wrap headers and single resources there.
 LIST_NAMES = ("item", "items", "row", "rows", "list", "record", "records")

@@ -858,11 +858,6 @@ def _claimed_values(clause: str) -> list[tuple[int, float, str]]:
     return out
 
 
-def _says_name(squeezed: str, name: str) -> bool:
-    """The (squeezed) text states the name, not a longer place name it begins (`종로` in `종로구`)."""
-    return any(squeezed[m.end() : m.end() + 1] not in _PLACE_TAILS for m in re.finditer(re.escape(name), squeezed))
-
-
 _PLACE_TAILS = set("구동시군로길역읍면리가") - {""}
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from graph.concepts import AIR_GRADES, KMA_CATEGORIES, KMA_CODES, answer_label, concepts_of, field_unit, norm
+from graph.concepts import KMA_CATEGORIES, answer_label, concepts_of, norm
 from graph.models import ToolRecord
 from graph.regions import FORMER_SIDO, FORMER_SIGUNGU, SIDO, SIGUNGU
 from synthesis.facts import Fact
@@ -155,60 +155,7 @@ def _openings(persona: str, plan: Plan) -> list[str]:
     return out or [""]
 
 
-def _frame(rnd: random.Random, context: list[str], obj: str, persona: str, openings: list[str] | None = None) -> str:
-    opening = rnd.choice(openings or _OPENINGS[persona])
-    closing = rnd.choice(_CLOSINGS[persona])
-    ctx = ", ".join(context)
-    if not ctx:
-        lead = ""
-    elif ctx.endswith(("근처", "기준", "측정소", "버스")):
-        lead = ctx + " "
-    elif ctx.endswith("'"):
-        lead = ctx + rnd.choice([" ", " 관련 ", "의 "])
-    else:
-        lead = ctx + rnd.choice([" ", " 기준으로 ", " 쪽 ", "의 "])
-    body = closing.format(o=josa(obj, "을", "를"), s=josa(obj, "이", "가"))
-    return re.sub(r"\s+", " ", f"{opening}{lead}{body}").strip()
-
-
-def request_text(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> str:
-    """The user's request: context (what they know) and goal (what the final steps give), in one of many
-    persona frames; intermediate steps are never named."""
-    persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
-    mentioned: set[tuple[int, str]] = set()
-    objs = []
-    for i in plan.finals:
-        obj, used = goal(plan.steps[i].tool, _slots(steps[i]))
-        mentioned |= {(i, u) for u in used}
-        objs.append(obj)
-    context = _context(plan, steps, mentioned)
-    if len(objs) == 1:
-        obj = objs[0]
-    else:
-        joiner = rnd.choice(["와/과", "하고", "그리고"])
-        if joiner == "와/과":
-            obj = josa(objs[0], "과", "와") + " " + objs[1]
-        elif joiner == "하고":
-            obj = f"{objs[0]}하고 {objs[1]}"
-        else:
-            obj = f"{objs[0]} 그리고 {objs[1]}"
-        obj += rnd.choice(["", " 둘 다"]) if persona == "citizen" else ""
-    return _frame(rnd, context, obj, persona, _openings(persona, plan))
-
-
 # ---------------------------------------------------------------------------------------------- answers
-
-
-def _unit_value(key: str, value: Any, desc: str) -> str:
-    text = str(value).strip()
-    if key.lower().endswith("grade") or key.lower().endswith("grade1h"):
-        return f"{text}({AIR_GRADES[text]})" if text in AIR_GRADES else text
-    if key == "arrtime" and text.isdigit():
-        return f"{text}초(약 {max(1, round(int(text) / 60))}분)"
-    unit = field_unit(desc)
-    if unit and unit not in text and re.fullmatch(r"[-\d.,]+", text):
-        return f"{text}{unit}" if unit in ("℃", "%", "㎡") else f"{text} {unit}"
-    return text
 
 
 def answered_fields(items: list[dict[str, Any]], chosen: int = 0) -> list[tuple[str, str]]:
@@ -237,52 +184,6 @@ def answered_fields(items: list[dict[str, Any]], chosen: int = 0) -> list[tuple[
         if len(out) == ANSWER_MAX:
             break
     return out
-
-
-def _kma_phrase(cat: str, value: str) -> str:
-    label, unit = KMA_CATEGORIES[cat]
-    if cat in KMA_CODES:
-        return f"{label} {KMA_CODES[cat].get(value, value)}({value})" if value in KMA_CODES[cat] else f"{label} {value}"
-    return f"{label} {value}{unit}" if unit in ("℃", "%") else f"{label} {value}{(' ' + unit) if unit else ''}"
-
-
-def answer_text(plan: Plan, steps: list[TrajectoryStep]) -> tuple[str, dict[str, str]]:
-    """The final answer (natural Korean, values with units and labels) and the values it states by
-    `step.field`."""
-    parts = []
-    answered: dict[str, str] = {}
-    for i in plan.finals:
-        step, tool = steps[i], plan.steps[i].tool
-        items = step.response.items
-        rows = step.response.rows
-        desc = {f.name: f.description for f in tool.fields}
-        title, _ = goal(tool, _slots(step))
-        fields = answered_fields(items, step.response.chosen)
-        for k, v in fields:
-            answered[f"{step.step}.{k}"] = v
-        if fields and "category" in items[0]:
-            row = items[0]
-            when = ""
-            if row.get("fcstDate") and row.get("fcstTime"):
-                d, t = str(row["fcstDate"]), str(row["fcstTime"])
-                when = f"{int(d[4:6])}월 {int(d[6:8])}일 {t[:2]}시 기준 "
-            elif row.get("baseDate") and row.get("baseTime"):
-                d, t = str(row["baseDate"]), str(row["baseTime"])
-                when = f"{int(d[4:6])}월 {int(d[6:8])}일 {t[:2]}시 관측 기준 "
-            body = ", ".join(_kma_phrase(c, v) for c, v in fields)
-            parts.append(f"{title}: {when}{body}입니다.")
-            continue
-        labelled = []
-        for k, v in fields:
-            label = answer_label(k, desc.get(k, "")) or k
-            labelled.append(f"{label} {_unit_value(k, v, desc.get(k, ''))}")
-        if not labelled:
-            parts.append(f"{title}: 조회 결과 {rows}건이 있습니다.")
-        elif rows > 1:
-            parts.append(f"{title}: 받은 결과 {rows}건 중 첫 번째는 {sentences(labelled)}")
-        else:
-            parts.append(f"{title}: {sentences(labelled)}")
-    return " ".join(parts), answered
 
 
 _ASK_CLOSE = {

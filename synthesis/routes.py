@@ -221,16 +221,6 @@ def latest_first(rows: list[dict[str, Any]]) -> bool:
     return False
 
 
-def named_by_user(row: dict[str, Any], tool: ToolRecord, words: list[str]) -> bool:
-    """The row's entity name is one the user said (so a route through it is about what they asked)."""
-    fields = entity_name_fields(tool)
-    return any(
-        _fold(w) and _fold(row.get(f, "")) and (_fold(w) in _fold(row.get(f, "")) or _fold(row.get(f, "")) in _fold(w))
-        for f in fields
-        for w in words
-    )
-
-
 def row_entity_names(row: dict[str, Any]) -> list[str]:
     """The values of a row's fields that name an entity (by field name alone: readers of a record have the rows,
     not the documents)."""

@@ -159,10 +159,6 @@ class VerifiedGraph:
             )
         return self._roles[key]
 
-    def slot_value(self, tool: ToolRecord, pname: str) -> Any:
-        p = next(p for p in tool.params if p.name == pname)
-        return seed_value(p, self.settings)
-
     def user_value(self, tool: ToolRecord, p: ParamRecord, rnd: random.Random) -> Any:
         """A value a user would state: a clock-relative date for a date parameter (a person asks about a month
         relative to today, not about dates harvested from other tools' rows), else from the harvested pool, else

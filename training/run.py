@@ -275,14 +275,6 @@ def probe(
     return {"well_formed_call_rate": formed / n, "first_tool_right": right / n, "probed": len(records)}
 
 
-def call_format_rate(model_dir: Path, records: Sequence[Trajectory], *, max_new_tokens: int = 96) -> float:
-    """Share of held-out prompts on which greedy decoding emits a well-formed call to an offered tool."""
-    offline()
-    return probe(load_model(model_dir), load_tokenizer(model_dir), records, max_new_tokens=max_new_tokens)[
-        "well_formed_call_rate"
-    ]
-
-
 def _chat_kwargs(cfg: RunConfig) -> dict[str, Any]:
     return {} if cfg.chat.enable_thinking is None else {"enable_thinking": cfg.chat.enable_thinking}
 
