@@ -32,6 +32,10 @@ DISTRACTORS = 2
 #: Tool messages are the one view (`execution.view`, up to 6000 characters each), never cut further for length:
 #: 16000 keeps 3-4 calls with ordinary responses.
 MAX_RENDERED_CHARS = 16000
+#: Rendered characters a step costs beyond its arguments and rows (the call and tool-message wrappers, the view's
+#: total and paging note, the longer request and answer of more steps): 80 left 3,000 records of `kopa synth` up to
+#: 763 characters over the estimate at 5 steps (16,515 rendered, over SFT_MAX_LENGTH); 280 covers them.
+STEP_OVERHEAD = 280
 #: Answers a model could give without doing the work; a record whose facts one of them passes teaches nothing.
 CONSTANT_ANSWERS = (
     "0 1 2 3 4 5 6 7 8 9 10 11 12",
@@ -132,7 +136,7 @@ def build_record(
             1300
             + sum(
                 len(json.dumps(s.arguments, ensure_ascii=False))
-                + 80
+                + STEP_OVERHEAD
                 + len(json.dumps(s.response.items, ensure_ascii=False))
                 for s in steps
             )
