@@ -16,7 +16,7 @@ from core.settings import ENGINE_VERSION
 from execution.executor import Executor
 from graph.models import utcnow
 from graph.specs import function_spec
-from synthesis.build import DISTRACTORS, clock_iso, draw_instant, record_id
+from synthesis.build import DISTRACTORS, clock_iso, constant_passes, draw_instant, record_id
 from synthesis.execute import TRIM_RULE
 from synthesis.language import goal
 from synthesis.plans import VerifiedGraph
@@ -90,6 +90,8 @@ def make_clarification(record: Trajectory, graph: VerifiedGraph, rnd: random.Ran
     if turns is None:
         return None
     opening, question, reply = turns
+    if constant_passes(record.facts, reply):
+        return None  # the reply alone states what is asked (the 시도 of the address it gives): nothing to look up
     bare = [
         goal(graph.tools[s.tool], {})[0] for s in record.steps if s.step in record.final_steps and s.tool in graph.tools
     ]
