@@ -45,6 +45,8 @@ grpo:
   generation: generate       # generate (plain transformers, CPU) | vllm_colocate | vllm_server
   vllm_server_base_url: null
   vllm_gpu_memory_utilization: 0.3
+  vllm_enable_sleep_mode: false  # vllm_colocate: vLLM frees its weights and KV cache while the policy trains (an
+                                 # 80 GB card), at the cost of waking it (weights back from CPU) every generation
   environment: replay        # replay (recorded responses) | live (the execution layer)
   sandbox: false             # live against an in-process sandbox (kopa train only)
   max_calls: 6               # tool calls per rollout
@@ -137,6 +139,7 @@ class GrpoConfig(_Section):
     generation: Literal["generate", "vllm_colocate", "vllm_server"] = "generate"
     vllm_server_base_url: str | None = None
     vllm_gpu_memory_utilization: float = Field(0.3, gt=0, le=1)
+    vllm_enable_sleep_mode: bool = False
     environment: Literal["replay", "live"] = "replay"
     sandbox: bool = False
     max_calls: int = Field(6, ge=1)
@@ -276,6 +279,8 @@ def grpo_args(cfg: RunConfig, *, use_cpu: bool, reward_weights: list[float]) -> 
             "vllm_gpu_memory_utilization": g.vllm_gpu_memory_utilization,
             "vllm_max_model_length": g.max_prompt_length + g.max_completion_length,
         }
+        if g.generation == "vllm_colocate":
+            extra["vllm_enable_sleep_mode"] = g.vllm_enable_sleep_mode
         if g.vllm_server_base_url:
             extra["vllm_server_base_url"] = g.vllm_server_base_url
     if cfg.chat.enable_thinking is not None:
