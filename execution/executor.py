@@ -75,6 +75,9 @@ class UpstreamTransport(httpx.AsyncBaseTransport):
         headers = request.headers.copy()
         for name, value in (secret.get("headers") or {}).items():
             headers[name] = value
+        if secret.get("cookies"):  # an apiKey `in: cookie`: added to any Cookie header, on the wire copy only
+            jar = [headers["Cookie"]] if "Cookie" in headers else []
+            headers["Cookie"] = "; ".join(jar + [f"{n}={quote(v, safe='')}" for n, v in secret["cookies"].items()])
         if self.pin:
             address = await self.policy.pinned_address(target)
             if address != target.host:
@@ -319,11 +322,11 @@ class Executor:
         return url
 
     def _auth(self, tool: ToolRecord, api: ApiRecord | None) -> tuple[set[str], str | None, str]:
-        """(names of auth parameters, the key or None, where it goes: "query" or "headers")."""
+        """(names of auth parameters, the key or None, where it goes: "query", "headers" or "cookies")."""
         names = {n for n in (tool.auth_param, api.auth.param if api else None) if n}
         if api is not None and api.auth.scheme == "none":
             return names, None, "query"
-        where = "headers" if api is not None and api.auth.scheme == "header_key" else "query"
+        where = {"header_key": "headers", "cookie_key": "cookies"}.get(api.auth.scheme if api else "", "query")
         secret_name = (api.auth.secret if api and api.auth.secret else None) or self.settings.verify.key_secret
         key = None if api is not None and self._refused_secret(api) else (os.environ.get(secret_name) or None)
         if key:

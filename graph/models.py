@@ -19,7 +19,7 @@ def utcnow() -> str:
 class AuthConfig(BaseModel):
     """How calls authenticate. Only the NAME of the secret is stored; its value lives in the environment."""
 
-    scheme: Literal["query_key", "header_key", "none"] = "query_key"
+    scheme: Literal["query_key", "header_key", "cookie_key", "none"] = "query_key"
     param: str | None = None
     secret: str | None = None
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from core.errors import InvalidInput
@@ -494,11 +494,13 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
     server_url = _server_url(ctx, doc, swagger2, meta)
     security_param = _query_key_param(doc, swagger2)
     header_param = next((n for w, n in reversed(_key_schemes(doc, swagger2)) if w == "header"), None)
+    cookie_param = next((n for w, n in reversed(_key_schemes(doc, swagger2)) if w == "cookie"), None)
     asked = meta.auth is not None and (meta.auth.param is not None or "scheme" in meta.auth.model_fields_set)
-    if security_param is None and header_param is not None and not asked:
-        # the document's apiKey goes in a header, and the registration says nothing else
-        auth = AuthConfig(scheme="header_key", param=header_param, secret=meta.auth.secret if meta.auth else None)
-        security_param = header_param
+    if security_param is None and (header_param or cookie_param) is not None and not asked:
+        # the document's apiKey goes in a header (else a cookie), and the registration says nothing else
+        scheme: Literal["header_key", "cookie_key"] = "header_key" if header_param else "cookie_key"
+        security_param = header_param or cookie_param
+        auth = AuthConfig(scheme=scheme, param=security_param, secret=meta.auth.secret if meta.auth else None)
     else:
         auth = meta.auth or AuthConfig(param=security_param)
     auth_param = auth.param or security_param

@@ -36,7 +36,7 @@ def key_report(tool: ToolRecord, scheme: str, source: str | None) -> dict[str, A
             "reason": "no key parameter recognised; if the API needs one, register with auth_param (a query "
             "parameter, or a path parameter such as KEY)",
         }
-    where = "path" if tool.key_in_path else "header" if scheme == "header_key" else "query"
+    where = "path" if tool.key_in_path else {"header_key": "header", "cookie_key": "cookie"}.get(scheme, "query")
     why = KEY_REASONS.get(source or "", "the registration's auth parameter")
     return {
         "in": where,

@@ -114,7 +114,7 @@ _OPENAPI_DOC = {
 _AUTH = {
     "type": "object",
     "properties": {
-        "scheme": {"type": "string", "enum": ["query_key", "header_key", "none"], "default": "query_key"},
+        "scheme": {"type": "string", "enum": ["query_key", "header_key", "cookie_key", "none"], "default": "query_key"},
         "param": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "secret": {
             "anyOf": [{"type": "string", "pattern": SECRET_NAME}, {"type": "null"}],
