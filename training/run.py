@@ -12,7 +12,8 @@
 <output>/tool_calls.json    GRPO: executed calls per tool, calls per rollout
 <output>/eval.jsonl         held-out probes before, during (eval.every_steps) and after training: well-formed
                             call rate and first-tool accuracy on the eval split
-<output>/report.md          summary + curves.png (loss, reward components)
+<output>/report.md          summary + curves.png (loss, reward components); GRPO: its health first (warnings when
+                            it learnt nothing or over 10 % of the rollouts hit grpo.max_completion_length)
 ```
 
 trl, torch, transformers, peft and matplotlib are imported inside the functions (the `train` extra).
@@ -172,7 +173,7 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     series: dict[str, list[tuple[int, float]]] = {}
     for entry in log:
         for k, v in entry.items():
-            wanted = k in ("loss", "reward", "tools/call_frequency", "frac_reward_zero_std") or (
+            wanted = k in ("loss", "reward", "tools/call_frequency", "frac_reward_zero_std", CLIPPED) or (
                 k.startswith("rewards/") and k.endswith("/mean")
             )
             if wanted and isinstance(v, int | float):
@@ -195,11 +196,11 @@ def write_report(run: Path, kind: str, summary: dict[str, Any]) -> Path:
     fig.tight_layout()
     fig.savefig(run / "curves.png", dpi=110)
     plt.close(fig)
-    warning = (summary.get("health") or {}).get("warning")
+    warnings = health_warnings(summary.get("health") or {})
     lines = [
         f"# {kind.upper()} run",
         "",
-        *([f"**Warning:** {warning}.", ""] if warning else []),
+        *[line for w in warnings for line in (f"**Warning:** {w}.", "")],
         "```json",
         json.dumps(summary, ensure_ascii=False, indent=1),
         "```",
@@ -462,22 +463,29 @@ def run_grpo(
         "tool_calls": calls["total"],
         "model": str(model_dir),
         "device": "cpu" if use_cpu else "cuda",
-        "health": grpo_health(read_log(cfg.output)),
+        "health": grpo_health(read_log(cfg.output), g.max_completion_length),
     }
     summary["held_out"] = _held_out(cfg.output)
-    if summary["health"].get("warning"):
-        print_warnings([f"warning: {summary['health']['warning']}"])
+    print_warnings([f"warning: {w}" for w in health_warnings(summary["health"])])
     write_report(cfg.output, "grpo", summary)
     return summary
 
 
-def grpo_health(log: Sequence[dict[str, Any]]) -> dict[str, Any]:
+#: trl's share of the step's rollouts that ended without EOS: cut at max_completion_length
+CLIPPED = "completions/clipped_ratio"
+#: above this mean share of cut rollouts a run warns: their tool results or answers were never seen
+CLIPPED_WARN = 0.10
+
+
+def grpo_health(log: Sequence[dict[str, Any]], max_completion_length: int | None = None) -> dict[str, Any]:
     """Whether GRPO had anything to learn from, by trl's `frac_reward_zero_std` (the share of prompt groups whose
     generations all earned the same reward: zero advantage, zero gradient) and the reward spread per step. A run in
-    which every logged step had no group with a reward spread learnt nothing, whatever its loss says."""
+    which every logged step had no group with a reward spread learnt nothing, whatever its loss says. With it, the
+    share of rollouts cut at the completion budget (trl's `completions/clipped_ratio`), warned above 10 %."""
+    clipped = _clipped(log, max_completion_length)
     steps = [e for e in log if isinstance(e.get("frac_reward_zero_std"), int | float)]
     if not steps:
-        return {"steps_logged": 0, "learnt_nothing": None}
+        return {"steps_logged": 0, "learnt_nothing": None, **clipped}
     zero = [float(e["frac_reward_zero_std"]) for e in steps]
     spread = [float(e["reward_std"]) for e in steps if isinstance(e.get("reward_std"), int | float)]
     nothing = all(z >= 1.0 for z in zero)
@@ -494,7 +502,31 @@ def grpo_health(log: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "(frac_reward_zero_std = 1), so every advantage was 0; raise grpo.temperature or grpo.num_generations, "
             "warm the model up with more SFT, or check that the rewards can tell its completions apart"
         )
-    return health
+    return {**health, **clipped}
+
+
+def _clipped(log: Sequence[dict[str, Any]], max_completion_length: int | None) -> dict[str, Any]:
+    """The mean and worst share of rollouts per logged step that hit the completion budget, and a warning when the
+    mean is above CLIPPED_WARN; nothing when trl logged no share."""
+    shares = [float(e[CLIPPED]) for e in log if isinstance(e.get(CLIPPED), int | float)]
+    if not shares:
+        return {}
+    mean = sum(shares) / len(shares)
+    out: dict[str, Any] = {"clipped_ratio_mean": round(mean, 4), "clipped_ratio_max": round(max(shares), 4)}
+    if mean > CLIPPED_WARN:
+        budget = f" {max_completion_length} tokens" if max_completion_length else ""
+        out["clipped_warning"] = (
+            f"{mean:.0%} of GRPO rollouts (mean of {len(shares)} logged steps, worst {max(shares):.0%}) hit "
+            f"grpo.max_completion_length{budget} before their end: the tool results or answers past it were never "
+            "seen (and with grpo.mask_truncated their loss is dropped); raise grpo.max_completion_length "
+            "(`kopa train check --data` measures the recorded completions) or lower grpo.max_tool_calling_iterations"
+        )
+    return out
+
+
+def health_warnings(health: dict[str, Any]) -> list[str]:
+    """The run's health warnings, the one that says it learnt nothing first."""
+    return [w for w in (health.get("warning"), health.get("clipped_warning")) if w]
 
 
 def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -508,6 +540,7 @@ def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str
             "calls_per_rollout": e.get("tools/call_frequency"),
             "tool_failures": e.get("tools/failure_frequency"),
             "frac_reward_zero_std": e.get("frac_reward_zero_std"),
+            "clipped_ratio": e.get(CLIPPED),
         }
         for e in log
         if "reward" in e
