@@ -506,7 +506,7 @@ class Executor:
             response_hash=hashlib.sha256(content).hexdigest()[:16],
             url=_redacted(req),
         )
-        result = _range_position(tool, args, result)
+        result = _page_position(tool, args, result)
         self._block_on_refused_key(api, result)
         if result.definitive:
             self.economy.cache_put(
@@ -561,13 +561,13 @@ def _without_unfilled_tail(url: str, tool: ToolRecord, args: dict[str, Any]) -> 
     return url
 
 
-def _range_position(tool: ToolRecord, args: dict[str, Any], result: CallResult) -> CallResult:
-    """A call paged by index range (`/{START_INDEX}/{END_INDEX}`) answers rows from its START position on: the
-    position of its first row, unless the response said its own or the total stated cannot hold the rows there."""
+def _page_position(tool: ToolRecord, args: dict[str, Any], result: CallResult) -> CallResult:
+    """A call paged by index range (`/{START_INDEX}/{END_INDEX}`) or by offset (`offset=20&limit=10`) answers rows
+    from the position it asked for: the position of its first row, unless the response said its own or the total
+    stated cannot hold the rows there."""
     if not result.ok or result.first != 1:
         return result
-    names = envelopes.index_range([(p.name, p.type) for p in tool.params])
-    first = envelopes.range_first(args.get(names[0])) if names else None
+    first = envelopes.first_position([(p.name, p.type) for p in tool.params], args)
     if first is None or (result.total is not None and result.total < first - 1 + len(result.items)):
         return result
     return replace(result, first=first)

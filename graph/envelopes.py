@@ -160,9 +160,21 @@ def paging_kind(params: list[tuple[str, str]]) -> tuple[str, list[str]]:
     return "none", []
 
 
-def range_first(start: Any) -> int | None:
-    """The 1-based position an index-range call starts at (its START argument), None when it is no position."""
-    n = _count(start)
+#: Offsets counted from 0 (`offset=20` starts at the 21st row, as in SQL and most REST APIs); `startRow` and its kin
+#: are 1-based row numbers.
+ZERO_BASED = ("offset", "skip")
+
+
+def first_position(params: list[tuple[str, str]], args: dict[str, Any]) -> int | None:
+    """The 1-based position of the first row a call asks for, read off its paging arguments by `paging_kind`: an
+    index range's START, an offset (0-based) or a start row (1-based); None when the arguments say no position."""
+    kind, names = paging_kind(params)
+    if kind not in ("index_range", "offset"):
+        return None
+    name = names[0] if kind == "index_range" else next(n for n in names if n.lower() in OFFSET_NAMES)
+    n = _count(args.get(name))
+    if n is not None and name.lower() in ZERO_BASED and kind == "offset":
+        n += 1
     return n if n is not None and n >= 1 else None
 
 
