@@ -264,6 +264,28 @@ def test_stated_token_lengths_are_what_the_tokenizer_counts_and_the_configs_keep
     ]
 
 
+@pytest.mark.parametrize(
+    "family", sorted(p.name for p in (ROOT / "configs" / "experiment").iterdir() if (p / "grpo.yaml").exists())
+)
+def test_the_experiment_budgets_keep_every_recorded_completion(
+    records: list[Trajectory], tiny_tokenizer: Any, family: str
+) -> None:
+    """The GPU configs' completion budget (calls, tool results, answer) against a demo-mixed export measured with the
+    tokenizer `kopa train tiny` builds (digits one a token, as Qwen's): below the p90 most rollouts would be cut
+    inside their tool results (1,024 was); the configs keep every recorded completion, prompt and conversation whole
+    (docs/experiment.md states the 1.5x margin over the demo export's max for Qwen's vocabulary)."""
+    from training.config import load_config
+
+    tokens = token_lengths(records, tiny_tokenizer)
+    completion, prompt, whole = tokens["grpo_completion"], tokens["grpo_prompt"], tokens["sft"]
+    grpo = load_config(ROOT / "configs" / "experiment" / family / "grpo.yaml").grpo
+    sft = load_config(ROOT / "configs" / "experiment" / family / "sft.yaml").sft
+    assert grpo.max_completion_length >= completion["p90"], (family, grpo.max_completion_length, completion)
+    assert grpo.max_completion_length >= completion["max"], (family, grpo.max_completion_length, completion)
+    assert grpo.max_prompt_length >= prompt["max"] and sft.max_length >= whole["max"], (family, tokens)
+    assert sft.max_length >= grpo.max_prompt_length + grpo.max_completion_length  # SFT holds what GRPO can
+
+
 @pytest.mark.slow
 def test_sft_trainer_keeps_every_example_whole_at_the_documented_max_length(
     records: list[Trajectory], exported: dict[str, Path], tmp_path: Path
