@@ -256,6 +256,9 @@ def test_kopa_train_sft_then_grpo_replay_and_live(world: dict[str, Any]) -> None
     weighted = {n for n in REWARDS if n not in ("refuted_links",)}
     assert weighted <= set(comps[0]), set(comps[0])
     assert json.loads((root / "grpo" / "tool_calls.json").read_text())["calls_per_rollout"]
+    # trl's share of rollouts cut at the completion budget reaches the summary (96 tokens cut most of them)
+    assert 0 <= replay["health"]["clipped_ratio_mean"] <= replay["health"]["clipped_ratio_max"] <= 1
+    assert all("clipped_ratio" in c for c in comps)
 
     live = _invoke(
         "grpo",
