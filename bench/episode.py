@@ -49,7 +49,15 @@ def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dic
 
 def tool_message(obs: CallResult, tool: ToolLike = None) -> str:
     """What the model reads back: the one view of the result (`execution.view`), with the tool's narrowing note."""
-    return tool_view(obs.outcome, obs.items, reason=obs.reason, tool=tool, total=obs.total, first=obs.first)
+    return tool_view(
+        obs.outcome,
+        obs.items,
+        reason=obs.reason,
+        tool=tool,
+        total=obs.total,
+        first=obs.first,
+        next_token=obs.next_token,
+    )
 
 
 def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, Any]:

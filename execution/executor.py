@@ -501,6 +501,7 @@ class Executor:
             items=scrub(verdict.items, self._secrets),
             reason=scrub(verdict.reason, self._secrets),
             code=scrub(verdict.code, self._secrets),
+            next_token=scrub(verdict.next_token, self._secrets),
             status=status,
             latency_ms=round(latency, 1),
             response_hash=hashlib.sha256(content).hexdigest()[:16],

@@ -40,6 +40,7 @@ class CallResult:
     items_path: str = ""  # where the rows were found (the declared path, or one learnt from this response)
     total: int | None = None  # the rows the query has in all, as the provider states it (None: not stated)
     first: int = 1  # 1-based position of the first row of this page in the whole answer
+    next_token: str = ""  # the answer's token for its next page (cursor paging), "" when it gives none
     # Set by the executor:
     status: int | None = None
     latency_ms: float = 0.0

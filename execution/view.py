@@ -115,10 +115,12 @@ def _dumps(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, ensure_ascii=False, default=str)
 
 
-def note(total: int, shown: int, tool: ToolLike, *, first: int = 1) -> str:
+def note(total: int, shown: int, tool: ToolLike, *, first: int = 1, next_token: str = "") -> str:
     """What the model reads when rows are left out: which rows of how many, and how to narrow (empty when none is).
-    `first` is the 1-based position of the first shown row in the whole answer (a later page starts past 1)."""
+    `first` is the 1-based position of the first shown row in the whole answer (a later page starts past 1);
+    `next_token` the answer's token for its next page, said with the tool's cursor parameter that takes it."""
     parts: list[str] = []
+    cursor = next((p for p in narrowing(tool)[1] if p.lower() in envelopes.CURSOR_NAMES), None) if next_token else None
     if shown < total:
         where = f"the first {shown} of {total} rows" if first <= 1 else f"rows {first}-{first + shown - 1} of {total}"
         parts.append(f"showing {where} in the response's order; to see other rows, narrow the call")
@@ -133,14 +135,16 @@ def note(total: int, shown: int, tool: ToolLike, *, first: int = 1) -> str:
                 else "by paging through it (" + ", ".join(paging) + ")"
             )
         parts[-1] += (" " + " ".join(how)) if how else " (this tool has no filter or paging parameters)"
+    if cursor:
+        parts.append(f"more rows follow this page: call again with {cursor}={json.dumps(next_token)}")
     return "; ".join(parts)
 
 
-def _doc(rows: list[dict[str, Any]], total: int, tool: ToolLike, first: int = 1) -> dict[str, Any]:
+def _doc(rows: list[dict[str, Any]], total: int, tool: ToolLike, first: int = 1, following: str = "") -> dict[str, Any]:
     doc: dict[str, Any] = {"rows": total, "shown": len(rows), "items": rows}
     if first > 1:
         doc["first"] = first
-    text = note(total, len(rows), tool, first=first)
+    text = note(total, len(rows), tool, first=first, next_token=following)
     if text:
         doc["note"] = text
     return doc
@@ -153,6 +157,7 @@ def visible(
     tool: ToolLike = None,
     budget: Budget = BUDGET,
     first: int = 1,
+    next_token: str = "",
 ) -> list[dict[str, Any]]:
     """The rows the model sees: the response's first rows (never reordered), each cut to the field and value
     budget, as many as fit the row and message budgets (at least one)."""
@@ -161,7 +166,7 @@ def visible(
     out: list[dict[str, Any]] = []
     for row in cut:
         trial = [*out, row]
-        if out and len(_dumps(_doc(trial, n, tool, first))) > budget.message_chars:
+        if out and len(_dumps(_doc(trial, n, tool, first, next_token))) > budget.message_chars:
             break
         out = trial
     return out
@@ -176,6 +181,7 @@ def view_object(
     total: int | None = None,
     first: int = 1,
     budget: Budget = BUDGET,
+    next_token: str = "",
 ) -> dict[str, Any]:
     """The view as a JSON-ready object (see the module docstring). `items` may be every row of the response, or
     rows already `visible` with the response's `total`."""
@@ -183,8 +189,8 @@ def view_object(
         rows = [dict(r) for r in items if isinstance(r, Mapping)]
         first = max(1, first) if total is not None else 1
         n = len(rows) if total is None else max(total, first - 1 + len(rows))
-        shown = visible(rows, total=n, tool=tool, budget=budget, first=first)
-        return _doc(shown, n, tool, first)
+        shown = visible(rows, total=n, tool=tool, budget=budget, first=first, next_token=next_token)
+        return _doc(shown, n, tool, first, next_token)
     if outcome in ("ok", "empty"):
         return {"rows": 0, "items": [], "message": reason or "no data"}
     return {"error": outcome, "message": reason or "the call failed"}
@@ -204,9 +210,13 @@ def tool_view(
     total: int | None = None,
     first: int = 1,
     budget: Budget = BUDGET,
+    next_token: str = "",
 ) -> str:
     """The text a model reads back for one tool result."""
-    return render(view_object(outcome, items, reason=reason, tool=tool, total=total, first=first, budget=budget))
+    doc = view_object(
+        outcome, items, reason=reason, tool=tool, total=total, first=first, budget=budget, next_token=next_token
+    )
+    return render(doc)
 
 
 VIEW_RULE = (

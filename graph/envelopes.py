@@ -221,6 +221,43 @@ def detect_paging(doc: Any, rows: list[dict[str, Any]]) -> tuple[int | None, int
     return total, page, size
 
 
+#: Names under which an answer hands over the token of its next page (cursor paging), in the order read: `nextToken`,
+#: `next_cursor`, `nextPageToken`, a `cursor` echoed for the next call, or `next` when it is a token and not a URL.
+NEXT_NAMES = (
+    "nexttoken",
+    "next_token",
+    "nextcursor",
+    "next_cursor",
+    "nextpagetoken",
+    "next_page_token",
+    "cursor",
+    "next",
+)
+MAX_TOKEN = 512
+
+
+def detect_next(doc: Any, rows: list[dict[str, Any]]) -> str:
+    """The token an answer gives for its next page, read in the top levels outside its rows; "" when it gives none
+    (the last page says null, "" or false) or gives a link rather than a token."""
+    skip = {id(r) for r in rows}
+    found: dict[str, str] = {}
+
+    def visit(node: Any, depth: int) -> None:
+        if depth > 4 or id(node) in skip or not isinstance(node, dict | list):
+            return
+        for key, value in node.items() if isinstance(node, dict) else enumerate(node[:4]):
+            k = str(key).lower()
+            if k in NEXT_NAMES and k not in found and isinstance(value, str | int) and not isinstance(value, bool):
+                token = str(value).strip()
+                if token and len(token) <= MAX_TOKEN and not token.startswith(("http:", "https:", "/")):
+                    found[k] = token
+            elif isinstance(value, dict | list):
+                visit(value, depth + 1)
+
+    visit(doc, 0)
+    return next((found[k] for k in NEXT_NAMES if k in found), "")
+
+
 SPECIFIC_CODES = {"resultCode", "returnReasonCode", "errorCode", "status_code", "result_code"}
 NO_DATA_WORDS = (
     "no data",

@@ -251,6 +251,7 @@ async def execute_plan(
                     response=StepResponse(
                         rows=total,
                         first=result.first if result.total is not None else 1,
+                        next_token=result.next_token,
                         items=items,
                         shown=shown,
                         chosen=top or 0,

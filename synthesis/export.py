@@ -113,7 +113,8 @@ def _content(step: TrajectoryStep, record: Trajectory) -> str:
     """The tool message: the one view of the recorded response (`execution.view`, as GRPO rollouts and KOPA-Bench
     episodes show it)."""
     spec = next((t for t in record.tools if t.get("function", {}).get("name") == step.tool), None)
-    return tool_view("ok", step.response.items, total=step.response.rows, first=step.response.first, tool=spec)
+    res = step.response
+    return tool_view("ok", res.items, total=res.rows, first=res.first, tool=spec, next_token=res.next_token)
 
 
 def _error_content(error: str) -> str:

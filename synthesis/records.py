@@ -101,6 +101,7 @@ class _Record(BaseModel):
 class StepResponse(_Record):
     rows: int = Field(description="rows the query has in all: the provider's stated total, else the rows received")
     first: int = Field(1, description="1-based position of the first received row in the whole answer")
+    next_token: str = Field("", description="the answer's token for its next page (cursor paging), '' when none")
     items: list[dict[str, Any]] = Field(description="the trimmed rows the model sees")
     shown: list[int] = Field(default_factory=list, description="0-based positions of the shown rows in the answer")
     chosen: int = Field(0, description="index in `items` of the row later steps and the answer use")

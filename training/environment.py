@@ -91,6 +91,7 @@ class ReplayBackend:
                     first=s.response.first,
                     tool=specs.get(s.tool),
                     budget=budget,
+                    next_token=s.response.next_token,
                 )
                 own[key] = resp
                 self.shared.setdefault(key, resp)
@@ -162,6 +163,7 @@ class LiveBackend:
             total=result.total,
             first=result.first,
             budget=self.budget,
+            next_token=result.next_token,
         )
 
     def close(self) -> None:
