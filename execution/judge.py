@@ -85,6 +85,29 @@ def _walk(doc: Any, path: str) -> list[dict[str, Any]]:
     return [r for n in nodes for r in _rows(n)]
 
 
+#: KOSIS (국가통계포털) answers its rows as a bare JSON list and an error as `{"err": "<code>", "errMsg": "..."}` on
+#: HTTP 200, in its own numbering (not data.go.kr's): 10/11 the key missing or expired, 20/21 a parameter missing or
+#: wrong, 30 no data, 31 an answer over its cell limit, 40-42 call limits, 50 a server error.
+STAT_ERRORS = {
+    "10": (Outcome.TRANSIENT, KEY_REFUSED),
+    "11": (Outcome.TRANSIENT, KEY_REFUSED),
+    "30": (Outcome.EMPTY, "30"),
+    "40": (Outcome.TRANSIENT, "40"),
+    "41": (Outcome.TRANSIENT, "41"),
+    "42": (Outcome.TRANSIENT, "42"),
+    "50": (Outcome.TRANSIENT, "50"),
+}
+
+
+def _err_object(doc: Any) -> CallResult | None:
+    """A KOSIS-style error object (`err` and `errMsg` and nothing else of substance); None for any other answer."""
+    if not (isinstance(doc, dict) and "err" in doc and "errMsg" in doc and len(doc) <= 3):
+        return None
+    code, msg = str(doc["err"]).strip(), str(doc["errMsg"])
+    outcome, said = STAT_ERRORS.get(code, (Outcome.INVALID, code))
+    return CallResult(outcome, reason=f"provider {code} {msg}", code=said, quota=code in ("40", "41", "42"))
+
+
 def _gateway(doc: Any) -> CallResult | None:
     if isinstance(doc, dict) and "OpenAPI_ServiceResponse" in doc:
         hdr = (doc["OpenAPI_ServiceResponse"] or {}).get("cmmMsgHeader") or {}
@@ -180,7 +203,7 @@ def judge(
                 code=str(status),
             )
         return CallResult(Outcome.TRANSIENT, reason=f"unreadable response ({text}); will retry")
-    gw = _gateway(doc)
+    gw = _gateway(doc) or _err_object(doc)
     if gw is not None:
         return gw
     if status in (401, 403):

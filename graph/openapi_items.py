@@ -196,13 +196,15 @@ def schema_member(
     ctx: DocContext, schema: dict[str, Any], where: str, names: tuple[str, ...], items_path: str
 ) -> str | None:
     """The dotted path of the shallowest scalar member named one of `names` (in any case) in a response schema,
-    outside its rows (`items_path`), looked for through objects and arrays of wrappers; None when there is none."""
+    outside its rows (`items_path`), looked for through objects and arrays of wrappers; None when there is none.
+    Of several at one depth, the one `names` lists first (odcloud's filtered `matchCount` before `totalCount`), as
+    the answers are read."""
     reader = _Reader(ctx, where)
-    wanted = {n.lower() for n in names}
+    rank = {n.lower(): i for i, n in reversed(list(enumerate(names)))}
     rows = items_path.rstrip("[]").replace("[]", "")
     level: list[tuple[str, Any]] = [("", schema)]
     for _ in range(envelopes.MAX_DEPTH):
-        found = None
+        found: str | None = None
         deeper: list[tuple[str, Any]] = []
         for prefix, node in level:
             for name, sub in reader.props(node).items():
@@ -215,7 +217,9 @@ def schema_member(
                     deeper.append((path + "[].", item))
                 elif resolved.get("properties") or alternatives(resolved):
                     deeper.append((path + ".", resolved))
-                elif found is None and str(name).lower() in wanted:
+                elif str(name).lower() in rank and (
+                    found is None or rank[str(name).lower()] < rank[found.rsplit(".", 1)[-1].lower()]
+                ):
                     found = path
         if found is not None:
             return found
