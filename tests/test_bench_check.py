@@ -190,9 +190,10 @@ def test_trivial_or_echoed_text_facts_and_constant_answers_are_refused() -> None
     assert any("trivially short" in p for p in problems(short))
     echoed = task(facts=[{"kind": "name", "from": "a", "field": "sggNm"}])  # 종로구 is in the request
     assert any("already in the request" in p for p in problems(echoed))
-    # a number the request already states: echoing the request passes it
+    # a number the request already states as a value (not as a threshold, which states no value): echoing the
+    # request passes it
     echo = task(
-        turns=["종로구 신교로 근처 오늘 밤 기온이 15도 넘는지 알려줘."],
+        turns=["종로구 신교로 근처 오늘 밤 기온이 15도라던데 맞는지 알려줘."],
         facts=[{"kind": "number", "value": 15, "label": "기온"}],
     )
     assert any(p.startswith("task t-1: constant:") for p in problems(echo))
