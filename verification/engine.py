@@ -366,7 +366,7 @@ class Engine:
                 else f"field {link.source_field!r} is always empty in the sampled responses"
             )
             return decide(self.run.id, link, [], "refuted" if rows else "inconclusive", reason, "solo")
-        why = self._untellable(link, target, rows, distinct)
+        why = await self._untellable(link, target, rows, distinct)
         if why:
             # what the samples already show: no value of the source could tell the link from a coincidence
             return decide(self.run.id, link, [], "refuted", why, "solo")
@@ -415,20 +415,23 @@ class Engine:
             verdict = self._learn_refusal(verdict, trials)
         return verdict
 
-    def _untellable(
+    async def _untellable(
         self, link: LinkRecord, target: ToolRecord, rows: list[dict[str, Any]], distinct: list[dict[str, Any]]
     ) -> str | None:
-        """Why no trial of the link could tell it from a coincidence, read off the samples (no call): region names
+        """Why no trial of the link could tell it from a coincidence, read off the samples (no trial call; an engine
+        that did not sample the target's API this round samples it again, cache hits): region names
         fed into a parameter whose own values (those the target's API answers under its name) are another
         vocabulary that shares some of them (`vocabularies`), or a field that is a zero-padded zero in every
         record (`blank_numbering`). None when trials can tell."""
         pname = link.target_param.split(":", 1)[1]
         param = next((p for p in target.params if p.key() == link.target_param), None)
         own = [str(r.get(link.source_field)) for r in distinct]
+        siblings = [tool for tool in self.tools.values() if tool.api_id == target.api_id]
+        for tool in siblings:  # an engine verifying one source (a Celery task) knows them as the round does
+            await self._know(tool)
         theirs = [
             str(v)
-            for tool in self.tools.values()
-            if tool.api_id == target.api_id
+            for tool in siblings
             for row in self.samples.get(tool.name, [])
             for f, v in row.items()
             if norm(f) == norm(pname) and not isinstance(v, list | dict)
