@@ -18,7 +18,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from core.logging import install_redaction
-from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from execution.result import Outcome
@@ -28,6 +27,7 @@ from graph.openapi import parse_document, parse_with_report
 from graph.registry import register
 from synthesis.engine import synthesize
 from tests.support.helpers import served
+from tests.support.made_up import assert_no_secret, local_settings
 from verification.runs import execute_run, new_run
 
 CANARY = "c00k1e" + secrets.token_hex(29)
@@ -108,14 +108,8 @@ def portal() -> Iterator[str]:
         yield url
 
 
-def _settings(portal: str, path: Path) -> Settings:
-    return Settings(embedded_path=path, allowed_hosts=["127.0.0.1"], local_upstreams=[portal])
-
-
 def assert_clean(label: str, data: str | bytes) -> None:
-    text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
-    for needle in (CANARY, CANARY[6:40]):
-        assert needle not in text, f"the key in {label}: ...{text[max(0, text.find(needle) - 100) :][:200]}"
+    assert_no_secret(label, data, CANARY)
 
 
 def test_a_cookie_scheme_is_understood_and_hidden_from_the_model() -> None:
@@ -135,7 +129,7 @@ def test_a_cookie_key_is_sent_as_a_cookie_and_redacted_everywhere(
     monkeypatch.setenv(SECRET_NAME, CANARY)
     install_redaction()
     caplog.set_level(logging.DEBUG)
-    settings = _settings(portal, tmp_path / "g.sqlite3")
+    settings = local_settings(portal, tmp_path / "g.sqlite3")
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     api = register(store, settings, cookie_doc(portal), RegistrationMeta(auth=AuthConfig(secret=SECRET_NAME))).api
     tools = store.all_tools()
@@ -195,7 +189,7 @@ def test_a_refused_cookie_key_blocks_the_api(portal: str, tmp_path: Path, monkey
         t.api_id = api.id
 
     async def calls() -> tuple[Any, Any, dict[str, str]]:
-        ex = Executor(_settings(portal, tmp_path / "g.sqlite3"), MemoryEconomy(), {api.id: api})
+        ex = Executor(local_settings(portal, tmp_path / "g.sqlite3"), MemoryEconomy(), {api.id: api})
         try:
             first = await ex.call(tools[0], {})
             second = await ex.call(tools[1], {"gymId": "G1"})

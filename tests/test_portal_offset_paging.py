@@ -14,7 +14,6 @@ import pytest
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
-from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from execution.view import narrowing, view_object
@@ -24,6 +23,7 @@ from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import parse_with_report
 from graph.registry import register
 from tests.support.helpers import served
+from tests.support.made_up import local_settings
 from verification.runs import execute_run, new_run
 
 SECRET_NAME = "KOPA_APIKEY_PARK_TEST"
@@ -112,7 +112,7 @@ def test_an_offset_paged_service_is_registered_read_placed_and_verified(
     listing_r, _ = parse_with_report(offset_doc(portal), meta)[2]
     assert listing_r["paging"]["kind"] == "offset" and listing_r["paging"]["params"] == ["offset", "limit"]
     assert (listing_r["rows"]["path"], listing_r["total"]["path"]) == ("items[]", "totalCount")
-    settings = Settings(embedded_path=tmp_path / "g.sqlite3", allowed_hosts=["127.0.0.1"], local_upstreams=[portal])
+    settings = local_settings(portal, tmp_path / "g.sqlite3")
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     api = register(store, settings, offset_doc(portal), meta).api
     tools = store.all_tools()

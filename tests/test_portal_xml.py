@@ -15,7 +15,6 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from core.settings import Settings
 from execution.executor import Executor
 from execution.judge import judge
 from execution.limits import MemoryEconomy
@@ -25,6 +24,7 @@ from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import parse_with_report
 from graph.registry import register
 from tests.support.helpers import served
+from tests.support.made_up import local_settings
 from verification.runs import execute_run, new_run
 
 KEY = "x0ml" + secrets.token_hex(20)
@@ -167,7 +167,7 @@ def test_an_xml_service_is_registered_called_read_and_verified(
     assert listing_r["total"]["path"] == "response.body.totalCount"
     assert listing_r["success"]["code"] == "response.header.resultCode"
     assert info_r["rows"]["path"] == "response.body.items.item[]" and listing_r["unresolved"] == []
-    settings = Settings(embedded_path=tmp_path / "g.sqlite3", allowed_hosts=["127.0.0.1"], local_upstreams=[portal])
+    settings = local_settings(portal, tmp_path / "g.sqlite3")
     store = EmbeddedStore(tmp_path / "g.sqlite3")
     api = register(store, settings, xml_doc(portal), meta).api
     tools = store.all_tools()
@@ -198,7 +198,7 @@ def test_the_xml_refusal_on_http_200_blocks_the_api(
     portal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(SECRET_NAME, "not-the-key-" + secrets.token_hex(8))
-    settings = Settings(embedded_path=tmp_path / "g.sqlite3", allowed_hosts=["127.0.0.1"], local_upstreams=[portal])
+    settings = local_settings(portal, tmp_path / "g.sqlite3")
     api, tools, _ = parse_with_report(xml_doc(portal), RegistrationMeta(auth=AuthConfig(secret=SECRET_NAME)))
     for t in tools:
         t.api_id = api.id

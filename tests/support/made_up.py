@@ -1,6 +1,7 @@
-"""Made-up services for rule tests: a document's query parameters, and one verification run over a document
+"""Made-up services for rule and portal tests: a document's query parameters, one verification run over a document
 registered from a dict and served by an in-process app (tests/test_link_rules_three.py,
-tests/test_coinciding_systems.py)."""
+tests/test_coinciding_systems.py), settings for a service on loopback and the check that a key leaks nowhere
+(tests/test_portal_*.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,18 @@ from graph.models import LinkRecord, RegistrationMeta
 from graph.registry import register
 from graph.store import all_links
 from verification.runs import execute_run, new_run
+
+
+def local_settings(upstream: str, path: Path) -> Settings:
+    """Settings for a made-up service on loopback: an embedded store at `path`, the service's address allowed."""
+    return Settings(embedded_path=path, allowed_hosts=["127.0.0.1"], local_upstreams=[upstream])
+
+
+def assert_no_secret(label: str, data: str | bytes, canary: str) -> None:
+    """`canary` (a key) appears nowhere in `data`, whole or as a 34-character slice of its middle."""
+    text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+    for needle in (canary, canary[6:40]):
+        assert needle not in text, f"the key in {label}: ...{text[max(0, text.find(needle) - 100) :][:200]}"
 
 
 def query_param(name: str, description: str, *, required: bool = False, example: str | None = None) -> dict[str, Any]:
