@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from api.bodylimit import BodyLimit
 from api.routes import apis, batches, browser, tokens, tools, verification
 from core.egress import hide_addresses
-from core.errors import KopaError
+from core.errors import KopaError, invalid_input
 from core.logging import install_redaction
 from core.settings import Settings, get_settings
 from graph.store import GraphStore, open_store
@@ -187,11 +187,10 @@ async def _kopa_error(_: Request, exc: KopaError) -> JSONResponse:
 
 
 async def _validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
-    locations = [{"pointer": "/" + "/".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()]
-    return JSONResponse(
-        {"error": "invalid_input", "detail": "the request is invalid; see locations", "locations": locations},
-        status_code=422,
-    )
+    # the words every entry uses for a record that fails validation (core.errors.invalid_input): a bad batch
+    # request reads the same here as from `kopa synth`
+    problem = invalid_input(exc.errors())
+    return JSONResponse(problem.to_dict(), status_code=problem.status_code)
 
 
 async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -12,7 +12,7 @@ from fastapi import Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
@@ -188,24 +188,6 @@ def stream_slots(request: Request) -> StreamSlots:
 def slot_key(who: Principal) -> str:
     """One token's key for its stream slots (the bootstrap token has no id: its role and name)."""
     return who.token_id or f"{who.role}:{who.team}"
-
-
-def _integral(value: Any) -> Any:
-    """JSON has one number type: 1.0 is the integer 1 (as JavaScript clients send it). Booleans, strings and
-    numbers with a fraction stay refused."""
-    if isinstance(value, bool):
-        raise ValueError("expected an integer, got a boolean")
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"expected an integer, got {value!r}")
-        return int(value)
-    if not isinstance(value, int):
-        raise ValueError(f"expected an integer, got {type(value).__name__}")
-    return value
-
-
-#: An integer field of a JSON body: integers, and floats with no fraction (1.0); never "1", true or 1.5.
-Integral = Annotated[int, BeforeValidator(_integral)]
 
 
 class KopaRoute(APIRoute):

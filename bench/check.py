@@ -39,7 +39,9 @@ from bench.gold import GoldError, GoldResult, execute_gold
 from bench.scores import score_episode
 from bench.tasks import ConstArg, FactSpec, FromArg, Task, When, Where
 from execution.view import ToolLike, parameters, visible
-from synthesis.facts import Fact, check_answer, fact_hit, normalise_name
+from synthesis.answer_values import normalise_name
+from synthesis.fact_terms import Fact
+from synthesis.facts import check_answer, fact_hit
 
 #: Constant answers no task may pass: small numbers in a row, the request echoed, both.
 NUMBER_RUN = " ".join(str(i) for i in range(13))

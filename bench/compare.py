@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.bfcl.results import compare_columns, load_summary
+from bench.overlap import OVERLAP_CLASSES, overlap_classes
 from bench.report import compare_runs, load_results, run_labels
 from bench.run import BenchError
+from bench.tasks import load_tasks
 from core.errors import KopaError
 
 BFCL_COLUMNS = ("bfcl.overall", "bfcl.non_live", "bfcl.live", "bfcl.multi_turn", "bfcl.irrelevance")
@@ -187,9 +189,48 @@ def reference_table(
     return out
 
 
-def compare_all(paths: list[Path], *, reference: str | None = None, margin: float = MARGIN, seed: int = 0) -> str:
-    """The combined table, the seeds aggregated, each model against the reference (when named), then the
-    KOPA-Bench detail tables (when there are KOPA-Bench runs)."""
+def overlap_table(docs: list[tuple[Path, str, dict[str, Any]]], classes: dict[str, str], training: str) -> list[str]:
+    """Per model (seeds pooled) and KOPA-Bench mode, the mean per-task pass rate over the tasks of each overlap
+    class with the training data (`bench.overlap.overlap_classes`), with the number of tasks in each."""
+    rates: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    for _path, kind, doc in docs:
+        if kind == "kopa":
+            rates[(seed_group(_model_name(kind, doc)), str(doc["run"].get("mode", "")))].append(task_pass_rates(doc))
+    head = ["model (seeds pooled)", "mode", *OVERLAP_CLASSES]
+    out = [
+        f"## By overlap with the training data ({training}): mean per-task pass rate (tasks)",
+        "",
+        "sequence seen: a training record calls the gold program's exact tool sequence; tools seen: every gold "
+        "tool is called in training, not in that sequence; unseen: some gold tool never is; no calls: clarification "
+        "and irrelevance tasks.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---" * len(head) + "|",
+    ]
+    for (group, mode), runs in sorted(rates.items()):
+        per_task: dict[str, list[float]] = defaultdict(list)
+        for run in runs:
+            for task, rate in run.items():
+                per_task[task].append(rate)
+        cells = []
+        for cls in OVERLAP_CLASSES:
+            values = [statistics.fmean(v) for t, v in per_task.items() if classes.get(t) == cls]
+            cells.append(f"{statistics.fmean(values) * 100:.1f}% ({len(values)})" if values else "–")
+        out.append(f"| {group} | {mode} | " + " | ".join(cells) + " |")
+    return out
+
+
+def compare_all(
+    paths: list[Path],
+    *,
+    reference: str | None = None,
+    margin: float = MARGIN,
+    seed: int = 0,
+    training: Path | None = None,
+) -> str:
+    """The combined table, the seeds aggregated, each model against the reference (when named), the split by
+    overlap with the training data (when given: a records.jsonl or export folder), then the KOPA-Bench detail
+    tables (when there are KOPA-Bench runs)."""
     docs = [(p, *_kind(p)) for p in paths]
     labels = run_labels(paths)
     rows: list[dict[str, Any]] = []
@@ -239,6 +280,8 @@ def compare_all(paths: list[Path], *, reference: str | None = None, margin: floa
         out += ["", *seeds]
     if reference:
         out += ["", *reference_table(docs, reference, margin=margin, seed=seed)]
+    if training is not None:
+        out += ["", *overlap_table(docs, overlap_classes(training, load_tasks()), str(training))]
     kopa_paths = [p for p, kind, _ in docs if kind == "kopa"]
     text = "\n".join(out) + "\n"
     if kopa_paths:

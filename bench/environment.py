@@ -13,13 +13,14 @@ import json
 import tempfile
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench.agents import REFERENCE_AGENTS, Agent, OpenAIChatAgent, TransformersAgent
-from bench.backends import Backend, LiveBackend, ReplayBackend, Snapshot, SnapshotError
+from bench.backends import LiveBackend, ReplayBackend, Snapshot, SnapshotError
 from bench.check import CheckResult, check_tasks
 from bench.gold import clock_now
 from bench.run import BenchEnv, BenchError
@@ -71,28 +72,29 @@ async def open_env(
         raise BenchError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     tools, apis, graph_snapshot = catalog_registry(settings, documents)
     now = clock_now(settings.verify.now)
-    executor: Executor | None = None
-    recorder: Snapshot | None = None
-    backend: Backend
     if mode == "replay":
         if snapshot is None:
             raise SnapshotError("replay mode needs --snapshot FILE (record one with a live run and --record)")
         snap = Snapshot.load(snapshot)
-        backend = ReplayBackend(snap, tools)  # calls match recordings by the tools' specs
-        meta = {"upstream": f"replay of {snapshot}", "snapshot": snap.id}
-    else:
-        executor = Executor(settings, MemoryEconomy(), apis, transport=transport)
-        recorder = Snapshot() if record else None
-        backend = LiveBackend(executor, tools, record=recorder)
-        meta = {"upstream": upstream}
-    meta.update({"graph_snapshot": graph_snapshot, "clock": now.isoformat()})
-    try:
-        yield BenchEnv(tools, backend, now, meta)
-    finally:
-        if recorder is not None and record is not None:
-            recorder.save(record)
-        if executor is not None:
-            await executor.aclose()
+        # calls match recordings by the tools' specs
+        yield BenchEnv(
+            tools, ReplayBackend(snap, tools), now, _meta(f"replay of {snapshot}", graph_snapshot, now, snap.id)
+        )
+        return
+    recorder = Snapshot() if record else None
+    async with Executor(settings, MemoryEconomy(), apis, transport=transport) as executor:
+        try:
+            yield BenchEnv(
+                tools, LiveBackend(executor, tools, record=recorder), now, _meta(upstream, graph_snapshot, now)
+            )
+        finally:
+            if recorder is not None and record is not None:
+                recorder.save(record)
+
+
+def _meta(upstream: str, graph_snapshot: str, now: datetime, snapshot: str = "") -> dict[str, Any]:
+    meta = {"upstream": upstream, **({"snapshot": snapshot} if snapshot else {})}
+    return {**meta, "graph_snapshot": graph_snapshot, "clock": now.isoformat()}
 
 
 def select_tasks(tasks_dir: Path | None, only: str = "") -> list[Task]:

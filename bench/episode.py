@@ -15,14 +15,15 @@ from datetime import datetime
 from typing import Any
 
 from bench.agents import Agent, AgentReply, EpisodeContext, ToolCall
-from bench.backends import Backend, canonical_args
+from bench.backends import Backend
 from bench.tasks import Task
+from execution.canonical import canonical_call
 from execution.result import CallResult, Outcome
 from execution.seeds import KST
 from execution.view import ToolLike, tool_view, visible
 from graph.models import ToolRecord
 from graph.specs import function_spec
-from synthesis.export import system_text
+from synthesis.formats import system_text
 
 DEFAULT_MAX_TURNS = 8
 
@@ -225,7 +226,7 @@ def _record_call(
             "turn": len(tally.turns) - 1,
             "user_turn": ui,
             "tool": c.name,
-            "args": canonical_args(c.arguments) if c.arguments is not None else None,
+            "args": canonical_call(None, c.arguments) if c.arguments is not None else None,
             "valid": not c.error and c.name in offered,
             "error": c.error,
             "outcome": obs.outcome,

@@ -15,8 +15,9 @@ from core.errors import KopaError
 from execution.result import CallResult, Outcome
 from execution.view import ToolLike, parameters
 from graph import transforms
-from synthesis.claims import descriptive, row_context
-from synthesis.facts import Fact, as_date
+from synthesis.answer_dates import as_date
+from synthesis.fact_terms import Fact
+from synthesis.qualifiers import descriptive, row_context
 
 KST = timezone(timedelta(hours=9), "KST")
 

@@ -75,13 +75,54 @@ class SharedValues:
         }
 
 
+#: A task's overlap with the training data, by its gold program (`overlap_classes`).
+OVERLAP_CLASSES = ("sequence seen", "tools seen", "unseen", "no calls")
+
+
+def dataset_file(dataset: Path) -> Path:
+    """The records file of a dataset (records.jsonl, or an export folder holding one), or a BenchError."""
+    path = records_file(dataset)
+    if not path.is_file():
+        where = f"{dataset} holds no {path.name}" if dataset.is_dir() else f"{dataset}: no such dataset file"
+        raise BenchError(f"{where} (a trajectory records.jsonl, or the export folder of `kopa synth`/`kopa demo`)")
+    return path
+
+
+def _records(dataset: Path) -> list[Trajectory]:
+    """The readable trajectory records of a dataset (records.jsonl or an export folder)."""
+    out = []
+    with dataset_file(dataset).open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                out.append(as_trajectory(json.loads(line)))
+            except (json.JSONDecodeError, ValidationError, AttributeError, TypeError):
+                continue
+    return out
+
+
+def overlap_classes(dataset: Path, tasks: list[Task]) -> dict[str, str]:
+    """Each task's overlap with the training data: `sequence seen` (a training record calls exactly the gold
+    program's tools in its order), `tools seen` (every gold tool is called by some record, not in that sequence),
+    `unseen` (a gold tool no record calls), or `no calls` (clarification and irrelevance tasks)."""
+    records = _records(dataset)
+    sequences = {tuple(s.tool for s in r.steps) for r in records}
+    called = {s.tool for r in records for s in r.steps}
+    out = {}
+    for t in tasks:
+        gold = tuple(s.tool for s in t.gold)
+        if not gold:
+            out[t.id] = OVERLAP_CLASSES[3]
+        elif gold in sequences:
+            out[t.id] = OVERLAP_CLASSES[0]
+        else:
+            out[t.id] = OVERLAP_CLASSES[1] if set(gold) <= called else OVERLAP_CLASSES[2]
+    return out
+
+
 def overlap_report(
     dataset: Path, tasks: list[Task], *, threshold: float = NEAR_DUPLICATE, examples: int = 10
 ) -> dict[str, Any]:
-    given, dataset = dataset, records_file(dataset)
-    if not dataset.is_file():
-        where = f"{given} holds no {dataset.name}" if given.is_dir() else f"{given}: no such dataset file"
-        raise BenchError(f"{where} (a trajectory records.jsonl, or the export folder of `kopa synth`/`kopa demo`)")
+    dataset = dataset_file(dataset)
     fp = fingerprints(tasks, threshold)
     shared = SharedValues(tasks)
     total = unreadable = 0

@@ -17,11 +17,12 @@ from math import comb, sqrt
 from statistics import mean
 from typing import Any
 
-from bench.backends import canonical_value
 from bench.tasks import FromArg, Task
+from execution.canonical import canonical_value, spec_of
 from graph.models import ToolRecord
-from synthesis.claims import Seen
-from synthesis.facts import Fact, check_answer, refusal
+from synthesis.fact_terms import Fact
+from synthesis.facts import check_answer, refusal
+from synthesis.seen import Seen
 
 
 def provider_of(tool: str) -> str:
@@ -94,14 +95,13 @@ def _arg_values(
 ) -> dict[str, str | None]:
     """The values of `names` in a call as the upstream reads them: canonical by the tool's spec when known (a
     documented default stands for an absent argument), else as text; None when absent."""
-    record = (tools or {}).get(tool)
-    defaults = {p.name: p.default for p in record.params if p.default is not None} if record else {}
+    spec = spec_of((tools or {}).get(tool))
     out: dict[str, str | None] = {}
     for k in names:
         if k in args and args[k] is not None:
-            out[k] = _v(canonical_value(record, k, args[k]) if record else args[k])
-        elif k in defaults:
-            out[k] = _v(canonical_value(record, k, defaults[k]))
+            out[k] = _v(canonical_value(spec, k, args[k]))
+        elif k in spec.defaults:
+            out[k] = _v(canonical_value(spec, k, spec.defaults[k]))
         else:
             out[k] = None
     return out

@@ -307,6 +307,13 @@ def compare_cmd(
         float, typer.Option(help="Non-inferiority margin of 'nearly matches', as a pass-rate difference.")
     ] = MARGIN,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    training: Annotated[
+        Path | None,
+        typer.Option(
+            help="The training data (records.jsonl or export folder): split pass rates by overlap (exact tool "
+            "sequence seen / tools seen / unseen)."
+        ),
+    ] = None,
 ) -> None:
     """Side-by-side tables of several runs: one row per run folder with KOPA-Bench pass^k / pass@k next to BFCL's
         overall and groups (a BFCL run joins the one KOPA-Bench run of its model), then KOPA-Bench per category, per
@@ -316,7 +323,7 @@ def compare_cmd(
 
         Example:
         [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
-    text = compare_all(runs, reference=reference, margin=margin, seed=seed)
+    text = compare_all(runs, reference=reference, margin=margin, seed=seed, training=training)
     if out:
         out.write_text(text, encoding="utf-8")
     typer.echo(text)

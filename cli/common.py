@@ -61,13 +61,9 @@ def open_configured_store(settings: Settings | None = None) -> GraphStore:
     return store
 
 
-def check_range(option: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        fail(
-            f"{option} must be between {low:,} and {high:,} (got {value:,})"
-            if abs(value) < 10**30
-            else f"{option} must be between {low:,} and {high:,}"
-        )
+def option(field: str) -> str:
+    """A request field as the CLI spells its option: `min_steps` -> `--min-steps` (`shapes[0]` -> `--shapes`)."""
+    return "--" + field.split("[")[0].split(".")[0].replace("_", "-")
 
 
 def check_writable_dir(option: str, path: Path) -> None:

@@ -13,6 +13,7 @@ from execution.limits import MemoryEconomy, economy_for
 from graph.models import LinkRecord, RunRecord
 from graph.store import GraphStore, all_apis
 from synthesis.batches import synthesize_guarded
+from synthesis.records import SynthesisRequest, SynthesisResult
 from verification.runs import DemandVerifier, execute_run
 
 
@@ -42,52 +43,38 @@ def verify_inprocess(store: GraphStore, settings: Settings, run: RunRecord, tran
 
 
 def synth_inprocess(
-    store: GraphStore,
-    settings: Settings,
-    transport: Any,
-    *,
-    count: int,
-    shapes: tuple[str, ...],
-    min_steps: int,
-    max_steps: int,
-    seed: int,
-    unverified: bool = False,
-    on_demand: bool = False,
-) -> dict[str, Any]:
+    store: GraphStore, settings: Settings, transport: Any, request: SynthesisRequest, *, unverified: bool = False
+) -> SynthesisResult:
     """Synthesise trajectories in this process with a progress bar, through the guarded path REST and Celery
-    batches take too (never a trajectory that reproduces a KOPA-Bench task). `on_demand`: the links the plans
-    traverse are verified first (verification.runs.DemandVerifier, sharing the executor's economy)."""
+    batches take too (never a trajectory that reproduces a KOPA-Bench task). `request.on_demand`: the links the
+    plans traverse are verified first (verification.runs.DemandVerifier, sharing the executor's economy)."""
     apis = {a.id: a for a in all_apis(store)}
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         # the process's economy (Redis, or the ledger beside the embedded graph): quotas hold across commands; the
         # in-process sandbox (`transport`) gets one of its own, so its answers never reach a shared cache
         economy = MemoryEconomy() if transport is not None else economy_for(settings, store)
-        executor = Executor(settings, economy, apis, transport=transport)
         verifier = (
             DemandVerifier(store, settings, economy=economy, transport=transport)
-            if on_demand and not unverified
+            if request.on_demand and not unverified
             else None
         )
-        with Progress(TextColumn("[bold]synthesising"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
-            task = bar.add_task("", total=count)
-            try:
-                return await synthesize_guarded(
-                    store,
-                    settings,
-                    executor,
-                    count=count,
-                    shapes=shapes,
-                    min_steps=min_steps,
-                    max_steps=max_steps,
-                    seed=seed,
-                    progress=lambda _r: bar.advance(task),
-                    unverified=unverified,
-                    verifier=verifier,
-                )
-            finally:
-                await executor.aclose()
-                if verifier is not None:
-                    await verifier.close()
+        bar = Progress(TextColumn("[bold]synthesising"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        async with Executor(settings, economy, apis, transport=transport) as executor:
+            with bar:
+                task = bar.add_task("", total=request.count)
+                try:
+                    return await synthesize_guarded(
+                        store,
+                        settings,
+                        executor,
+                        request,
+                        progress=lambda _r: bar.advance(task),
+                        unverified=unverified,
+                        verifier=verifier,
+                    )
+                finally:
+                    if verifier is not None:
+                        await verifier.close()
 
     return asyncio.run(go())

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.common import check_range, check_writable_dir, fail, guarded, open_configured_store
+from cli.common import check_writable_dir, fail, guarded, open_configured_store, option
 from cli.progress import synth_inprocess, verify_inprocess
 from core.settings import Settings, get_settings
 from execution.limits import MemoryEconomy, NoCache
@@ -21,12 +21,13 @@ from graph.registry import register
 from graph.store import GraphStore
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
-from synthesis.engine import SHAPES
+from synthesis.batches import Batch
 from synthesis.export import export_all, length_lines
 from synthesis.quality import quality_lines
+from synthesis.records import SHAPES, SynthesisRequest, SynthesisResult
 from synthesis.report import write_report
 from training.tiny import load_tokenizer as load_saved_tokenizer
-from verification.runs import execute_run, new_run, run_progress
+from verification.runs import RunProgress, execute_run, new_run, run_progress
 
 #: Most trajectories one `kopa synth` / `kopa demo` produces (absurd counts are refused before any work).
 MAX_COUNT = 100_000
@@ -59,9 +60,7 @@ def load_tokenizer(path: Path | None) -> Any:
 @guarded
 def synth_cmd(
     count: Annotated[int, typer.Option(help="How many executed trajectories to keep.")] = 200,
-    shapes: Annotated[
-        str, typer.Option(help="Comma-separated: single, chain, fan_in, parallel, conditional (default all).")
-    ] = "",
+    shapes: Annotated[str, typer.Option(help=f"Comma-separated: {', '.join(SHAPES)} (default all).")] = "",
     min_steps: Annotated[int, typer.Option(help="Fewest steps.")] = 1,
     max_steps: Annotated[int, typer.Option(help="Most steps (<= 6).")] = 6,
     seed: Annotated[int, typer.Option(help="Sampling seed: the same seed and graph give the same trajectories.")] = 7,
@@ -91,10 +90,18 @@ def synth_cmd(
     BFCL, Hugging Face datasets). Run [bold]kopa verify[/bold] first, or pass [bold]--on-demand[/bold] to verify
     only what the plans traverse; [bold]--baseline[/bold] makes the synthesise-then-filter data of the same budget
     for the ablation. When the graph yields fewer than --count, both paths say so ("282 of 300 requested: ...")."""
-    check_range("--count", count, 1, MAX_COUNT)
-    chosen = tuple(s.strip() for s in shapes.split(",") if s.strip()) or SHAPES
-    if set(chosen) - set(SHAPES) or not 1 <= min_steps <= max_steps <= 6:
-        fail(f"--shapes must be among {', '.join(SHAPES)} and 1 <= --min-steps <= --max-steps <= 6")
+    request = SynthesisRequest.parse(
+        {
+            "count": count,
+            "shapes": [s.strip() for s in shapes.split(",") if s.strip()],
+            "min_steps": min_steps,
+            "max_steps": max_steps,
+            "seed": seed,
+            "on_demand": on_demand,
+        },
+        most=MAX_COUNT,
+        name=option,
+    )
     check_writable_dir("--out", out)
     tok = load_tokenizer(tokenizer)
     settings = get_settings()
@@ -103,21 +110,10 @@ def synth_cmd(
         settings, transport = sandbox_mode(settings)
     store = open_configured_store(settings)
     _check_links(store, baseline=baseline, on_demand=on_demand)
-    result = synth_inprocess(
-        store,
-        settings,
-        transport,
-        count=count,
-        shapes=chosen,
-        min_steps=min_steps,
-        max_steps=max_steps,
-        seed=seed,
-        unverified=baseline,
-        on_demand=on_demand,
-    )
+    result = synth_inprocess(store, settings, transport, request, unverified=baseline)
     config = {
         "count": count,
-        "shapes": list(chosen),
+        "shapes": list(request.shape_names()),
         "seed": seed,
         "min_steps": min_steps,
         "max_steps": max_steps,
@@ -148,25 +144,25 @@ def _links_label(*, baseline: bool, on_demand: bool) -> str:
     return "verified on demand" if on_demand else "verified only"
 
 
-def _echo_synth_summary(result: dict[str, Any], exported: dict[str, Any], count: int, out: Path) -> None:
+def _echo_synth_summary(result: SynthesisResult, exported: dict[str, Any], count: int, out: Path) -> None:
     """The JSON summary on stdout; the shortfall (if any) and the export folder on stderr."""
-    verification = result.get("verification")
+    verification = result.verification
     typer.echo(
         json.dumps(
             {
-                "kept": len(result["records"]),
+                "kept": len(result.records),
                 "requested": count,
-                "discarded": len(result["discarded"]),
-                "calls": result["calls"],
+                "discarded": len(result.discarded),
+                "calls": result.calls,
                 **({"verification": verification} if verification else {}),
                 **{k: v for k, v in exported["distribution"].items() if k != "tool_counts"},
             },
             ensure_ascii=False,
         )
     )
-    if result.get("shortfall"):
+    if result.shortfall:
         # the same on every path (EDGE, on demand, baseline): fewer kept than asked is said, not left silent
-        typer.echo(result["shortfall"], err=True)
+        typer.echo(result.shortfall, err=True)
     for line in length_lines(exported["lengths"]):
         typer.echo(line, err=True)
     typer.echo(f"exports in {out}", err=True)
@@ -183,7 +179,7 @@ def demo(
     derive candidate links, verify them by executing them against an in-process sandbox, synthesise and execute
     trajectories over verified links, export them, and write a report (Markdown + PNG plots).
     """
-    check_range("--count", count, 1, MAX_COUNT)
+    request = SynthesisRequest.parse({"count": count, "seed": seed}, most=MAX_COUNT, name=option)
     tok = load_tokenizer(tokenizer)
     _fresh_workdir(workdir)
     settings = get_settings().model_copy(
@@ -196,14 +192,12 @@ def demo(
     # the baseline is a comparison on a scratch copy: it calls a sandbox of its own, so its uncached calls never
     # spend the daily quotas (tourism: 1,000 a day) the run itself synthesises against
     naive = _naive_baseline(settings, workdir, sandbox_mode(settings)[1])
-    result = synth_inprocess(
-        store, settings, transport, count=count, shapes=SHAPES, min_steps=1, max_steps=6, seed=seed
-    )
-    _save_demo_batch(store, result, count=count, seed=seed, run=run)
+    result = synth_inprocess(store, settings, transport, request)
+    _save_demo_batch(store, result, request, run=run)
     config = {
         "count": count,
         "seed": seed,
-        "shapes": list(SHAPES),
+        "shapes": list(request.shape_names()),
         "upstream": "in-process KOPA sandbox",
         "verification_run": run.id,
     }
@@ -211,8 +205,8 @@ def demo(
     report = write_report(
         workdir / "report",
         stats=store.stats(),
-        run=p,
-        naive=naive,
+        run=p.model_dump(),
+        naive=naive.model_dump(),
         synth=result,
         dist=exported["distribution"],
         exports=exported["paths"],
@@ -221,7 +215,7 @@ def demo(
     d = exported["distribution"]
     typer.echo(
         f"synthesised {d['trajectories']} trajectories ({', '.join(f'{k} {v}' for k, v in d['shapes'].items())}), "
-        f"{len(result['discarded'])} discarded; exports in {workdir / 'export'}; report: {report}"
+        f"{len(result.discarded)} discarded; exports in {workdir / 'export'}; report: {report}"
     )
     for line in quality_lines(exported["quality"]):
         typer.echo(line)
@@ -251,19 +245,19 @@ def _register_catalog(store: GraphStore, settings: Settings) -> None:
     typer.echo(f"registered {stats['apis']} APIs, {stats['active_tools']} tools into {settings.graph_file()}")
 
 
-def _verify_catalog(store: GraphStore, settings: Settings, transport: Any) -> tuple[RunRecord, dict[str, Any]]:
+def _verify_catalog(store: GraphStore, settings: Settings, transport: Any) -> tuple[RunRecord, RunProgress]:
     """Verify every candidate link in process; the run and its progress figures."""
     run = verify_inprocess(store, settings, new_run(), transport)
     p = run_progress(store, run)
     typer.echo(
-        f"verification {p['status']}: {p['verified']} verified, {p['refuted']} refuted, "
-        f"{p['inconclusive']} inconclusive of {p['candidates']} candidates; {p['calls_spent']} calls "
-        f"({p['calls_per_verified_link']} per verified link)"
+        f"verification {p.status}: {p.verified} verified, {p.refuted} refuted, "
+        f"{p.inconclusive} inconclusive of {p.candidates} candidates; {p.calls_spent} calls "
+        f"({p.calls_per_verified_link} per verified link)"
     )
     return run, p
 
 
-def _naive_baseline(settings: Settings, workdir: Path, transport: Any) -> dict[str, Any]:
+def _naive_baseline(settings: Settings, workdir: Path, transport: Any) -> RunProgress:
     """The naive baseline (a fresh upstream call per link, no cache) on a scratch copy, for the yield plot."""
     scratch_settings = settings.model_copy(update={"embedded_path": workdir / "naive.sqlite3"})
     scratch = open_configured_store(scratch_settings)
@@ -280,26 +274,19 @@ def _naive_baseline(settings: Settings, workdir: Path, transport: Any) -> dict[s
     return naive
 
 
-def _save_demo_batch(store: GraphStore, result: dict[str, Any], *, count: int, seed: int, run: RunRecord) -> None:
+def _save_demo_batch(store: GraphStore, result: SynthesisResult, request: SynthesisRequest, *, run: RunRecord) -> None:
     """Record the demo's trajectories as the completed batch `tb_demo`."""
-    store.save_batch(
-        {
-            "id": "tb_demo",
-            "team": "demo",
-            "status": "completed",
-            "count": count,
-            "shapes": list(SHAPES),
-            "min_steps": 1,
-            "max_steps": 6,
-            "api_ids": [],
-            "seed": seed,
-            "format": "trl",
-            "source": "fresh",
-            "produced": len(result["records"]),
-            "discarded": len(result["discarded"]),
-            "calls": result["calls"],
-            "created_at": run.created_at,
-            "message": "kopa demo",
-        }
-    )
-    store.add_trajectories("tb_demo", [r.to_json() for r in result["records"]])
+    fields = request.model_dump()
+    fields["shapes"] = list(request.shape_names())
+    Batch(
+        **fields,
+        id="tb_demo",
+        team="demo",
+        status="completed",
+        produced=len(result.records),
+        discarded=len(result.discarded),
+        calls=result.calls,
+        created_at=run.created_at,
+        message="kopa demo",
+    ).save(store)
+    store.add_trajectories("tb_demo", [r.to_json() for r in result.records])

@@ -15,10 +15,12 @@ from sandbox.inprocess import sandbox_mode
 from verification.runs import fail_run, new_run, run_progress
 from workers.tasks import start_round
 
+#: The figures of a run's progress (verification.runs.RunProgress) `kopa verify` prints when it ends.
+SUMMARY = {"id", "status", "message", "candidates", "verified", "refuted", "inconclusive", "candidate", "calls_spent"}
+SUMMARY |= {"cache_hits", "calls_per_verified_link"}
 SEND_RETRY = {"max_retries": 2, "interval_start": 0.1, "interval_step": 0.3, "interval_max": 0.5}
 
 
-@guarded
 def unreachable_line(u: dict[str, Any]) -> str:
     """One tool the run could not call: what blocks it, why, what was tried and what would unblock it."""
     blocked = f"needs {', '.join(u['blocked_by'])}; " if u.get("blocked_by") else ""
@@ -27,6 +29,7 @@ def unreachable_line(u: dict[str, Any]) -> str:
     return f"{u['tool']}: {blocked}{u.get('reason') or 'no reason recorded'}{tried}{unblock}"
 
 
+@guarded
 def verify_cmd(
     api: Annotated[list[str] | None, typer.Option(help="Only these API ids (repeatable).")] = None,
     budget: Annotated[int | None, typer.Option(help="Stop cleanly after this many upstream calls.")] = None,
@@ -73,41 +76,21 @@ def verify_cmd(
         while True:
             p = run_progress(store, store.get_run(run.id) or run)
             typer.echo(
-                f"\r{p['status']:9} verified {p['verified']:4}  refuted {p['refuted']:4}  "
-                f"inconclusive {p['inconclusive']:3}  calls {p['calls_spent']:5}",
+                f"\r{p.status:9} verified {p.verified:4}  refuted {p.refuted:4}  "
+                f"inconclusive {p.inconclusive:3}  calls {p.calls_spent:5}",
                 nl=False,
                 err=True,
             )
-            if p["status"] in ("completed", "paused", "failed"):
+            if p.status in ("completed", "paused", "failed"):
                 typer.echo("", err=True)
                 break
             time.sleep(1)
     else:
         run = verify_inprocess(store, settings, run, transport)
     p = run_progress(store, store.get_run(run.id) or run)
-    typer.echo(
-        json.dumps(
-            {
-                k: p[k]
-                for k in (
-                    "id",
-                    "status",
-                    "message",
-                    "candidates",
-                    "verified",
-                    "refuted",
-                    "inconclusive",
-                    "candidate",
-                    "calls_spent",
-                    "cache_hits",
-                    "calls_per_verified_link",
-                )
-            },
-            ensure_ascii=False,
-        )
-    )
-    if p["unreachable"]:
-        typer.echo(f"unreachable tools ({len(p['unreachable'])}); their links stay candidate:", err=True)
-        for u in p["unreachable"]:
+    typer.echo(json.dumps(p.model_dump(include=SUMMARY), ensure_ascii=False))
+    if p.unreachable:
+        typer.echo(f"unreachable tools ({len(p.unreachable)}); their links stay candidate:", err=True)
+        for u in p.unreachable:
             typer.echo(f"  {unreachable_line(u)}", err=True)
     store.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -37,6 +38,39 @@ class InvalidInput(KopaError):
     def __init__(self, detail: str, *, locations: list[dict[str, str]] | None = None) -> None:
         super().__init__(detail, extra={"locations": locations or []})
         self.locations = locations or []
+
+
+#: Problems a detail names (all of them are in `locations`).
+SHOWN = 5
+#: Where a web framework says a value came from (the first element of its error locations), not part of the field.
+_SOURCES = ("body", "query", "path", "header", "cookie")
+
+
+def _field(loc: Sequence[str | int]) -> str:
+    """`shapes[0]`, `count`: a field as the request names it (a framework's source dropped)."""
+    parts = list(loc[1:] if loc and loc[0] in _SOURCES else loc)
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def invalid_input(
+    errors: Iterable[Mapping[str, Any]], *, name: Callable[[str], str] = lambda field: field
+) -> InvalidInput:
+    """The one message of a record that failed validation (pydantic's `errors()`), whichever entry validated it:
+    the REST route, the CLI (`name` spells a field as its option: `count` -> `--count`) or a worker reading it
+    back. The detail names each field and what is wrong (never the value: it may be a secret); `locations`
+    point into the document."""
+    locations, parts = [], []
+    for e in errors:
+        loc = tuple(e.get("loc", ()))
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        locations.append({"pointer": "/" + "/".join(str(p) for p in loc), "message": msg})
+        field = _field(loc)
+        parts.append(f"{name(field)}: {msg}" if field else msg)
+    more = f"; and {len(parts) - SHOWN} more (see locations)" if len(parts) > SHOWN else ""
+    return InvalidInput("; ".join(parts[:SHOWN]) + more or "the request is invalid", locations=locations)
 
 
 class Unauthorized(KopaError):

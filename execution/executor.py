@@ -32,6 +32,7 @@ from core.errors import DisallowedHost
 from core.logging import install_redaction, register_secret, scrub
 from core.payload import MAX_BODY
 from core.settings import Settings, canonical_base, find_override
+from execution.canonical import canonical_call, scalar_text
 from execution.judge import KEY_REFUSED, judge
 from execution.limits import Economy
 from execution.result import CallResult, Outcome
@@ -191,14 +192,11 @@ def argument_problem(args: Any) -> str | None:
 
 
 def args_key(tool: ToolRecord, args: dict[str, Any]) -> str:
+    """The response cache's key of a call: its canonical request (`execution.canonical`) of this version of the
+    tool's spec, at the simulated instant when there is one."""
     instant = world_now()  # a simulated world's answer depends on the instant asked about
     raw = json.dumps(
-        [
-            tool.name,
-            tool.spec_hash,
-            sorted((k, v) for k, v in args.items()),
-            *([instant.isoformat()] if instant else []),
-        ],
+        [tool.name, tool.spec_hash, canonical_call(tool, args), *([instant.isoformat()] if instant else [])],
         ensure_ascii=False,
         sort_keys=True,
         default=str,
@@ -250,6 +248,13 @@ class Executor:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+    async def __aenter__(self) -> Executor:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """`async with Executor(...) as ex:` closes its connections however the block ends."""
+        await self.aclose()
 
     @property
     def budget_left(self) -> bool:
@@ -347,17 +352,21 @@ class Executor:
                 continue  # a caller can never set (or learn) the key through arguments
             p = by_name.get(name)
             location = p.location if p else "query"
+            # on the wire, a scalar is its canonical text (what the cache key names): " 60", "60.0" and 60 for an
+            # integer parameter all go out as 60
+            text = str(
+                value if isinstance(value, list | tuple | dict) else scalar_text(value, p.type if p else "string")
+            )
             if location == "body":
                 body[name] = value
             elif location == "path":
-                url = url.replace("{" + name + "}", quote(str(value), safe=""))
+                url = url.replace("{" + name + "}", quote(text, safe=""))
             elif location == "header":
-                text = str(value)
                 if any(c in text for c in "\r\n\0"):  # no header injection, whatever the transport checks
                     raise ValueError(f"header {name[:60]!r} may not hold a line break or NUL")
                 headers[name] = text
             else:
-                query[name] = str(value)
+                query[name] = text
         url = _without_unfilled_tail(url, tool, args)
         if tool.format_param:
             fname, _, fvalue = tool.format_param.partition("=")
@@ -484,8 +493,9 @@ class Executor:
             return fetched
         status, content, ctype = fetched
         latency = (time.perf_counter() - started) * 1000
-        inputs = {str(v) for v in args.values() if not isinstance(v, list)} | {
-            str(x) for v in args.values() if isinstance(v, list) for x in v
+        sent = canonical_call(tool, args).values()  # the verdict is one of the call's canonical form (its cache key)
+        inputs = {str(v) for v in sent if not isinstance(v, list)} | {
+            str(x) for v in sent if isinstance(v, list) for x in v
         }
         verdict = judge(
             status,
@@ -565,10 +575,15 @@ def _without_unfilled_tail(url: str, tool: ToolRecord, args: dict[str, Any]) -> 
 def _page_position(tool: ToolRecord, args: dict[str, Any], result: CallResult) -> CallResult:
     """A call paged by index range (`/{START_INDEX}/{END_INDEX}`) or by offset (`offset=20&limit=10`) answers rows
     from the position it asked for: the position of its first row, unless the response said its own or the total
-    stated cannot hold the rows there."""
+    stated cannot hold the rows there. An answer that flags `hasNext` without a token names its next page by number
+    (`graph.envelopes.next_page`)."""
+    params = [(p.name, p.type) for p in tool.params]
+    if result.ok and result.more and not result.next_token:
+        default = next((p.default for p in tool.params if p.name == envelopes.next_param(params)), None)
+        result = replace(result, next_token=envelopes.next_page(params, args, default))
     if not result.ok or result.first != 1:
         return result
-    first = envelopes.first_position([(p.name, p.type) for p in tool.params], args)
+    first = envelopes.first_position(params, args)
     if first is None or (result.total is not None and result.total < first - 1 + len(result.items)):
         return result
     return replace(result, first=first)

@@ -238,8 +238,11 @@ def judge(
     first = (page - 1) * size + 1 if page >= 1 and size >= 1 else 1
     if total is not None and total < first - 1 + len(rows):
         total, first = None, 1  # an echo that does not add up to the rows sent is no evidence
-    following = envelopes.detect_next(doc, rows)
-    return CallResult(Outcome.OK, items=rows, items_path=used, total=total, first=first, next_token=following)
+    following = envelopes.detect_next(doc, rows, inputs)
+    more = bool(envelopes.detect_more(doc, rows)) and not following
+    return CallResult(
+        Outcome.OK, items=rows, items_path=used, total=total, first=first, next_token=following, more=more
+    )
 
 
 def learn_rows(doc: Any, items_path: str, declared_fields: set[str]) -> tuple[list[dict[str, Any]], str]:

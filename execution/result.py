@@ -40,7 +40,10 @@ class CallResult:
     items_path: str = ""  # where the rows were found (the declared path, or one learnt from this response)
     total: int | None = None  # the rows the query has in all, as the provider states it (None: not stated)
     first: int = 1  # 1-based position of the first row of this page in the whole answer
-    next_token: str = ""  # the answer's token for its next page (cursor paging), "" when it gives none
+    #: what the tool's next-page parameter (graph.envelopes.next_param) takes for the next page: the answer's cursor
+    #: token, or the next page number when the answer only flags `hasNext`; "" when no page follows or none is said
+    next_token: str = ""
+    more: bool = False  # the answer flags that a page follows without giving its token (`hasNext: true`)
     # Set by the executor:
     status: int | None = None
     latency_ms: float = 0.0

@@ -86,10 +86,16 @@ def parameters(tool: ToolLike) -> dict[str, Any]:
     return dict(tool.json_schema or {})
 
 
+def _typed(tool: ToolLike) -> list[tuple[str, str]]:
+    """(name, JSON type) of a tool's parameters, as graph.envelopes describes paging from them."""
+    props = parameters(tool).get("properties") or {}
+    return [(str(k), str(v.get("type", "")) if isinstance(v, Mapping) else "") for k, v in props.items()]
+
+
 def narrowing(tool: ToolLike) -> tuple[list[str], list[str]]:
     """(filter parameters, paging parameters) of a tool, in the schema's order."""
     props = parameters(tool).get("properties") or {}
-    typed = [(str(k), str(v.get("type", "")) if isinstance(v, Mapping) else "") for k, v in props.items()]
+    typed = _typed(tool)
     filters: list[str] = []
     paging: list[str] = []
     for name in props:
@@ -120,7 +126,7 @@ def note(total: int, shown: int, tool: ToolLike, *, first: int = 1, next_token: 
     `first` is the 1-based position of the first shown row in the whole answer (a later page starts past 1);
     `next_token` the answer's token for its next page, said with the tool's cursor parameter that takes it."""
     parts: list[str] = []
-    cursor = next((p for p in narrowing(tool)[1] if p.lower() in envelopes.CURSOR_NAMES), None) if next_token else None
+    cursor = envelopes.next_param(_typed(tool)) if next_token else None
     if shown < total:
         where = f"the first {shown} of {total} rows" if first <= 1 else f"rows {first}-{first + shown - 1} of {total}"
         parts.append(f"showing {where} in the response's order; to see other rows, narrow the call")
@@ -136,7 +142,8 @@ def note(total: int, shown: int, tool: ToolLike, *, first: int = 1, next_token: 
             )
         parts[-1] += (" " + " ".join(how)) if how else " (this tool has no filter or paging parameters)"
     if cursor:
-        parts.append(f"more rows follow this page: call again with {cursor}={json.dumps(next_token)}")
+        value = next_token if cursor.lower() in envelopes.PAGE_NAMES else json.dumps(next_token)
+        parts.append(f"more rows follow this page: call again with {cursor}={value}")
     return "; ".join(parts)
 
 

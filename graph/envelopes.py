@@ -11,8 +11,8 @@ are never rows. A result code next to a message (`resultCode`/`resultMsg`, `retu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
 
 #: Names under which a single record (an object, not a list) is a row: XML-to-JSON gives one `item` for one row.
 ROW_NAMES = ("item", "items", "row", "rows", "data", "list", "record", "records", "juso", "result")
@@ -160,6 +160,29 @@ def paging_kind(params: list[tuple[str, str]]) -> tuple[str, list[str]]:
     return "none", []
 
 
+def size_param(params: list[tuple[str, str]]) -> str | None:
+    """The parameter that sets how many rows a page holds, by `paging_kind` (`numOfRows`, `perPage`, `limit`); None
+    for an index range (its end says it) and for the kinds without one."""
+    kind, names = paging_kind(params)
+    group = SIZE_NAMES if kind == "page" else LIMIT_NAMES if kind == "offset" else ()
+    return next((n for n in names if n.lower() in group), None)
+
+
+def page_args(params: list[tuple[str, str]], n: int, size: int) -> dict[str, Any]:
+    """The paging arguments that ask for the `n`-th page (1-based) of `size` rows, by `paging_kind`: a page number,
+    an offset (0-based, with the limit), or an index range; {} for cursor paging (a page is reached only through the
+    token of the one before) and for tools that do not page."""
+    kind, names = paging_kind(params)
+    if kind == "index_range":
+        return {names[0]: (n - 1) * size + 1, names[1]: n * size}
+    if kind == "offset":
+        start = next(x for x in names if x.lower() in OFFSET_NAMES)
+        limit = size_param(params)
+        return {start: (n - 1) * size + (0 if start.lower() in ZERO_BASED else 1), **({limit: size} if limit else {})}
+    page = next((x for x in names if x.lower() in PAGE_NAMES), None) if kind == "page" else None
+    return {page: n} if page else {}
+
+
 #: Offsets counted from 0 (`offset=20` starts at the 21st row, as in SQL and most REST APIs); `startRow` and its kin
 #: are 1-based row numbers.
 ZERO_BASED = ("offset", "skip")
@@ -236,26 +259,95 @@ NEXT_NAMES = (
 MAX_TOKEN = 512
 
 
-def detect_next(doc: Any, rows: list[dict[str, Any]]) -> str:
+def detect_next(doc: Any, rows: list[dict[str, Any]], sent: Collection[str] = ()) -> str:
     """The token an answer gives for its next page, read in the top levels outside its rows; "" when it gives none
-    (the last page says null, "" or false) or gives a link rather than a token."""
+    (the last page says null, "" or false), gives a link rather than a token, or says that no page follows
+    (`detect_more`). A value the call itself sent (`sent`) is the echo of the current cursor (`{"cursor": "c2",
+    "nextCursor": null}` on the last page), never the next one: asking with it again would loop."""
+    if detect_more(doc, rows) is False:
+        return ""
+
+    def token(value: Any) -> str | None:
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            return None
+        text = str(value).strip()
+        link = text.startswith(("http:", "https:", "/"))
+        return text if text and len(text) <= MAX_TOKEN and not link and text not in sent else None
+
+    found = _outside_rows(doc, rows, NEXT_NAMES, token)
+    return next((found[k] for k in NEXT_NAMES if k in found), "")
+
+
+T = TypeVar("T")
+
+
+def _outside_rows(
+    doc: Any, rows: list[dict[str, Any]], names: tuple[str, ...], read: Callable[[Any], T | None]
+) -> dict[str, T]:
+    """The first value `read` accepts under each of `names` (lower case) in the top levels of an answer, never
+    inside its rows."""
     skip = {id(r) for r in rows}
-    found: dict[str, str] = {}
+    found: dict[str, T] = {}
 
     def visit(node: Any, depth: int) -> None:
         if depth > 4 or id(node) in skip or not isinstance(node, dict | list):
             return
         for key, value in node.items() if isinstance(node, dict) else enumerate(node[:4]):
             k = str(key).lower()
-            if k in NEXT_NAMES and k not in found and isinstance(value, str | int) and not isinstance(value, bool):
-                token = str(value).strip()
-                if token and len(token) <= MAX_TOKEN and not token.startswith(("http:", "https:", "/")):
-                    found[k] = token
+            got = read(value) if k in names else None
+            if got is not None:
+                found.setdefault(k, got)
             elif isinstance(value, dict | list):
                 visit(value, depth + 1)
 
     visit(doc, 0)
-    return next((found[k] for k in NEXT_NAMES if k in found), "")
+    return found
+
+
+#: Flags by which an answer says whether another page follows, with or without a token (`hasNext`, `hasMore`), and
+#: those that say this page is the last (Spring Data's `last`, `isLast`); only booleans (or Y/N, true/false) count.
+MORE_NAMES = ("hasnext", "has_next", "hasnextpage", "has_next_page", "hasmore", "has_more", "moreresults")
+LAST_NAMES = ("islast", "is_last", "last", "lastpage", "last_page")
+_YES, _NO = ("true", "y", "yes"), ("false", "n", "no")
+
+
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in (*_YES, *_NO):
+        return value.strip().lower() in _YES
+    return None
+
+
+def detect_more(doc: Any, rows: list[dict[str, Any]]) -> bool | None:
+    """Whether the answer says another page follows (`hasNext: true`, `last: false`), read in the top levels outside
+    its rows; None when it says nothing either way."""
+    found = _outside_rows(doc, rows, (*MORE_NAMES, *LAST_NAMES), _flag)
+    return next((found[k] if k in MORE_NAMES else not found[k] for k in (*MORE_NAMES, *LAST_NAMES) if k in found), None)
+
+
+def next_param(params: list[tuple[str, str]]) -> str | None:
+    """The parameter that asks for the next page, by `paging_kind`: the cursor parameter (it takes the answer's
+    token), or the page number of page + size paging (an answer that only flags `hasNext`); None for the kinds
+    whose next page is a position the caller computes (offset, index range) and for tools that do not page."""
+    kind, names = paging_kind(params)
+    if kind == "cursor":
+        return names[0]
+    if kind == "page":
+        return next((n for n in names if n.lower() in PAGE_NAMES), None)
+    return None
+
+
+def next_page(params: list[tuple[str, str]], args: dict[str, Any], default: Any = None) -> str:
+    """The page number after the one a call of a page-numbered tool asked for (its argument, else the documented
+    default, else 1): what an answer that flags `hasNext` without a token asks next; "" for other paging kinds."""
+    name = next_param(params)
+    if name is None or paging_kind(params)[0] != "page":
+        return ""
+    asked = _count(args.get(name))
+    if asked is None:
+        asked = _count(default)
+    return str((1 if asked is None else asked) + 1)
 
 
 SPECIFIC_CODES = {"resultCode", "returnReasonCode", "errorCode", "status_code", "result_code"}

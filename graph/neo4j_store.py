@@ -28,16 +28,22 @@ from core.settings import Neo4jSettings
 from graph import queries
 from graph.models import (
     ApiRecord,
-    FieldRecord,
     LinkRecord,
-    ParamRecord,
     RunRecord,
     TokenRecord,
     ToolRecord,
     utcnow,
 )
-from graph.openapi import field_hash, param_hash
-from graph.transforms import describe
+from graph.neo4j_props import (
+    CREATE_TOOLS,
+    UPSERT_TOOLS,
+    api_from,
+    api_props,
+    link_from,
+    link_props,
+    tool_from,
+    tool_row,
+)
 
 log = logging.getLogger("kopa.neo4j")
 BATCH = 2000
@@ -91,118 +97,6 @@ def _page(offset: int, limit: int) -> tuple[int, int]:
     return offset, limit
 
 
-_TOOL_JSON = ("json_schema",)
-#: Param and Field properties that hold any JSON value (typed enum values, examples, defaults): stored as JSON text.
-_PARAM_JSON = ("example", "default", "enum")
-_FIELD_JSON = ("example",)
-#: Params and fields travel as value lists in these column orders (maps would repeat every key in every row);
-#: queries.tool_write_queries turns them back into properties, adding id, tool, key and removed.
-PARAM_COLUMNS = (*ParamRecord.model_fields, "hash")
-FIELD_COLUMNS = (*FieldRecord.model_fields, "hash")
-CREATE_TOOLS, UPSERT_TOOLS = queries.tool_write_queries(PARAM_COLUMNS, FIELD_COLUMNS)
-_LINK_JSON = ("transform", "evidence", "history")
-
-
-def _api_props(api: ApiRecord) -> dict[str, Any]:
-    d = api.model_dump(exclude={"auth"})
-    d["auth"] = api.auth.model_dump_json()
-    return {k: v for k, v in d.items() if v is not None}
-
-
-def _api_from(props: dict[str, Any]) -> ApiRecord:
-    props = dict(props)
-    props["auth"] = json.loads(props.get("auth") or "{}")
-    return ApiRecord.model_validate(props)
-
-
-def _json_or_none(value: Any) -> str | None:
-    """A property holding any JSON value (Neo4j keeps only primitives and homogeneous lists of them); None stays
-    None, so the property is not written at all and reads back as None."""
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def _tool_row(t: ToolRecord) -> dict[str, Any]:
-    """One tool as a row of the tool write queries: its property map (None values left out; the queries add
-    param_order and field_order), and its params and fields as value lists in PARAM_COLUMNS / FIELD_COLUMNS order."""
-    props = t.model_dump(exclude={"params", "fields"})
-    for k in _TOOL_JSON:
-        props[k] = json.dumps(props[k], ensure_ascii=False)
-    props = {k: v for k, v in props.items() if v is not None}
-    params = []
-    for p in t.params:
-        row = dict(vars(p))  # the field values as they are (all primitives; the JSON ones are encoded next)
-        for k in _PARAM_JSON:
-            row[k] = _json_or_none(row[k])
-        row["hash"] = param_hash(p)
-        params.append([row[c] for c in PARAM_COLUMNS])
-    fields = []
-    for f in t.fields:
-        row = dict(vars(f))
-        for k in _FIELD_JSON:
-            row[k] = _json_or_none(row[k])
-        row["hash"] = field_hash(f)
-        fields.append([row[c] for c in FIELD_COLUMNS])
-    return {"name": t.name, "props": props, "params": params, "fields": fields}
-
-
-def _json_prop(value: Any, empty: str = "null") -> Any:
-    """Decode a JSON property; a value that is not a string (a list written before enums were JSON) stays as it is."""
-    if value is None or value == "":
-        return json.loads(empty)
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def _tool_from(tool: dict[str, Any], params: list[dict[str, Any]], fields: list[dict[str, Any]]) -> ToolRecord:
-    tool = dict(tool)
-    for k in _TOOL_JSON:
-        tool[k] = json.loads(tool.get(k) or "{}")
-    plist = []
-    for p in params:
-        p = {k: v for k, v in p.items() if k not in ("id", "tool", "key", "hash", "removed")}
-        for k in _PARAM_JSON:
-            p[k] = _json_prop(p.get(k))
-        plist.append(ParamRecord.model_validate(p))
-    flist = []
-    for f in fields:
-        f = {k: v for k, v in f.items() if k not in ("id", "tool", "hash", "removed")}
-        for k in _FIELD_JSON:
-            f[k] = _json_prop(f.get(k))
-        flist.append(FieldRecord.model_validate(f))
-    order = {n: i for i, n in enumerate(tool.get("param_order") or [])}
-    tool.pop("param_order", None)
-    plist.sort(key=lambda p: order.get(p.key(), len(order)))
-    forder = {n: i for i, n in enumerate(tool.pop("field_order", None) or [])}
-    flist.sort(key=lambda f: forder.get(f.name, len(forder)))
-    return ToolRecord.model_validate({**tool, "params": plist, "fields": flist})
-
-
-def _link_props(link: LinkRecord) -> dict[str, Any]:
-    d = link.model_dump()
-    for k in _LINK_JSON:
-        d[k] = json.dumps(d[k], ensure_ascii=False)
-    d.update(_captions(link))
-    return d
-
-
-#: Readable copies of a link's transform and evidence (the JSON properties are unreadable as captions): Neo4j
-#: Browser shows them on LINK and on the VERIFIED mirror (graph/browser/kopa.grass). Never read back.
-_CAPTIONS = ("transform_label", "evidence_label")
-
-
-def _captions(link: LinkRecord) -> dict[str, str]:
-    ev = link.evidence
-    trials = ev.get("trials")
-    evidence = f"{ev.get('successes', 0)}/{trials} ok" if isinstance(trials, int) and trials else ""
-    return {"transform_label": describe(link.transform), "evidence_label": evidence}
-
-
-def _link_from(props: dict[str, Any]) -> LinkRecord:
-    props = {k: v for k, v in props.items() if k not in _CAPTIONS}
-    for k in _LINK_JSON:
-        props[k] = json.loads(props.get(k) or ("[]" if k == "history" else "{}"))
-    return LinkRecord.model_validate(props)
-
-
 def _rows_of(t: ToolRecord) -> int:
     return 1 + len(t.params) + len(t.fields)
 
@@ -240,7 +134,7 @@ def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[dict[str, Any]]) -> set[
 def _write_tools(
     tx: neo4j.ManagedTransaction, rows: list[dict[str, Any]], flag_rows: list[dict[str, Any]], create: bool
 ) -> set[str]:
-    """Write tool rows (_tool_row): those no Tool node has the name of yet with CREATE_TOOLS (when `create`), the
+    """Write tool rows (tool_row): those no Tool node has the name of yet with CREATE_TOOLS (when `create`), the
     others with UPSERT_TOOLS; then flag the links of flag_rows. Returns the ids of the flagged links."""
     existing: set[str] = set()
     if create:
@@ -344,7 +238,7 @@ class Neo4jStore:
         retire_flags = [_flag_row(n, flags[n]) for n in retire if n in flags]
         upserted = {t.name for t in upsert}
         stray = [_flag_row(n, f) for n, f in flags.items() if n not in upserted and n not in retire]
-        api_props = _api_props(api)
+        api_map = api_props(api)
 
         def finish(tx: neo4j.ManagedTransaction) -> set[str]:
             if retire:
@@ -352,10 +246,10 @@ class Neo4jStore:
             return _flag(tx, retire_flags + stray)
 
         if rows <= SINGLE_TX_ROWS:
-            built = [[_tool_row(t) for t in chunk] for chunk in chunks]
+            built = [[tool_row(t) for t in chunk] for chunk in chunks]
 
             def work(tx: neo4j.ManagedTransaction, create: bool) -> int:
-                tx.run(queries.UPSERT_API, api=api_props).consume()
+                tx.run(queries.UPSERT_API, api=api_map).consume()
                 ids: set[str] = set()
                 for chunk, chunk_rows in zip(chunks, built, strict=True):
                     ids |= _write_tools(tx, chunk_rows, _chunk_flags(chunk, flags), create)
@@ -366,7 +260,7 @@ class Neo4jStore:
             except ConstraintError:  # a concurrent registration created one of the new tools first
                 return int(self._write(lambda tx: work(tx, False)))
 
-        self._write(lambda tx: tx.run(queries.UPSERT_API, api=api_props).consume())
+        self._write(lambda tx: tx.run(queries.UPSERT_API, api=api_map).consume())
         ids: set[str] = set()
         with ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="kopa-register") as pool:
             futures = [pool.submit(self._write_chunk, chunk, _chunk_flags(chunk, flags)) for chunk in chunks]
@@ -384,7 +278,7 @@ class Neo4jStore:
         """One chunk of a large registration in its own transaction (see apply_registration). Chunks written at
         the same time can deadlock on the links they flag (Neo4j then fails one of them with a transient error):
         a chunk is tried again up to CHUNK_ATTEMPTS times, beyond the driver's own retries."""
-        rows = [_tool_row(t) for t in chunk]
+        rows = [tool_row(t) for t in chunk]
         create = True
         for attempt in range(1, CHUNK_ATTEMPTS + 1):
             try:
@@ -402,11 +296,11 @@ class Neo4jStore:
     def list_apis(self, offset: int = 0, limit: int = 50) -> tuple[list[ApiRecord], int]:
         offset, limit = _page(offset, limit)
         recs = self._read(queries.LIST_APIS, offset=offset, limit=limit)
-        return [_api_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
+        return [api_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
 
     def get_api(self, api_id: str) -> ApiRecord | None:
         recs = self._read(queries.GET_API, id=api_id)
-        return _api_from(recs[0]["api"]) if recs else None
+        return api_from(recs[0]["api"]) if recs else None
 
     def delete_api(self, api_id: str) -> int:
         def work(tx: neo4j.ManagedTransaction) -> int:
@@ -416,9 +310,7 @@ class Neo4jStore:
         return int(self._write(work))
 
     def tools_of_api(self, api_id: str) -> list[ToolRecord]:
-        return [
-            _tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(queries.TOOLS_OF_API, api_id=api_id)
-        ]
+        return [tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(queries.TOOLS_OF_API, api_id=api_id)]
 
     def tool_owners(self, names: list[str]) -> dict[str, str]:
         return {r["name"]: r["api_id"] for r in self._read(queries.TOOL_OWNERS, names=names)}
@@ -434,14 +326,14 @@ class Neo4jStore:
         offset, limit = _page(offset, limit)
         recs = self._read(queries.LIST_TOOLS, offset=offset, limit=limit, api_id=api_id, q=q, status=status)
         total = int(recs[0]["total"]) if recs else 0
-        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in recs if r["tool"] is not None], total
+        return [tool_from(r["tool"], r["params"], r["fields"]) for r in recs if r["tool"] is not None], total
 
     def all_tools(self, status: str | None = "active") -> list[ToolRecord]:
-        return [_tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(queries.ALL_TOOLS, status=status)]
+        return [tool_from(r["tool"], r["params"], r["fields"]) for r in self._read(queries.ALL_TOOLS, status=status)]
 
     def get_tool(self, name: str) -> ToolRecord | None:
         recs = self._read(queries.GET_TOOL, name=name)
-        return _tool_from(recs[0]["tool"], recs[0]["params"], recs[0]["fields"]) if recs else None
+        return tool_from(recs[0]["tool"], recs[0]["params"], recs[0]["fields"]) if recs else None
 
     # ------------------------------------------------------------------ links
     def upsert_candidates(self, links: list[LinkRecord]) -> int:
@@ -450,7 +342,7 @@ class Neo4jStore:
                 "id": lk.id,
                 "field_id": f"{lk.source_tool}|{lk.source_field}",
                 "param_id": f"{lk.target_tool}|{lk.target_param}",
-                "props": _link_props(lk),
+                "props": link_props(lk),
             }
             for lk in links
         ]
@@ -469,15 +361,15 @@ class Neo4jStore:
     ) -> tuple[list[LinkRecord], int]:
         offset, limit = _page(offset, limit)
         recs = self._read(queries.LIST_LINKS, status=status, tool=tool, offset=offset, limit=limit)
-        return [_link_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
+        return [link_from(r) for r in recs[0]["rows"]], int(recs[0]["total"])
 
     def get_link(self, link_id: str) -> LinkRecord | None:
         recs = self._read(queries.GET_LINK, id=link_id)
-        return _link_from(recs[0]["link"]) if recs else None
+        return link_from(recs[0]["link"]) if recs else None
 
     def save_link(self, link: LinkRecord) -> None:
         def work(tx: neo4j.ManagedTransaction) -> None:
-            tx.run(queries.SAVE_LINK, id=link.id, props=_link_props(link)).consume()
+            tx.run(queries.SAVE_LINK, id=link.id, props=link_props(link)).consume()
             tx.run(queries.REFRESH_FEEDS_MANY, pairs=[[link.source_tool, link.target_tool]]).consume()
 
         with self._outcomes:
@@ -546,7 +438,7 @@ class Neo4jStore:
 
     def save_links(self, links: list[LinkRecord]) -> None:
         """Many outcomes in few transactions (bulk loads, benchmarks); same effects as save_link."""
-        rows = [{"id": lk.id, "props": _link_props(lk)} for lk in links]
+        rows = [{"id": lk.id, "props": link_props(lk)} for lk in links]
         pairs = sorted({(lk.source_tool, lk.target_tool) for lk in links})
 
         def work(tx: neo4j.ManagedTransaction) -> None:

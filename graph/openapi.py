@@ -8,8 +8,6 @@ JSON-pointer locations; nothing here touches a store.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
 from typing import Any, Literal
@@ -17,7 +15,7 @@ from urllib.parse import urlparse
 
 from core.errors import InvalidInput
 from graph import envelopes
-from graph.models import ApiRecord, AuthConfig, FieldRecord, ParamRecord, RegistrationMeta, ToolRecord
+from graph.models import ApiRecord, AuthConfig, ParamRecord, RegistrationMeta, ToolRecord
 from graph.openapi_items import find_items, item_fields, response_schema, schema_member
 from graph.openapi_load import MAX_DEPTH as MAX_DEPTH
 from graph.openapi_load import load_document as load_document
@@ -37,7 +35,7 @@ from graph.openapi_schema import (
     pointer,
     type_of,
 )
-from graph.schema_convert import to_json_schema
+from graph.tool_schema import SCALARS, content_hash, json_value, model_schema, spec_hash
 
 METHODS = ("get", "post", "put", "patch", "delete")
 KEY_PARAM_NAMES = ("serviceKey", "ServiceKey", "confmKey", "authKey", "apiKey", "api_key", "crtfc_key")
@@ -58,17 +56,10 @@ PATH_KEY_WORDS = (
 MAX_TITLE = 300
 
 
-def _hash(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
-
-
 def _consumes(op: dict[str, Any], doc: dict[str, Any]) -> set[str]:
     """Swagger 2 `consumes` (the operation's, else the document's) as body encodings."""
     raw = op.get("consumes") if isinstance(op.get("consumes"), list) else doc.get("consumes")
     return {k for k in (media_kind(m) for m in raw if isinstance(m, str)) if k} if isinstance(raw, list) else set()
-
-
-_SCALARS = ("string", "integer", "number", "boolean")
 
 
 def _enum(raw: Any) -> list[Any] | None:
@@ -115,7 +106,7 @@ def _param(ctx: DocContext, raw: Any, where: str, swagger2: bool) -> ParamRecord
         # Swagger 2 formData parameters are fields of a form body; `type: file` is a binary part of it
         name=name,
         location="body" if loc == "formData" else loc,
-        type=t if t in (*_SCALARS, "array") else "string",
+        type=t if t in (*SCALARS, "array") else "string",
         format=schema.get("format") or ("binary" if t == "file" else None),
         pattern=schema.get("pattern"),
         enum=enum,
@@ -255,7 +246,7 @@ def _server_url(ctx: DocContext, doc: dict[str, Any], swagger2: bool, meta: Regi
 def api_id_for(doc: dict[str, Any], server_url: str) -> str:
     parsed = urlparse(server_url)
     base = snake(f"{parsed.hostname or 'api'} {parsed.path}")[:48].strip("_")
-    return (base or "api") + "-" + _hash([server_url, (doc.get("info") or {}).get("title")])[:6]
+    return (base or "api") + "-" + content_hash([server_url, (doc.get("info") or {}).get("title")])[:6]
 
 
 def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiRecord, list[ToolRecord]]:
@@ -433,8 +424,8 @@ class _Operations:
             else (known, "known" if known else None)
         )
         params = [p for p in params if p.name != key_param]
-        fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and _json_value(p.enum)), None)
-        fmt_value = _json_value(fmt.enum) if fmt and fmt.enum else None
+        fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and json_value(p.enum)), None)
+        fmt_value = json_value(fmt.enum) if fmt and fmt.enum else None
         response = response_schema(ctx, op, op_where, self.swagger2)
         envelope, items_path, item_schema = find_items(ctx, response, op_where)
         fields = item_fields(ctx, item_schema, items_path, op_where)
@@ -526,105 +517,7 @@ def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[T
         auth=AuthConfig(scheme=auth.scheme, param=auth_param, secret=auth.secret),
         rate_limit_per_s=meta.rate_limit_per_s,
         daily_quota=meta.daily_quota,
-        doc_hash=_hash(doc),
+        doc_hash=content_hash(doc),
         tool_count=len(tools),
     )
     return api, tools, ops.reports
-
-
-def model_schema(description: str, params: list[ParamRecord]) -> dict[str, Any]:
-    """The JSON Schema of a tool's arguments, as shown to a model (no keys, no format switches). Enums keep
-    their types, cast to the declared one, and an array's enum describes its items."""
-    props: dict[str, Any] = {}
-    for p in params:
-        s: dict[str, Any] = {"type": p.type if p.type in (*_SCALARS, "array") else "string"}
-        one = s
-        if p.type == "array":
-            one = s["items"] = {"type": p.item_type if p.item_type in (*_SCALARS, "object") else "string"}
-        if p.description:
-            s["description"] = p.description
-        if p.enum:
-            values = _enum_as(p.enum, one["type"])
-            if values:
-                one["enum"] = values
-        if p.pattern:
-            s["pattern"] = p.pattern
-        if p.format:
-            s["format"] = p.format
-        props[p.name] = s
-    schema: dict[str, Any] = {"type": "object", "properties": props}
-    required = [p.name for p in params if p.required]
-    if required:
-        schema["required"] = required
-    return to_json_schema(schema, {})  # type: ignore[no-any-return]
-
-
-def _enum_as(values: list[Any], t: str) -> list[Any]:
-    """Enum values of type `t`, so that the schema accepts its own enum: documents say `type: string` with
-    `enum: [1, 2]`, or `type: integer` with `enum: ["1", "2"]`. A value that cannot take the type is left out."""
-    out: list[Any] = []
-    seen: set[tuple[type, Any]] = set()
-    for v in values:
-        c = _as_type(v, t)
-        if c is not None and (type(c), c) not in seen:
-            seen.add((type(c), c))
-            out.append(c)
-    return out
-
-
-def _as_type(v: Any, t: str) -> Any:
-    if v is None or isinstance(v, dict | list):
-        return None
-    if t == "string":
-        return v if isinstance(v, str) else json.dumps(v) if isinstance(v, bool) else str(v)
-    if t == "boolean":
-        if isinstance(v, str):
-            return {"true": True, "false": False}.get(v.strip().lower())
-        return v if isinstance(v, bool) else None
-    if isinstance(v, bool):
-        return None  # JSON Schema keeps booleans apart from numbers
-    if isinstance(v, str):
-        text = v.strip()
-        if re.fullmatch(r"[+-]?\d{1,40}", text):
-            return int(text)
-        try:
-            v = float(text)
-        except ValueError:
-            return None
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return None
-        if v.is_integer():
-            return int(v)
-        return v if t == "number" else None
-    return v if isinstance(v, int) else None
-
-
-def _json_value(enum: list[Any]) -> str | None:
-    """The member of a format switch's enum that asks for JSON ("json", "JSON"); members need not be text."""
-    return next((e for e in enum if isinstance(e, str) and e.strip().lower() == "json"), None)
-
-
-def _implied_out(param: dict[str, Any]) -> dict[str, Any]:
-    if param.get("item_type") in (None, "string"):  # what an array's items were taken to be before item_type
-        param.pop("item_type", None)
-    return param
-
-
-def spec_hash(tool: ToolRecord) -> str:
-    """What a call depends on: method, URL, parameters, fields, envelope, body encoding. Fields added since
-    count only where they say more than the record implied before them (items were strings, a body was JSON),
-    so an unchanged document keeps its hash and re-registering it reports no change."""
-    d = tool.model_dump(include={"method", "url", "params", "fields", "envelope"})
-    d["params"] = [_implied_out(p) for p in d["params"]]
-    if tool.body_media not in (None, JSON_MEDIA):
-        d["body_media"] = tool.body_media
-    return _hash(d)
-
-
-def param_hash(p: ParamRecord) -> str:
-    return _hash(_implied_out(p.model_dump(exclude={"example", "description"})))
-
-
-def field_hash(f: FieldRecord) -> str:
-    return _hash(f.model_dump(exclude={"example", "description"}))

@@ -9,8 +9,9 @@ from core.egress import EgressPolicy
 from core.errors import InvalidInput, NotFound
 from core.settings import Settings, find_override
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
-from graph.openapi import MAX_NAME, field_hash, param_hash, parse_with_report
+from graph.openapi import MAX_NAME, parse_with_report
 from graph.store import GraphStore
+from graph.tool_schema import field_hash, param_hash
 
 
 def check_host(url: str, settings: Settings, api_id: str | None = None) -> None:

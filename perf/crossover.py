@@ -44,9 +44,10 @@ from graph.embedded_store import EmbeddedStore
 from graph.store import all_apis, all_links
 from sandbox.inprocess import sandbox_mode
 from synthesis.batches import synthesize_guarded
-from synthesis.records import Trajectory
+from synthesis.records import SynthesisRequest, Trajectory
 from tests.support.helpers import register_catalog
-from verification.engine import Engine, prepare_round
+from verification.engine import Engine
+from verification.rounds import prepare_round
 from verification.runs import DemandVerifier, execute_run, new_run
 
 try:  # the generated catalog (sandbox/generated.py, tests/support/generated.py), where this checkout has it
@@ -139,7 +140,7 @@ async def edge_arm(up: Upstream, count: int, seed: int, progress: Callable[[Any]
     ex = Executor(up.settings, economy, _apis(up.store), transport=up.transport)
     try:
         out = await synthesize_guarded(
-            up.store, up.settings, ex, count=count, seed=seed, verifier=verifier, progress=progress
+            up.store, up.settings, ex, SynthesisRequest(count=count, seed=seed), verifier=verifier, progress=progress
         )
     finally:
         await ex.aclose()
@@ -184,7 +185,9 @@ async def baseline_arm(up: Upstream, count: int, seed: int) -> Arm:
     sampling = up.transport.requests
     ex = Executor(up.settings, economy, _apis(up.store), transport=up.transport)
     try:
-        out = await synthesize_guarded(up.store, up.settings, ex, count=count, seed=seed, unverified=True)
+        out = await synthesize_guarded(
+            up.store, up.settings, ex, SynthesisRequest(count=count, seed=seed), unverified=True
+        )
     finally:
         await ex.aclose()
     return Arm(

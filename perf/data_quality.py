@@ -31,6 +31,7 @@ from sandbox.inprocess import sandbox_mode
 from synthesis.engine import DEFAULT_EXTRAS, synthesize
 from synthesis.export import SFT_MAX_LENGTH, export_all
 from synthesis.quality import quality_lines
+from synthesis.records import SynthesisResult
 from tests.support.helpers import verified_store
 
 
@@ -60,11 +61,11 @@ def targets(q: dict[str, Any], extras: dict[str, float]) -> list[str]:
     return misses
 
 
-def run(count: int, seed: int, root: Path) -> tuple[dict[str, Any], dict[str, Any], float]:
+def run(count: int, seed: int, root: Path) -> tuple[SynthesisResult, dict[str, Any], float]:
     settings, transport = sandbox_mode(Settings())
     store = verified_store(root / "g.sqlite3", settings, transport)
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=count, seed=seed)

@@ -20,7 +20,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from core.settings import Settings
 from execution.executor import Executor
@@ -28,16 +27,17 @@ from execution.limits import MemoryEconomy
 from graph.embedded_store import EmbeddedStore
 from synthesis.engine import synthesize
 from synthesis.quality import quality, quality_lines, question_targets
+from synthesis.records import SynthesisResult
 from tests.unseen.harness import run_unseen, transport, unseen_settings
 
 
-def run(count: int, seed: int, root: Path) -> tuple[dict[str, Any], float]:
+def run(count: int, seed: int, root: Path) -> tuple[SynthesisResult, float]:
     graph = root / "unseen.sqlite3"
     run_unseen(graph)
     settings = unseen_settings(Settings(store="embedded", embedded_path=graph))
     store = EmbeddedStore(graph)
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(
             settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport()
         )

@@ -28,7 +28,8 @@ from graph.store import all_links
 from sandbox.inprocess import sandbox_mode
 from tests.support.helpers import register_catalog
 from tests.unseen.harness import SECRET, documents, transport, unseen_settings
-from verification.engine import Engine, run_rounds
+from verification.engine import Engine
+from verification.rounds import run_rounds
 from verification.runs import new_run, scoped_tools
 
 VERDICTS = ("support", "none", "against")

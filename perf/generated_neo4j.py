@@ -23,7 +23,6 @@ import asyncio
 import os
 import random
 import time
-from typing import Any
 
 from core.settings import Neo4jSettings, Settings
 from execution.executor import Executor
@@ -33,18 +32,21 @@ from graph.store import all_apis, all_links
 from perf.crossover import CountingTransport
 from sandbox.generated import generated_mode
 from synthesis.batches import synthesize_guarded
+from synthesis.records import SynthesisRequest, SynthesisResult
 from tests.support.generated import register_generated
 from verification.runs import DemandVerifier
 
 
 async def _synthesize(
     store: Neo4jStore, settings: Settings, transport: CountingTransport, count: int, seed: int, demand: bool
-) -> dict[str, Any]:
+) -> SynthesisResult:
     economy = MemoryEconomy()
     verifier = DemandVerifier(store, settings, economy=economy, transport=transport) if demand else None
     ex = Executor(settings, economy, {a.id: a for a in all_apis(store)}, transport=transport)
     try:
-        return await synthesize_guarded(store, settings, ex, count=count, seed=seed, verifier=verifier)
+        return await synthesize_guarded(
+            store, settings, ex, SynthesisRequest(count=count, seed=seed), verifier=verifier
+        )
     finally:
         await ex.aclose()
         if verifier is not None:

@@ -25,10 +25,10 @@ from execution.limits import MemoryEconomy, NoCache
 from graph.embedded_store import EmbeddedStore
 from perf.crossover import baseline_arm, edge_arm, fresh_upstream
 from synthesis.engine import synthesize
-from synthesis.records import Trajectory
+from synthesis.records import SynthesisResult, Trajectory
 
 
-async def synth(store: EmbeddedStore, settings: Settings, transport: Any, count: int) -> tuple[dict[str, Any], float]:
+async def synth(store: EmbeddedStore, settings: Settings, transport: Any, count: int) -> tuple[SynthesisResult, float]:
     """Synthesis over the verified links only (no verification on the way): the rate figure."""
     ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=1000)[0]}, transport=transport)
     t0 = time.perf_counter()

@@ -60,7 +60,7 @@ from sandbox.providers import all_operations
 from tests.support.generated import instance_map, register_generated
 from tests.support.helpers import register_catalog
 from tests.support.scoring import SAMPLE, sample_generated_run, sample_precision, score, wilson_interval
-from verification.runs import execute_run, new_run, run_progress
+from verification.runs import RunProgress, execute_run, new_run, run_progress
 
 FAULTS = (
     '{"error_5xx_rate": 0.10, "timeout_rate": 0.05, "timeout_s": 1.0, "error200_burst_rate": 0.01,'
@@ -74,7 +74,7 @@ def fresh_store(root: Path, name: str, settings: Settings) -> EmbeddedStore:
     return register_catalog(store, settings)
 
 
-def run(store: EmbeddedStore, settings: Settings, transport: Any, economy: Any, **kw: Any) -> dict[str, Any]:
+def run(store: EmbeddedStore, settings: Settings, transport: Any, economy: Any, **kw: Any) -> RunProgress:
     naive = kw.pop("naive", False)
     r = asyncio.run(execute_run(store, settings, new_run(**kw), transport=transport, economy=economy, naive=naive))
     return run_progress(store, r)

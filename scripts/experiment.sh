@@ -143,14 +143,18 @@ run snapshot 0 kopa bench run --agent oracle --record "$WORK/snapshot.json" --ou
 runs=()
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; true' EXIT   # a failed stage leaves no server behind
-for entry in "untuned-$SMALL=$BASE_9B" "${tuned[@]}" "untuned-$LARGE=$BASE_27B"; do
+# The untuned large model runs twice: thinking off (the tuned models' setting) and, where the family has a thinking
+# mode (THINK_TEMPLATE_KWARGS), thinking on (untuned-<LARGE>-think).
+think=(); [ -n "${THINK_TEMPLATE_KWARGS:-}" ] && think=("untuned-$LARGE-think=$BASE_27B")
+for entry in "untuned-$SMALL=$BASE_9B" "${tuned[@]}" "untuned-$LARGE=$BASE_27B" "${think[@]}"; do
   name=${entry%%=*}; model=${entry#*=}
+  kwargs=$CHAT_TEMPLATE_KWARGS; case "$name" in *-think) kwargs=$THINK_TEMPLATE_KWARGS ;; esac
   if [ "$REHEARSAL" = 1 ]; then
     serve=(kopa bench serve-local --model-dir "$model" --served-model-name "$name"
-           --chat-template-kwargs "$CHAT_TEMPLATE_KWARGS" --port "$PORT")
+           --chat-template-kwargs "$kwargs" --port "$PORT")
   else
     serve=(vllm serve "$model" --served-model-name "$name" --enable-auto-tool-choice --tool-call-parser "$TOOL_PARSER"
-           --reasoning-parser "$REASONING_PARSER" --default-chat-template-kwargs "$CHAT_TEMPLATE_KWARGS"
+           --reasoning-parser "$REASONING_PARSER" --default-chat-template-kwargs "$kwargs"
            --max-model-len 32768 --gpu-memory-utilization 0.90 --port "$PORT")
   fi
   printf '+'; printf ' %q' "${serve[@]}"; printf ' &\n'
@@ -178,9 +182,11 @@ for entry in "untuned-$SMALL=$BASE_9B" "${tuned[@]}" "untuned-$LARGE=$BASE_27B";
 done
 
 # 6. One table: KOPA-Bench live and replay next to BFCL per model, the seeds aggregated as mean ± spread, each model
-# against the untuned 27B by a paired bootstrap over tasks (non-inferiority within MARGIN), the sampling settings,
+# against the untuned 27B by a paired bootstrap over tasks (non-inferiority within MARGIN), pass rates split by the
+# tasks' overlap with the EDGE training data (exact tool sequence seen / tools seen / unseen), the sampling settings,
 # the data's benchmark overlap and the time and GPU-hours of every stage.
-run compare 0 kopa bench compare "${runs[@]}" --reference "untuned-$LARGE" --margin "$MARGIN" --out "$WORK/results.md"
+run compare 0 kopa bench compare "${runs[@]}" --reference "untuned-$LARGE" --margin "$MARGIN" \
+  --training "$WORK/edge/export" --out "$WORK/results.md"
 if [ "$DRY" = 0 ]; then
   { echo; echo "Sampling: k=$K, temperature $TEMPERATURE, top_p $TOP_P; seeds: $SEEDS"
     if [ "$REHEARSAL" = 1 ]; then

@@ -174,8 +174,11 @@ def squeeze(text: str) -> tuple[str, list[int]]:
 
 _MAG = {"억": 1e8, "만": 1e4, "천": 1e3, "백": 1e2}
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-#: a number, optionally followed by Korean magnitudes (`5억 2,340만`, `1억 5천만`, `3천`)
-_AMOUNT = re.compile(rf"(?<![\d.,a-z])-?(?:{_NUM})(?:\s?[억만천백]+(?:\s?(?:{_NUM})\s?[억만천백]+)*)?")
+#: a number, optionally followed by Korean magnitudes (`5억 2,340만`, `1억 5천만`, `3천`) and the ones written right
+#: after the last of them (`1천144`, `1만2,000`)
+_AMOUNT = re.compile(
+    rf"(?<![\d.,a-z])-?(?:{_NUM})(?:\s?[억만천백]+(?:\s?(?:{_NUM})\s?[억만천백]+)*(?:(?<=[억만천백])(?:{_NUM}))?)?"
+)
 _NATIVE = {
     "한": 1,
     "두": 2,
@@ -211,7 +214,7 @@ _NATIVE_RX = re.compile(
 _SINO = re.compile(
     r"(?<![가-힣\d,.])((?:[이삼사오육칠팔구]?만\s?)?(?:[이삼사오육칠팔구]?천)?(?:[이삼사오육칠팔구]?백)?(?:[이삼사오육칠팔구]?십)?"
     r"[일이삼사오육칠팔구]?)(?<=[십백천만일이삼사오육칠팔구])"
-    r"\s?(?=세대|가구|분|초|시간|퍼센트|프로|도|개|곳|건|명|대|동|층|단지|미터|킬로|원|만원|정거장|정류장)"
+    r"\s?(?=\S)"
 )
 _SINO_DIGIT = {"일": 1, "이": 2, "삼": 3, "사": 4, "오": 5, "육": 6, "칠": 7, "팔": 8, "구": 9}
 _SINO_PLACE = {"십": 10, "백": 100, "천": 1000}
@@ -391,8 +394,28 @@ def _mentions(text: str) -> tuple[Mention, ...]:
         if not word or not re.search(r"[십백천만]", word) or word.strip() == "만":
             continue
         unit, _ = unit_at(text, m.end())
-        out.append(Mention(_sino_value(word), m.start(), m.end(), unit, 0, False))
-    return tuple(sorted(out, key=lambda x: x.start))
+        if unit:  # a numeral word counts only with a unit or counter after it (`십이 ㎍/㎥`, `삼십 분`)
+            out.append(Mention(_sino_value(word), m.start(), m.end(), unit, 0, False))
+    return _compound_durations(text, sorted(out, key=lambda x: x.start))
+
+
+def _compound_durations(text: str, ms: list[Mention]) -> tuple[Mention, ...]:
+    """A duration written in two units is one figure in the smaller (`5분 45초` is 345초, `1시간 20분` is 80분)."""
+    out: list[Mention] = []
+    for m in ms:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and (last.unit, m.unit) in (("시간", "분"), ("분", "초"))
+            and last.value >= 0
+            and last.value.is_integer()
+            and 0 <= m.value < 60
+            and re.fullmatch(r"\s?", text[unit_at(text, last.end)[1] : m.start])
+        ):
+            out[-1] = Mention(last.value * 60 + m.value, last.start, m.end, m.unit, m.decimals, False)
+            continue
+        out.append(m)
+    return tuple(out)
 
 
 def numbers_in(text: str) -> list[float]:

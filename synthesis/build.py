@@ -21,7 +21,8 @@ from graph.models import ToolRecord, utcnow
 from graph.specs import function_spec
 from synthesis.execute import TRIM_RULE, Outcome
 from synthesis.facts import check_answer
-from synthesis.language import compose, goal, paraphrase
+from synthesis.language import compose, goal
+from synthesis.paraphrase import paraphrase
 from synthesis.plans import VerifiedGraph
 from synthesis.records import FactRecord, Plan, Trajectory, TrajectoryMeta, TrajectoryStep
 
@@ -147,7 +148,8 @@ def build_record(
         spec_len.pop(extra.pop().name, None)  # fewer distractors; the tool messages stay the one view
     if size() > MAX_RENDERED_CHARS:
         raise RecordError(f"too long: about {size()} characters rendered (limit {MAX_RENDERED_CHARS})")
-    request, answer, facts, question = compose(plan, steps, rnd)
+    needs: list[str] = []
+    request, answer, facts, question = compose(plan, steps, rnd, used=needs)
     template_request = request
     if graph.settings.batches.paraphrase_url:
         keep = [str(v) for v in slots.values() if isinstance(v, str | int | float)]
@@ -196,6 +198,7 @@ def build_record(
             goals=goals,
             intermediate_goals=intermediate,
             route=plan.route,
+            needs=needs,
             **({"condition": _condition(plan)} if plan.when is not None else {}),
         ),
     )

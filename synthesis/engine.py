@@ -43,7 +43,6 @@ from synthesis.conversions import with_conversions
 from synthesis.demand import DEFERRED, DemandGate, LinkVerifier
 from synthesis.execute import TRIM_RULE, Outcome, execute_plan
 from synthesis.plans import (
-    SHAPES,
     WHOLE_PAGE,
     PlanSampler,
     VerifiedGraph,
@@ -51,7 +50,7 @@ from synthesis.plans import (
     route_check,
     sample_plans,
 )
-from synthesis.records import Plan, Trajectory
+from synthesis.records import SHAPES, Plan, SynthesisResult, Trajectory
 from synthesis.samples import (
     DEFAULT_EXTRAS,
     _quota,
@@ -308,7 +307,7 @@ class _Run:
             for rec in self.kept:
                 rec.metadata.graph_snapshot = self.snap
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> SynthesisResult:
         kept, count = self.kept, self.count
         normal = sum(1 for r in kept if r.kind != "irrelevance")
         shortfall = (
@@ -319,21 +318,21 @@ class _Run:
             if len(kept) < count
             else ""
         )
-        return {
-            "records": kept,
-            "discarded": self.discarded,
-            "calls": self.calls,
-            "shortfall": shortfall,
-            "verification": self.gate.figures() if self.gate is not None else None,
-            "snapshot": self.snap,
-            "requeued_links": sorted(self.flagged),
-            "planned": len(self.pool),
-            "attempted": self.attempted,
-            "extras": dict(self.made),
-            "extras_wanted": self.quota,
-            "extras_configured": dict(DEFAULT_EXTRAS if self.extras is None else self.extras),
-            "pools": {f"{t}.{p}": len(v) for (t, p), v in self.graph.pools.items()},
-        }
+        return SynthesisResult(
+            records=kept,
+            discarded=self.discarded,
+            calls=self.calls,
+            shortfall=shortfall,
+            verification=self.gate.figures() if self.gate is not None else None,
+            snapshot=self.snap,
+            requeued_links=sorted(self.flagged),
+            planned=len(self.pool),
+            attempted=self.attempted,
+            extras=dict(self.made),
+            extras_wanted=self.quota,
+            extras_configured=dict(DEFAULT_EXTRAS if self.extras is None else self.extras),
+            pools={f"{t}.{p}": len(v) for (t, p), v in self.graph.pools.items()},
+        )
 
 
 async def synthesize(
@@ -352,7 +351,7 @@ async def synthesize(
     extras: dict[str, float] | None = None,
     guard: BenchFingerprints | None = None,
     verifier: LinkVerifier | None = None,
-) -> dict[str, Any]:
+) -> SynthesisResult:
     """Sample, execute and record up to `count` trajectories; failures are discarded with their reason and the
     links that failed inside a trajectory are queued for re-verification. Plans run in waves until enough are
     kept, so no call is spent beyond need. `extras` sets the shares of irrelevance, clarification,

@@ -24,7 +24,7 @@ from execution.seeds import coerce, param_schema
 from execution.view import VIEW_RULE, visible
 from graph import transforms
 from graph.models import ToolRecord
-from synthesis.facts import Fact
+from synthesis.fact_terms import Fact
 from synthesis.plans import VerifiedGraph
 from synthesis.records import Condition, Plan, Step, StepResponse, TrajectoryStep
 from synthesis.routes import row_kind, user_row
@@ -237,6 +237,11 @@ async def execute_plan(
                     f"step {idx + 1} ({step.tool.name}): {len(rows)} rows and none is the user's entity "
                     "among the shown rows"
                 )
+                break
+            if top is None and result.next_token and result.total is None:
+                # rows of a page that says another follows but not how many in all: no count or set to answer
+                ok = False
+                reason = f"step {idx + 1} ({step.tool.name}): a page of rows, more follow and no total is stated"
                 break
             chosen_rows.append(rows[top if top is not None else 0])
             shown = list(range(len(items)))

@@ -21,7 +21,9 @@
                the GRPO prompt and completion, rows trl's default `max_length` cuts) with a given tokenizer.
 
 A JSONL format is one entry of `EXPORT_FORMATS` (its converter and which records its file holds); the files,
-the batch route's `format` and its OpenAPI enum follow from it.
+the batch route's `format` and its OpenAPI enum follow from it. The conversation formats are made in
+synthesis.formats, BFCL's entries in synthesis.export_bfcl; this module writes them, the splits, lengths and the HF
+folder.
 """
 
 from __future__ import annotations
@@ -33,438 +35,22 @@ import shutil
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from core.settings import Settings
-from execution.seeds import KST
-from execution.view import tool_view
 from graph.store import GraphStore
 from synthesis.engine import TRIM_RULE, VerifiedGraph, distribution
+from synthesis.export_bfcl import BFCL_CATEGORIES, bfcl_category, bfcl_items, to_bfcl, write_bfcl
+from synthesis.formats import Record, prompt_messages, to_hermes, to_openai, to_sharegpt, to_trl
 from synthesis.quality import quality
-from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
+from synthesis.records import SynthesisResult, Trajectory, as_trajectory
 
-Record = Trajectory | dict[str, Any]
-
-#: The one system prompt of SFT rows, GRPO prompts and KOPA-Bench episodes (with the clock line `clock_line`).
-SYSTEM = (
-    "당신은 한국 공공기관 API 도구를 사용하는 민원 도우미입니다. 필요하면 도구를 호출하고, 도구 결과에 근거해서만 "
-    "한국어로 답하세요. 코드나 좌표처럼 사용자가 모르는 값은 앞선 도구 결과에서 가져오세요. 필요한 정보가 빠졌으면 "
-    "먼저 물어보고, 도구로 할 수 없는 요청이나 오류는 솔직하게 알리세요."
-)
 #: The max_length (tokens) every exported conversation fits in, tools included: the rendered text is at most
 #: `synthesis.engine.MAX_RENDERED_CHARS` characters and chat tokenizers spend at most one token per character on
 #: it (checked with trl's SFTTrainer and assistant-only loss in tests/test_exports_consumers.py).
 SFT_MAX_LENGTH = 16384
 VALIDATION_FRACTION = 0.1
-#: bfcl-eval's `VERSION_PREFIX` (bfcl_eval.constants.category_mapping, bfcl-eval 2026.3.23): its question files are
-#: `<prefix>_<category>.json` and its answers `possible_answer/<prefix>_<category>.json`, JSON Lines.
-BFCL_PREFIX = "BFCL_v4"
-#: The BFCL categories the export writes, in BFCL's order.
-BFCL_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
-#: The user message of a parallel entry: two single-call requests asked together.
-BFCL_TOGETHER = "두 가지를 알려 주세요.\n1. {}\n2. {}"
-#: Argument sources that two requests asked in one message keep (no clock, no earlier step's result).
-JOINABLE_SOURCES = ("slot", "constant", "mention")
-#: BFCL's names for JSON Schema types.
-BFCL_TYPES = {
-    "string": "string",
-    "integer": "integer",
-    "number": "float",
-    "boolean": "boolean",
-    "array": "array",
-    "object": "dict",
-    "null": "any",
-}
-
-
-def clock_line(now: datetime) -> str:
-    """The clock as every prompt states it (KST, to the minute)."""
-    return f"현재 시각: {now.astimezone(KST).strftime('%Y-%m-%d %H:%M')} (KST)."
-
-
-def system_text(now: datetime | None) -> str:
-    """The system prompt at a conversation's clock (SFT, GRPO and the benchmark alike)."""
-    return SYSTEM if now is None else f"{SYSTEM} {clock_line(now)}"
-
-
-def system_prompt(record: Trajectory) -> str:
-    if not record.now:
-        return SYSTEM
-    at = datetime.fromisoformat(record.now)
-    return system_text(at if at.tzinfo else at.replace(tzinfo=KST))
-
-
-def _calls(record: Trajectory) -> list[list[TrajectoryStep]]:
-    """Tool calls grouped into assistant turns: steps that do not depend on each other go in one turn."""
-    turns: list[list[TrajectoryStep]] = []
-    done: set[int] = set()
-    pending = list(record.steps)
-    while pending:
-        ready = [s for s in pending if set(s.depends_on) <= done] or pending[:1]
-        turns.append(ready)
-        done |= {s.step for s in ready}
-        pending = [s for s in pending if s not in ready]
-    return turns
-
-
-def _content(step: TrajectoryStep, record: Trajectory) -> str:
-    """The tool message: the one view of the recorded response (`execution.view`, as GRPO rollouts and KOPA-Bench
-    episodes show it)."""
-    spec = next((t for t in record.tools if t.get("function", {}).get("name") == step.tool), None)
-    res = step.response
-    return tool_view("ok", res.items, total=res.rows, first=res.first, tool=spec, next_token=res.next_token)
-
-
-def _error_content(error: str) -> str:
-    return json.dumps({"error": error}, ensure_ascii=False)
-
-
-def _turns(record: Trajectory) -> list[tuple[list[tuple[str, dict[str, Any]]], list[tuple[str, str]]]]:
-    """Assistant turns as ([(tool, arguments)], [(tool, response text)]), failed attempts first."""
-    out = []
-    for turn in _calls(record):
-        first = min(s.step for s in turn)
-        for a in record.attempts:
-            if a.before_step == first:
-                out.append(([(a.tool, a.arguments)], [(a.tool, _error_content(a.error))]))
-        out.append(([(s.tool, s.arguments) for s in turn], [(s.tool, _content(s, record)) for s in turn]))
-    return out
-
-
-def prompt_messages(record: Trajectory) -> list[dict[str, Any]]:
-    """The conversation up to the point a model answers: the system prompt with the clock, any earlier turns (a
-    clarification's question and answer), then the request (SFT rows, GRPO prompts and BFCL entries alike)."""
-    return [
-        {"role": "system", "content": system_prompt(record)},
-        *({"role": m["role"], "content": m["content"]} for m in record.preamble),
-        {"role": "user", "content": record.request},
-    ]
-
-
-def to_trl(rec: Record) -> dict[str, Any]:
-    record = as_trajectory(rec)
-    messages = prompt_messages(record)
-    for calls, results in _turns(record):
-        messages.append(
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {"type": "function", "function": {"name": name, "arguments": args}} for name, args in calls
-                ],
-            }
-        )
-        for name, content in results:
-            messages.append({"role": "tool", "name": name, "content": content})
-    messages.append({"role": "assistant", "content": record.final_answer})
-    return {"id": record.id, "messages": messages, "tools": record.tools}
-
-
-def to_openai(rec: Record) -> dict[str, Any]:
-    record = as_trajectory(rec)
-    messages = prompt_messages(record)
-    n = 0
-    for calls, results in _turns(record):
-        ids = [f"call_{n + i + 1}" for i in range(len(calls))]
-        n += len(calls)
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": cid,
-                        "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
-                    }
-                    for cid, (name, args) in zip(ids, calls, strict=True)
-                ],
-            }
-        )
-        for cid, (_, content) in zip(ids, results, strict=True):
-            messages.append({"role": "tool", "tool_call_id": cid, "content": content})
-    messages.append({"role": "assistant", "content": record.final_answer})
-    return {"id": record.id, "messages": messages, "tools": record.tools, "parallel_tool_calls": True}
-
-
-def _tojson(value: Any) -> str:
-    """JSON as the chat templates' `tojson` filter writes it (transformers: ensure_ascii off, default separators)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def render_qwen25(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
-    """The Qwen2.5 chat template's rendering (the template trl ships as chat_templates/qwen2_5.jinja) of a
-    conversation with tools, without a generation prompt."""
-    out = [
-        "<|im_start|>system\n",
-        messages[0]["content"]
-        if messages[0]["role"] == "system"
-        else "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.",
-        "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
-        "function signatures within <tools></tools> XML tags:\n<tools>",
-    ]
-    for t in tools:
-        out.append("\n" + _tojson(t))
-    out.append(
-        "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
-        '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": '
-        "<args-json-object>}\n</tool_call><|im_end|>\n"
-    )
-    for i, m in enumerate(messages):
-        role = m["role"]
-        if role == "user" or (role == "system" and i > 0) or (role == "assistant" and not m.get("tool_calls")):
-            out.append(f"<|im_start|>{role}\n{m.get('content') or ''}<|im_end|>\n")
-        elif role == "assistant":
-            out.append("<|im_start|>assistant")
-            if m.get("content"):
-                out.append("\n" + m["content"])
-            for call in m["tool_calls"]:
-                fn = call.get("function", call)
-                out.append(
-                    '\n<tool_call>\n{"name": "'
-                    + fn["name"]
-                    + '", "arguments": '
-                    + _tojson(fn["arguments"])
-                    + "}\n</tool_call>"
-                )
-            out.append("<|im_end|>\n")
-        elif role == "tool":
-            if i == 0 or messages[i - 1]["role"] != "tool":
-                out.append("<|im_start|>user")
-            out.append("\n<tool_response>\n" + m["content"] + "\n</tool_response>")
-            if i == len(messages) - 1 or messages[i + 1]["role"] != "tool":
-                out.append("<|im_end|>\n")
-    return "".join(out)
-
-
-def to_hermes(rec: Record) -> dict[str, Any]:
-    record = as_trajectory(rec)
-    trl = to_trl(record)
-    return {"id": record.id, "text": render_qwen25(trl["messages"], trl["tools"])}
-
-
-def to_sharegpt(rec: Record) -> dict[str, Any]:
-    record = as_trajectory(rec)
-    conv = [{"from": "human" if m["role"] == "user" else "gpt", "value": m["content"]} for m in record.preamble]
-    conv.append({"from": "human", "value": record.request})
-    for calls, results in _turns(record):
-        conv.append(
-            {
-                "from": "function_call",
-                "value": json.dumps(
-                    [{"name": name, "arguments": args} for name, args in calls]
-                    if len(calls) > 1
-                    else {"name": calls[0][0], "arguments": calls[0][1]},
-                    ensure_ascii=False,
-                ),
-            }
-        )
-        conv.append(
-            {
-                "from": "observation",
-                "value": results[0][1]
-                if len(results) == 1
-                else json.dumps([json.loads(c) for _, c in results], ensure_ascii=False),
-            }
-        )
-    conv.append({"from": "gpt", "value": record.final_answer})
-    return {
-        "id": record.id,
-        "conversations": conv,
-        "system": system_prompt(record),
-        "tools": json.dumps(record.tools, ensure_ascii=False),
-    }
-
-
-def bfcl_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema (sub)tree with BFCL's type names; objects carry `required`."""
-    kind = schema.get("type", "string")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "string")
-    out: dict[str, Any] = {"type": BFCL_TYPES.get(str(kind), "any")}
-    if schema.get("description"):
-        out["description"] = schema["description"]
-    if schema.get("enum"):
-        out["enum"] = list(schema["enum"])
-    if kind == "array":
-        out["items"] = bfcl_schema(schema.get("items") or {"type": "string"})
-    if kind == "object":
-        out["properties"] = {k: bfcl_schema(v) for k, v in (schema.get("properties") or {}).items()}
-        out["required"] = list(schema.get("required") or [])
-    return out
-
-
-def bfcl_function(spec: dict[str, Any]) -> dict[str, Any]:
-    fn = spec.get("function", spec)
-    params = bfcl_schema(fn.get("parameters") or {"type": "object"})
-    params.setdefault("properties", {})
-    params.setdefault("required", [])
-    return {"name": fn["name"], "description": fn.get("description", ""), "parameters": params}
-
-
-def _bfcl_value(value: Any, schema: dict[str, Any] | None) -> Any:
-    if schema and schema.get("type") == "number" and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
-def _digest(text: str) -> int:
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def _spec(record: Trajectory, tool: str) -> dict[str, Any]:
-    """The offered definition of `tool` (a bare one for a record that does not offer the tool it calls)."""
-    bare = {"type": "function", "function": {"name": tool, "parameters": {"type": "object", "properties": {}}}}
-    return next((t for t in record.tools if t.get("function", {}).get("name") == tool), bare)
-
-
-def bfcl_category(record: Trajectory) -> str | None:
-    """The BFCL category a record is an item of on its own: irrelevance (no call), simple_python (one call, only its
-    tool offered) or multiple (one call among the offered tools: hard negatives, and half the others by id); None
-    for a record of several calls, which BFCL's single-turn categories cannot express."""
-    if record.kind == "irrelevance":
-        return "irrelevance"
-    if record.n_steps != 1:
-        return None
-    if len(record.tools) > 1 and (record.kind == "hard_negative" or _digest(record.id) % 2):
-        return "multiple"
-    return "simple_python"
-
-
-def bfcl_answer(step: TrajectoryStep, spec: dict[str, Any]) -> dict[str, dict[str, list[Any]]]:
-    """BFCL's possible answer for one recorded call: each argument's recorded value (typed as BFCL reads it)."""
-    props = (spec.get("function", spec).get("parameters") or {}).get("properties") or {}
-    return {step.tool: {k: [_bfcl_value(v, props.get(k))] for k, v in step.arguments.items()}}
-
-
-def _own_item(record: Trajectory, category: str | None) -> dict[str, Any]:
-    """A record as one BFCL entry: the conversation up to the request (the system prompt with its clock first),
-    the functions offered, the recorded calls as the possible answer (none for irrelevance)."""
-    offered = [_spec(record, record.steps[0].tool)] if category == "simple_python" else record.tools
-    item: dict[str, Any] = {
-        "question": [prompt_messages(record)],
-        "function": [bfcl_function(t) for t in offered],
-    }
-    if category != "irrelevance":
-        item["ground_truth"] = [bfcl_answer(s, _spec(record, s.tool)) for s in record.steps]
-    item["trajectory_ids"] = [record.id]
-    return item
-
-
-def _joinable(record: Trajectory) -> bool:
-    """A single call whose every argument the user's words or a constant give (no clock, no earlier result), so
-    two of them can be asked in one message under one system prompt."""
-    return (
-        record.kind == "normal"
-        and record.n_steps == 1
-        and not record.preamble
-        and not record.attempts
-        and all(p.get("kind") in JOINABLE_SOURCES for p in record.steps[0].provenance.values())
-    )
-
-
-def bfcl_pairs(records: Sequence[Trajectory]) -> list[tuple[str, list[Trajectory]]]:
-    """Single-call records asked two at a time (deterministic; a record in one pair at most): half of them by id
-    pair into parallel entries, two calls of one tool with different arguments; the other half, and those left
-    without a partner, into parallel_multiple entries, two calls of different tools."""
-    pool = sorted((r for r in records if _joinable(r)), key=lambda r: (_digest(r.id), r.id))
-    pairs: list[tuple[str, list[Trajectory]]] = []
-    waiting: list[Trajectory] = []
-    rest: list[Trajectory] = []
-    for r in pool:
-        if _digest(f"parallel:{r.id}") % 2:
-            rest.append(r)
-            continue
-        call = r.steps[0]
-        partner = next(
-            (p for p in waiting if p.steps[0].tool == call.tool and p.steps[0].arguments != call.arguments), None
-        )
-        if partner is None:
-            waiting.append(r)
-        else:
-            waiting.remove(partner)
-            pairs.append(("parallel", [partner, r]))
-    alone: list[Trajectory] = []
-    for r in sorted(rest + waiting, key=lambda r: (_digest(r.id), r.id)):
-        partner = next((p for p in alone if p.steps[0].tool != r.steps[0].tool), None)
-        if partner is None:
-            alone.append(r)
-        else:
-            alone.remove(partner)
-            pairs.append(("parallel_multiple", [partner, r]))
-    return pairs
-
-
-def _joint_item(category: str, group: list[Trajectory]) -> dict[str, Any]:
-    """Records asked together: one user message numbering their requests; the one tool (parallel) or every tool
-    the records offer (parallel_multiple); their calls, in any order, as the possible answer."""
-    first = group[0]
-    offered: dict[str, dict[str, Any]] = {}
-    for r in group if category == "parallel_multiple" else [first]:
-        for t in r.tools if category == "parallel_multiple" else [_spec(first, first.steps[0].tool)]:
-            offered.setdefault(t["function"]["name"], t)
-    return {
-        "question": [
-            [
-                {"role": "system", "content": system_text(None)},
-                {"role": "user", "content": BFCL_TOGETHER.format(*(r.request for r in group))},
-            ]
-        ],
-        "function": [bfcl_function(t) for t in offered.values()],
-        "ground_truth": [bfcl_answer(r.steps[0], _spec(r, r.steps[0].tool)) for r in group],
-        "trajectory_ids": [r.id for r in group],
-    }
-
-
-def bfcl_items(records: Sequence[Record]) -> list[dict[str, Any]]:
-    """The BFCL entries of an export, in BFCL's categories and id form (`simple_python_0`, `multiple_0`,
-    `parallel_0`, `parallel_multiple_0`, `irrelevance_0`), each with its possible answer (`ground_truth`, absent
-    for irrelevance) and the trajectories it comes from."""
-    recs = [as_trajectory(r) for r in records]
-    by_category: dict[str, list[dict[str, Any]]] = {c: [] for c in BFCL_CATEGORIES}
-    for r in recs:
-        category = bfcl_category(r)
-        if category is not None:
-            by_category[category].append(_own_item(r, category))
-    for category, group in bfcl_pairs(recs):
-        by_category[category].append(_joint_item(category, group))
-    return [{"id": f"{c}_{i}", **item} for c in BFCL_CATEGORIES for i, item in enumerate(by_category[c])]
-
-
-def to_bfcl(rec: Record) -> dict[str, Any]:
-    """One record as a BFCL entry (the batch route's lines: the trajectory id, its `category`; a record of several
-    calls is `multi_step`). The export's bfcl files number the entries in BFCL's form (`bfcl_items`)."""
-    record = as_trajectory(rec)
-    category = bfcl_category(record)
-    item: dict[str, Any] = {"id": record.id, "category": category or "multi_step", **_own_item(record, category)}
-    item.setdefault("ground_truth", [])  # every line of the route has one: none expected for irrelevance
-    if category is None:
-        item["multi_step"] = True
-    return item
-
-
-def write_bfcl(folder: Path, items: Sequence[dict[str, Any]]) -> Path:
-    """bfcl-eval's own layout: `BFCL_v4_<category>.json` (the questions) and `possible_answer/BFCL_v4_<category>.json`
-    (the answers), JSON Lines, one file per category the export has."""
-    answers = folder / "possible_answer"
-    answers.mkdir(parents=True, exist_ok=True)
-    for old in [*folder.glob(f"{BFCL_PREFIX}_*.json"), *answers.glob(f"{BFCL_PREFIX}_*.json")]:
-        old.unlink()
-    for category in BFCL_CATEGORIES:
-        entries = [i for i in items if i["id"].rsplit("_", 1)[0] == category]
-        if not entries:
-            continue
-        name = f"{BFCL_PREFIX}_{category}.json"
-        with (folder / name).open("w", encoding="utf-8") as fh:
-            for i in entries:
-                fh.write(json.dumps({k: v for k, v in i.items() if k != "ground_truth"}, ensure_ascii=False) + "\n")
-        if category != "irrelevance":
-            with (answers / name).open("w", encoding="utf-8") as fh:
-                for i in entries:
-                    fh.write(json.dumps({"id": i["id"], "ground_truth": i["ground_truth"]}, ensure_ascii=False) + "\n")
-    return folder
 
 
 @dataclass(frozen=True)
@@ -817,7 +403,7 @@ def write_hf_dataset(
 
 def export_all(
     out: Path,
-    result: dict[str, Any],
+    result: SynthesisResult,
     store: GraphStore,
     settings: Settings,
     config: dict[str, Any],
@@ -827,9 +413,9 @@ def export_all(
     """Every format, BFCL's own layout and the Hugging Face folder for one synthesis result, with its distribution
     (which holds the data-quality figures under `quality`) and the length figures (tokens with `tokenizer`)."""
     graph = VerifiedGraph(store, settings)
-    records = [as_trajectory(r) for r in result["records"]]
+    records = [as_trajectory(r) for r in result.records]
     dist = distribution(records, len(graph.links), len(graph.tools))
-    q = quality(records, extras=result.get("extras_configured"), lengths=lengths(records))
+    q = quality(records, extras=result.extras_configured, lengths=lengths(records))
     dist["quality"] = {k: v for k, v in q.items() if k not in ("value_diversity", "violations", "single_valued")}
     paths = {k: str(v) for k, v in write_all(out, records).items()}
     items = _lines(out / "bfcl.jsonl")
@@ -837,9 +423,10 @@ def export_all(
     figures = length_figures(records, tokenizer)
     (out / "lengths.json").write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
     paths["lengths"] = str(out / "lengths.json")
-    card_config = {**config, "graph_snapshot": result["snapshot"], "engine": "edge-0.1", "trim_rule": TRIM_RULE}
+    card_config = {**config, "graph_snapshot": result.snapshot, "engine": "edge-0.1", "trim_rule": TRIM_RULE}
     stats = {k: v for k, v in dist.items() if k != "tool_counts"}
-    overlap = config.get("benchmark_overlap", result.get("benchmark_overlap"))
+    guarded = result.benchmark_overlap.model_dump() if result.benchmark_overlap else None
+    overlap = config.get("benchmark_overlap", guarded)
     if overlap is not None:  # from the contamination guard (synthesis.contamination), stated in the card
         stats["benchmark_overlap"] = overlap
     paths["hf"] = str(

@@ -10,8 +10,17 @@ from dataclasses import field as _field
 from typing import Any
 
 from graph.concepts import ANSWER_FIELDS, KMA_CATEGORIES, norm
-from synthesis.answer_values import PUNCT, clause_of, nfkc, normalise_name, prepare_text
-from synthesis.claims import INABLE, doubt
+from synthesis.answer_values import (
+    PUNCT,
+    clause_of,
+    in_base_unit,
+    mentions,
+    nfkc,
+    normalise_name,
+    prepare_text,
+    unit_family,
+)
+from synthesis.claims import INABLE, approximate, doubt
 
 KINDS = ("number", "text", "date", "count", "name")
 
@@ -39,6 +48,12 @@ LABEL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "이용시간": ("운영", "시간", "영업", "부터"),
     "휴무": ("쉬는", "휴관", "휴일"),
     "쉬는": ("휴무", "휴관", "휴일"),
+    # AirKorea's khaiValue is documented as 통합대기환경수치; its public name is 통합대기환경지수 (CAI)
+    "통합대기환경": ("통합대기환경지수", "대기환경지수", "통합지수", "cai", "khai"),
+    # a service's limit said in English (`only keeps the last 3 days`, `provides data up to ...`)
+    "최근": ("last", "recent", "past"),
+    "제공": ("provide", "available", "keep", "offer"),
+    "cai": ("통합대기환경지수", "대기환경지수", "통합지수", "khai"),
 }
 #: Words that name the same quantity (either way round): what an answer may call a fact labelled by the other.
 LABEL_EQUIVALENTS: tuple[frozenset[str], ...] = (
@@ -135,16 +150,42 @@ _GENERIC = re.compile(
 )
 
 
-def hedge(answer: str, facts: list[Fact]) -> str:
+def _estimate(sentence: str, facts: list[Fact]) -> bool:
+    """Every figure of the sentence is said approximately (`약`, `쯤`, `정도`) and none is near an asked number's value
+    in its unit family: an estimate the answer adds (an arrival time from a count of stops), not an asked fact."""
+    text = prepare_text(sentence)
+    ms = mentions(text)
+    if not ms or not all(approximate(text, m) for m in ms):
+        return False
+    for f in facts:
+        try:
+            value = float(str(f.value).replace(",", ""))
+        except ValueError:
+            continue
+        for m in ms:
+            if m.unit and f.unit and unit_family(m.unit) != unit_family(f.unit):
+                continue
+            got, want = in_base_unit(m.value, m.unit)[1], in_base_unit(value, f.unit or "")[1]
+            if abs(got - want) <= max(1.0, 0.1 * abs(want)):
+                return False
+    return True
+
+
+def hedge(answer: str, facts: list[Fact], given: frozenset[float] = frozenset()) -> str:
     """The wording that makes the answer non-committal (`synthesis.claims.doubt`), or a statement that the asked
-    information could not be had where the facts are not about missing data; '' for a committed answer."""
+    information could not be had where the facts are not about missing data; '' for a committed answer. `given`:
+    the user's own figures (a threshold they set), which a softened sentence repeats without claiming them."""
     values = [normalise_name(str(f.value)) for f in facts if len(normalise_name(str(f.value))) >= 2]
     missing = any(about_missing(f) for f in facts)
 
     def claims(sentence: str, rest: str) -> bool:
-        # a softened sentence takes back a figure or an asked value it states, or an absence nothing else reports
-        if re.search(r"\d", sentence) or any(v in normalise_name(sentence) for v in values if not negative_value(v)):
+        # a softened sentence takes back a figure or an asked value it states, or an absence nothing else reports;
+        # an estimate the answer adds (`9분쯤 걸릴 것 같아요`: every figure approximate, none an asked one) is no claim
+        if any(v in normalise_name(sentence) for v in values if not negative_value(v)):
             return True
+        if re.search(r"\d", sentence) and not _estimate(sentence, facts):
+            figures = [m.value for m in mentions(prepare_text(sentence))]
+            return not figures or any(x not in given for x in figures)  # `10도 넘으니까 … 될 것 같아`: theirs
         return missing and bool(_ABSENT.search(sentence)) and not _ABSENT.search(rest)
 
     d = doubt(answer, claims, missing=missing)
@@ -198,6 +239,8 @@ def label_terms(fact: Fact) -> list[str]:
                 and not (value and value in w and len(w) <= len(value) + 1)
             ):
                 terms.append(w)
+                if re.fullmatch(r"[가-힣]{2,4}[구군]", w):
+                    terms.append(w[:-1])  # a district by its short name (`강남` for 강남구)
                 for key, syns in LABEL_SYNONYMS.items():
                     if key in w:
                         terms.extend(normalise_name(s) for s in syns)

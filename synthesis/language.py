@@ -8,11 +8,10 @@ analyst), opening, goal construction and closing, with particles chosen by the l
 Answers answer: per final step the fields that answer a question (`graph.concepts.answer_label`, KMA forecast
 categories with labels, units and coded values in words), each with its unit, and how many rows the tool gave.
 
-An optional paraphrase through an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) can be
-configured with KOPA_PARAPHRASE_URL; it is never required and never a hosted model by default.
-
-Particles and value formatting live in synthesis.korean, the facts of a row or table in synthesis.row_facts,
-clarification and irrelevance samples in synthesis.special_turns.
+Particles and value formatting live in synthesis.korean, the facts of a row or table in synthesis.row_facts, a
+need's words and the field-meaning fallback in synthesis.need_wording, an answer's area in synthesis.answer_scope,
+clarification and irrelevance samples in synthesis.special_turns, the optional on-premise paraphrase in
+synthesis.paraphrase.
 """
 
 from __future__ import annotations
@@ -21,20 +20,43 @@ import random
 import re
 from typing import Any
 
-import httpx
-
 from graph.concepts import KMA_CATEGORIES, answer_label, concepts_of, norm
 from graph.models import ToolRecord
-from graph.regions import FORMER_SIDO, FORMER_SIGUNGU, SIDO, SIGUNGU
-from synthesis.facts import Fact
+from graph.regions import SIDO
+from synthesis.answer_scope import LEVEL_WORD, area_name, area_scope, more_word
+from synthesis.fact_terms import Fact
 from synthesis.korean import clean_value, sentences, short_description
 from synthesis.korean import fmt_value as fmt_value
 from synthesis.korean import has_batchim as has_batchim
 from synthesis.korean import josa as josa
 from synthesis.korean import verb as verb
+from synthesis.need_wording import (
+    FALLBACK_ASK,
+    NOW_FIELDS,
+    POLITE,
+    SYSTEM_WORDS,
+    base_label,
+    fallback,
+    fill,
+    matching,
+    novel,
+    time_of,
+)
+from synthesis.needs import Need, default_needs
 from synthesis.records import FactRecord, Plan, Question, StepResponse, TrajectoryStep
 from synthesis.routes import counterpart_fields, entity_name_fields, row_kind
-from synthesis.row_facts import ANSWER_MAX, CODE_NAME, NUMERIC, field_fact, label_of, number_of, row_facts, table_facts
+from synthesis.row_facts import (
+    ANSWER_MAX,
+    CODE_NAME,
+    NUMERIC,
+    field_fact,
+    label_of,
+    number_of,
+    row_facts,
+    row_subject,
+    table_facts,
+    windowed,
+)
 
 _PLACEHOLDER = re.compile(r"'?\{(\w+)\}'?(\s*(지역의|지역|측정소의|측정소|번|의|에서|에 대한))?\s*")
 STEP_WORDS = ("먼저", "중간에", "단계", "그 결과로", "이어서", "그다음", "그 다음", "다음으로", "거쳐")
@@ -69,13 +91,18 @@ def goal(tool: ToolRecord, slots: dict[str, Any]) -> tuple[str, set[str]]:
 _PLACE = {"keyword", "addr", "locataddnm", "umdname", "emdongnm", "sidoname", "sggname"}
 
 
-def _context(plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, str]]) -> list[str]:
-    """The user's own words for every value they state that the goal does not mention."""
+def _context(
+    plan: Plan, steps: list[TrajectoryStep], mentioned: set[tuple[int, str]], only: set[int] | None = None
+) -> list[str]:
+    """The user's own words for every value they state that the goal does not mention (of the steps `only`, when
+    given)."""
     near = any(
         p.link is not None and p.link.transform.get("kind") == "coord" for s in plan.steps for p in s.sources.values()
     ) or any(w in (s.tool.intent or "") for s in plan.steps[1:] for w in ("근처", "가까운", "주변"))
     parts: list[str] = []
     for i, (s, st) in enumerate(zip(plan.steps, steps, strict=True)):
+        if only is not None and i not in only:
+            continue
         parts.extend(clean_value(v) for v in st.mentions.values())  # a row the user names (a city, a complex)
         desc = {p.name: short_description(p.description) for p in s.tool.params}
         for name, value in _slots(st).items():
@@ -117,28 +144,6 @@ _OPENINGS = {
     ],
     "analyst": ["보고서에 넣으려고 하는데 ", "데이터 분석용으로 ", "자료 정리 중인데 ", "현황 파악을 위해 "],
 }
-_CLOSINGS = {
-    "citizen": [
-        "{o} 알려 줘.",
-        "{o} 알려 주세요.",
-        "{s} 궁금해요.",
-        "{o} 좀 찾아 줄래?",
-        "{o} 확인해 줄 수 있어요?",
-        "{o} 알고 싶어요.",
-    ],
-    "civil": [
-        "{o} 확인해 주시겠어요?",
-        "{o} 확인 부탁드립니다.",
-        "{o} 알려 주시면 감사하겠습니다.",
-        "{s} 어떻게 되나요?",
-    ],
-    "analyst": ["{o} 정리해 주세요.", "{o} 뽑아 주세요.", "{o} 확인해서 알려 주세요.", "{s} 필요합니다."],
-}
-
-
-#: Answering fields of a state that holds now and changes within the hour (air measured this hour, a bus on its way).
-_NOW_FIELDS = {"pm10value", "pm25value", "khaivalue", "o3value", "arrtime", "arrprevstationcnt"}
-#: An opening about going out today: it fits only a question about conditions now (weather, air, a bus coming).
 _OUTING = "오늘 나가 보려고 하는데 "
 
 
@@ -149,7 +154,7 @@ def _openings(persona: str, plan: Plan) -> list[str]:
         [plan.when.gate_tool] if plan.when and plan.when.gate_tool else []
     )
     fields = {norm(f.name) for t in tools for f in t.fields}
-    now = any(row_kind(t) == "table" for t in tools) or bool(fields & _NOW_FIELDS)
+    now = any(row_kind(t) == "table" for t in tools) or bool(fields & NOW_FIELDS)
     arriving = "arrtime" in fields
     out = [o for o in _OPENINGS[persona] if (now or o != _OUTING) and not (arriving and persona == "analyst")]
     return out or [""]
@@ -292,9 +297,10 @@ def _pair_answer(
 
 
 def _step_answer(
-    plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random
+    plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random, ranks: tuple[str, ...] = ()
 ) -> tuple[str, list[str], list[tuple[Fact, str]], str]:
-    """(what is asked, the labels the question names, facts with phrases, time span) for final step i."""
+    """(what is asked, the labels the question names, facts with phrases, time span) for final step i; a set's
+    extreme is ranked by one of `ranks` (the fields needs rank by) when its rows have one."""
     step, tool = steps[i], plan.steps[i].tool
     r = step.response
     items = r.items
@@ -331,7 +337,8 @@ def _step_answer(
             and not CODE_NAME.search(norm(k))
         ]
         if numeric and rnd.random() < 0.5:
-            k = numeric[0]
+            ranked = [k for k in numeric if norm(k) in {norm(r) for r in ranks}]
+            k = rnd.choice(ranked) if ranked else numeric[0]
             best = max(items, key=lambda x: number_of(str(x.get(k))) or 0.0)
             got = field_fact(k, best[k], desc.get(k, ""))
             who = clean_value(best.get(names[0], ""))
@@ -343,196 +350,177 @@ def _step_answer(
     return "count", [], facts, ""
 
 
-#: Words of labels that name how an API files a value rather than what a person asks (`직전과세유형메세지`,
-#: `사업자등록번호`, `구분`): such a field is asked only when nothing else is.
-_FILING_WORDS = re.compile(r"코드|메세지|메시지|여부|구분|번호|일련|식별|유형명?$|순번|ID|Id|id")
-
-
-#: Words of labels that name a system identifier (an ID, a code, coordinates): never what a person asks.
-_SYSTEM_WORDS = re.compile(r"ID|Id|id|코드|좌표|격자")
-
-
-def _askable(label: str) -> bool:
-    return len(label.replace(" ", "")) <= 8 and not _FILING_WORDS.search(label)
-
-
-def _base_label(fact: Fact) -> str:
-    """A forecast fact's label without the end of its range (`최저 기온` -> `기온`)."""
-    return fact.label.replace("최저 ", "").replace("최고 ", "")
-
-
-def _what_is_asked(
-    fs: list[tuple[Fact, str]], labels: list[str], rnd: random.Random, earlier: frozenset[str] = frozenset()
-) -> tuple[list[tuple[Fact, str]], list[str]]:
-    """The one to three things a person asks of a row or a forecast, drawn among what it answers (not the first
-    fields of the response), preferring what people ask by name over how the API files it, and not what an earlier
-    step of the route already gives (`earlier`: their goals, such as the address a lookup started from); the
-    answer then states exactly those (in the response's order)."""
-    names = list(dict.fromkeys(labels))
-    fresh = [x for x in names if _askable(x) and not any(e and e in x for e in earlier)]
-    preferred = fresh or [x for x in names if _askable(x)] or [x for x in names if not _SYSTEM_WORDS.search(x)]
-    if not preferred:
-        return [], []  # a row that answers only with system identifiers answers nothing a person asks
-    k = min(len(preferred), rnd.choice([1, 2, 2, 3]))
-    chosen = set(rnd.sample(preferred, k))
-    kept = [(f, p) for f, p in fs if _base_label(f) in chosen]
-    return kept or fs[:1], [x for x in names if x in chosen] or labels[:1]
-
-
-#: Concepts of a query parameter by the area they confine the rows to, finest first.
-_AREA_LEVELS = (
-    ("umd", {"bjd_code", "umd_code", "umd_name"}),
-    ("sgg", {"sgg_code", "sgg_name", "sgg3_code"}),
-    ("sido", {"sido_code", "sido_name"}),
-)
-
-
-#: The word for an area's level that leads a goal ("시군구의 아파트 단지"), left out where the area is named.
-_LEVEL_WORD = re.compile(r"^(시군구|시도)의?\s*")
-
-
-def _area_name(texts: list[str], level: str) -> str:
-    """The 시도 (`sido`) or 시군구 (`sgg`, with its 시도) that the first of `texts` to name one names, as it names
-    it (data still writes a 시도 or 시군구 by its former name)."""
-    for text in texts:
-        words = text.split()
-        for k, w in enumerate(words):
-            if w in SIGUNGU or w in FORMER_SIDO:
-                written, sido = w, FORMER_SIDO[w][1] if w in FORMER_SIDO else w
-            else:
-                full = next((f for f, short in SIDO.items() if short == w), None)
-                if full is None:
-                    continue
-                written, sido = full, full
-            if level == "sido":
-                return written
-            sggs = {*SIGUNGU.get(sido, ()), *FORMER_SIGUNGU.get(sido, {})}
-            sgg = next((x for x in words[k + 1 :] if x in sggs), None)
-            if sgg is not None:
-                return f"{written} {sgg}"
-    return ""
-
-
-def _scope(plan: Plan, steps: list[TrajectoryStep], i: int) -> str:
-    """The area a final step's set covers when only a 시군구 or a 시도 confines its query (an area code or name,
-    besides dates and constants): a count or list of that whole area, which an answer states as such, since the
-    user may have named a narrower place (a 동, an address, a clinic in it). Empty when a finer place, another
-    filter or nothing of the kind confines it, or the area's name is nowhere in what the user or the steps said."""
-    step, tool = steps[i], plan.steps[i].tool
-    desc = {p.name: p.description for p in tool.params}
-    levels: set[str] = set()
-    for name, prov in step.provenance.items():
-        if prov.get("kind") not in ("slot", "link", "mention"):
-            continue
-        found = concepts_of(name, desc.get(name, ""))
-        matched = [lv for lv, cs in _AREA_LEVELS if found & cs]
-        value = str(step.arguments.get(name, ""))
-        if len(matched) > 1 and value.isdigit():  # a code read as several: its length tells (LAWD_CD: 5 digits)
-            matched = ["sido" if len(value) <= 2 else "sgg" if len(value) <= 5 else "umd"]
-        level = matched[0] if matched else None
-        if level is None and not found & {"date", "year_month"}:
-            return ""  # a name, a point or another filter narrows the set: the area is not its scope
-        if level is not None:
-            levels.add(level)
-    if not levels or "umd" in levels:
-        return ""
-    level = "sgg" if "sgg" in levels else "sido"
-    texts = [str(v) for v in step.arguments.values() if isinstance(v, str)]
-    texts += [str(v["value"]) for st in steps for v in st.provenance.values() if v["kind"] == "slot"]
-    texts += [str(v) for st in steps for v in st.mentions.values()]
-    for st in steps[:i]:
-        if st.response.items:
-            row = st.response.items[min(st.response.chosen, len(st.response.items) - 1)]
-            texts.append(" ".join(str(v) for v in row.values() if isinstance(v, str)))
-    return _area_name(texts, level)
-
-
-def _more(fact: Fact) -> str:
-    """The word for "more" of a quantity by what it measures: an area is 넓은, a number of things 많은, else 높은."""
-    unit = fact.unit or ""
-    if unit in ("㎡", "m²", "m2", "평") or "면적" in fact.label:
-        return "넓은"
-    if unit in ("세대", "명", "대", "개", "건", "곳") or re.search(r"(수|대수)$", fact.label):
-        return "많은"
-    return "높은"
-
-
 def _ask_and_say(
-    plan: Plan, steps: list[TrajectoryStep], i: int, rnd: random.Random
-) -> tuple[str, str, str, list[Fact]]:
-    """What final step i is asked (`row`, `table`, `count`, ...), the words that ask it, the sentence that answers
-    it and the facts that sentence states (no words and no facts when its rows answer nothing)."""
-    ask, labels, fs, span = _step_answer(plan, steps, i, rnd)
-    pair = _counterpart(plan.steps[i].tool, steps[i].response.items, _given(steps, i)) is not None
-    if ask in ("row", "table") and fs and not pair:  # a pair's row is asked for its counterpart and why
+    plan: Plan,
+    steps: list[TrajectoryStep],
+    i: int,
+    rnd: random.Random,
+    persona: str = "citizen",
+    needs: tuple[Need, ...] | list[Need] | None = None,
+    values: dict[str, str] | None = None,
+) -> tuple[str, str, str, list[Fact], str]:
+    """What final step i is asked (`row`, `table`, `count`, ...), the sentence that asks it (a need's wording
+    with the user's entity and time, else the fallback asking what a field means), the sentence that answers it,
+    the facts that sentence states (no words and no facts when its rows answer nothing) and the need's id
+    (`field meaning` for the fallback)."""
+    needs = default_needs() if needs is None else needs
+    tool = plan.steps[i].tool
+    ranks = tuple(n.rank for n in needs if n.rank and "highest" in n.shape and n.fits_tool(tool))
+    ask, labels, fs, span = _step_answer(plan, steps, i, rnd, ranks)
+    given = _given(steps, i)
+    items = steps[i].response.items
+    pair = _counterpart(tool, items, given) is not None
+    row = items[min(steps[i].response.chosen, len(items) - 1)] if items and ask == "row" and not pair else None
+    found = matching(needs, tool, "pair" if pair else ask, time_of(tool, ask, span), fs, row, given, labels)
+    need = rnd.choice(found)[0] if found else None
+    asked_words: list[str] = []
+    if need is not None:
+        fs = next(got for n, got in found if n is need)
+        if ask in ("row", "table") and not pair:
+            labels = list(dict.fromkeys(base_label(f) for f, _ in fs))
+    elif ask in ("row", "table") and fs and not pair:  # a pair's row is asked for its counterpart and why
         earlier = frozenset(goal(s.tool, {})[0] for j, s in enumerate(plan.steps) if j not in plan.finals)
-        fs, labels = _what_is_asked(fs, labels, rnd, earlier)
+        fs = [(f, p) for f, p in fs if f.kind == "number" or novel(f.value, given)]
+        fs, asked_words = fallback(tool, fs, rnd, earlier)
+        labels = list(dict.fromkeys(base_label(f) for f, _ in fs))
+    noun = _row_noun(tool)
+    if need is None and ask in ("count", "list", "highest") and SYSTEM_WORDS.search(noun):
+        fs = []  # a set of system identifiers ("TM 좌표 수") is nothing a person asks about
     if not fs:
-        return ask, "", "", []
-    noun = _row_noun(plan.steps[i].tool)
-    area = _scope(plan, steps, i) if ask in ("count", "list", "highest") else ""
+        return ask, "", "", [], ""
+    named = row_subject(row, tool, lambda v: novel(v, given), fs) if row is not None else None
+    fs = [named, *fs] if named else fs  # the bus (노선번호) an arrival is about, named first
+    area = area_scope(plan, steps, i) if ask in ("count", "list", "highest") else ""
     # the area's name takes the place of the word for its level ("시군구의 아파트 단지")
-    whole = f"{area} 전체 {_LEVEL_WORD.sub('', noun)}" if area else noun
+    whole = f"{area} 전체 {LEVEL_WORD.sub('', noun)}" if area else noun
     phrases = [p for _, p in fs if p]  # a fact another phrase states (a counterpart's 금기 내용) has none of its own
-    facts = [f for f, _ in fs]
-    if ask == "table":
+    # the bus named first says what the row is about; it is no asked fact (the user asked when it comes)
+    facts = [f for f, _ in fs if named is None or f is not named[0]]
+    if ask == "table":  # each category over the hours the shown rows hold for it (`row_facts.windowed`)
+        shared, span, phrases = windowed(steps[i].response.items, fs)
+        days = "일 " in span  # rows over several days: each end of the window says its day, never "오늘"
+        forecast = any("fcstTime" in x for x in steps[i].response.items)  # one forecast hour is that hour, not now
         when = (
-            rnd.choice([f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "])
-            if "~" in span
-            else (rnd.choice(["지금 ", "현재 ", f"{span} 기준 "]) if span else "")
+            rnd.choice([f"{span} 사이 " if days else f"오늘 {span} ", f"{span} 사이 ", f"{span}까지 "])
+            if "~" in shared
+            else f"{shared} "
+            if forecast and shared
+            else (rnd.choice(["지금 ", "현재 ", f"{shared} 기준 "]) if shared else "")
         )
-        asked = f"{when}{_and(labels[:3], rnd)}"
+        asked = f"{when}{_and(asked_words or labels[:3], rnd)}"
         said = f"{when.strip() + ' ' if when else ''}{sentences(phrases)}"
     elif ask == "row":
-        asked = _and(labels[:3], rnd) if labels else noun
+        asked = _and(asked_words or labels[:3], rnd) if labels else noun
         said = sentences(phrases)
     elif ask == "count":
-        asked = rnd.choice([f"{noun} 건수", f"{josa(noun, '이', '가')} 몇 건인지", f"{noun} 몇 건"])
+        asked = rnd.choice([f"{noun} 건수", f"{noun} 수"])
         said = (
             f"{whole} {phrases[0]}입니다."
             if area
             else rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."])
         )
     elif ask == "list":
-        asked = rnd.choice([f"{noun} 목록", f"{josa(noun, '이', '가')} 어디 어디인지", f"{noun} 전부"])
+        asked = rnd.choice([f"{noun} 목록", f"{noun} 이름"])
         said = f"{whole} {phrases[0]}이고, {sentences(phrases[1:])}" if phrases[1:] else f"{whole} {phrases[0]}입니다."
     else:  # highest
         subject = f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'}"
-        most = f"가장 {_more(facts[1])} 곳"
+        most = f"가장 {more_word(facts[1])} 곳"
         asked = f"{noun} 중 {subject} {most}"
         said = f"{area + ' 전체에서 ' if area else ''}{subject} {most}은 {phrases[0]}({phrases[1]})입니다."
-    return ask, asked, said, facts
+    if need is not None:
+        template = rnd.choice(need.wordings.get(persona) or [w for ws in need.wordings.values() for w in ws])
+        if need.say:
+            said = rnd.choice(need.say).replace("{facts}", said)
+    else:
+        template = rnd.choice(FALLBACK_ASK[persona]).replace("{x}", asked)
+    request = fill(template, {**(values or {}), "span": span if "~" in span else ""})
+    return ask, request, said, facts, need.id if need is not None else "field meaning"
 
 
-def compose(plan: Plan, steps: list[TrajectoryStep], rnd: random.Random) -> tuple[str, str, list[FactRecord], Question]:
-    """The question a person asks about the entity they know, the answer that states what it asks (with units,
-    codes decoded, over the rows asked), and the facts the answer must state."""
+def _feeding(plan: Plan, i: int) -> set[int]:
+    """Step i and every step that feeds it, directly or through others."""
+    out, todo = {i}, [i]
+    while todo:
+        j = todo.pop()
+        ups = {*plan.steps[j].depends_on, *(s.from_step for s in plan.steps[j].sources.values() if s.from_step >= 0)}
+        for k in ups - out:
+            out.add(k)
+            todo.append(k)
+    return out
+
+
+def _user_words(plan: Plan, steps: list[TrajectoryStep], only: set[int], said: set[str]) -> dict[str, str]:
+    """What the user knows about the entity of the steps `only` and not yet said: the entity (a place, a name, a
+    number) and the time (a month, a day)."""
+    every = _context(plan, steps, set(), only)
+    parts = [p for p in every if p not in said]
+    again = "거기" if every and not parts else ""
+    said.update(parts)
+    when = [p.removesuffix(" 기준") for p in parts if p.endswith(" 기준")]
+    entity = ""
+    for p in (p for p in parts if not p.endswith(" 기준")):
+        # a place leads what is in it ("서울특별시 경복궁"); other things the user knows are listed
+        region = entity and (entity in SIDO or entity in SIDO.values() or area_name([entity], "sgg") == entity)
+        entity = f"{entity} {p}" if region else f"{entity}, {p}" if entity else p
+    return {"entity": entity, "when": ", ".join(when), "again": again}
+
+
+def _opening(persona: str, plan: Plan, first: str, rnd: random.Random) -> str:
+    """An opening that fits the question, now and then; a casual (반말) question takes none that is polite."""
+    if rnd.random() < 0.6:
+        return ""
+    options = _openings(persona, plan)
+    if not POLITE.search(first):
+        options = [o for o in options if o in ("", "혹시 ")] or [""]
+    return rnd.choice(options)
+
+
+_AND_THEN = {
+    "citizen": ["그리고 ", "또 ", "아, 그리고 "],
+    "civil": ["아울러 ", "그리고 "],
+    "analyst": ["그리고 ", "또한 "],
+}
+
+
+def compose(
+    plan: Plan,
+    steps: list[TrajectoryStep],
+    rnd: random.Random,
+    needs: tuple[Need, ...] | list[Need] | None = None,
+    used: list[str] | None = None,
+) -> tuple[str, str, list[FactRecord], Question]:
+    """The question a person asks about the entity they know, in a need's words (`synthesis.needs`; `needs`
+    defaults to the shipped ones and `KOPA_NEEDS_DIRS`'), the answer that states what it asks (with units, codes
+    decoded, over the rows asked), and the facts the answer must state; `used` receives the id of the need each
+    final step was asked by."""
     if plan.when is not None:
-        return _compose_conditional(plan, steps, rnd)
+        return _compose_conditional(plan, steps, rnd, needs, used)
     persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
     entity = _entity_phrase(plan, steps)
     asks: list[str] = []
     asked: list[str] = []
     said: list[str] = []
     facts: list[Fact] = []
+    told: set[str] = set()
     for i in plan.finals:
-        ask, asked_text, said_text, fs = _ask_and_say(plan, steps, i, rnd)
+        trial = set(told)  # what this sentence says counts as said only if the step is asked at all
+        values = _user_words(plan, steps, _feeding(plan, i), trial)
+        ask, asked_text, said_text, fs, need_id = _ask_and_say(plan, steps, i, rnd, persona, needs, values)
         asks.append(ask)
         if not fs:
             continue
-        asked.append(asked_text)
+        told = trial
+        if used is not None:
+            used.append(need_id)
+        asked.append(asked_text if not asked else rnd.choice(_AND_THEN[persona]) + asked_text)
         said.append(said_text)
         facts.extend(fs)
     if not asked:
         return "", "", [], Question(persona=persona, entity=entity, asks=asks, route=plan.route)
-    goal_text = _and(asked, rnd) if len(asked) > 1 else asked[0]
-    lead = entity + (
-        rnd.choice([" ", "의 ", " 기준으로 "]) if entity and not entity.endswith(("근처", "기준")) else " "
-    )
-    close = rnd.choice(_ASK_CLOSE[persona])
-    opening = rnd.choice(_openings(persona, plan))
-    request = re.sub(r"\s+", " ", f"{opening}{lead if entity else ''}{close.format(x=goal_text)}").strip()
-    subject = f"{entity}{'으로' if entity.endswith('기준') else ' 기준으로'} " if entity and rnd.random() < 0.5 else ""
+    request = re.sub(r"\s+", " ", _opening(persona, plan, asked[0], rnd) + " ".join(asked)).strip()
+    # the entity leads the answer only about one entity's values: a set's answer names the area it covers
+    about = entity and all(a in ("row", "table") for a in asks) and rnd.random() < 0.5
+    subject = f"{entity}{'으로' if entity.endswith('기준') else ' 기준으로'} " if about else ""
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + subject + " ".join(said)).strip()
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
@@ -544,12 +532,18 @@ def _num(v: float) -> str:
 
 
 def _compose_conditional(
-    plan: Plan, steps: list[TrajectoryStep], rnd: random.Random
+    plan: Plan,
+    steps: list[TrajectoryStep],
+    rnd: random.Random,
+    needs: tuple[Need, ...] | list[Need] | None = None,
+    used: list[str] | None = None,
 ) -> tuple[str, str, list[FactRecord], Question]:
     """A conditional request ("X가 T 이상이면 Y도 알려 줘") and its answer: the deciding value always, then the gated
     lookup's facts when the test held, else that it was not looked up and why."""
     c = plan.when
     assert c is not None and c.fact is not None and c.gate_tool is not None
+    if used is not None:
+        used.append("condition")  # asked in the frame of a test, not in a need's words
     persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
     entity = _entity_phrase(plan, steps)
     cmp = "이상" if c.op == ">=" else "이하"
@@ -557,17 +551,22 @@ def _compose_conditional(
     gate_goal = goal(c.gate_tool, {})[0]
     # a count decides over a set: named by what is counted ("아파트 매매 실거래가 건수")
     label = f"{_row_noun(plan.steps[c.step].tool)} {c.label}" if c.label == "건수" else c.label
-    # the answer says which area the count covers when it is a whole 시군구 or 시도 (`_scope`)
-    area = _scope(plan, steps, c.step) if c.label == "건수" else ""
-    told = f"{area} 전체 {_LEVEL_WORD.sub('', label)}" if area else label
+    # the answer says which area the count covers when it is a whole 시군구 or 시도 (`scope`)
+    area = area_scope(plan, steps, c.step) if c.label == "건수" else ""
+    told = f"{area} 전체 {LEVEL_WORD.sub('', label)}" if area else label
     asks = ["condition"]
     facts = [c.fact]
     if c.held:
-        ask, _asked, said, fs = _ask_and_say(plan, steps, c.gate, rnd)
+        ask, _asked, said, fs, _need = _ask_and_say(plan, steps, c.gate, rnd, persona, needs)
         if not fs:
             return "", "", [], Question(persona=persona, entity=entity, asks=[*asks, ask], route=plan.route)
         asks.append(ask)
         facts.extend(fs)
+        if ask == "table":  # a forecast is asked over the hours its rows hold ("며칠간의 날씨 예보" over two hours)
+            _, hours, _ = windowed(steps[c.gate].response.items, [(f, "") for f in fs])
+            named = "·".join(dict.fromkeys(base_label(f) for f in fs))
+            forecast = any("fcstTime" in x for x in steps[c.gate].response.items)
+            gate_goal = f"{hours} {named} 예보" if hours and forecast else gate_goal
         because = josa(cmp, "이라서", "라서")
         body = f"{josa(told, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
     else:
@@ -592,31 +591,3 @@ def _compose_conditional(
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + body).strip()
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     return request, answer, records, Question(persona=persona, entity=entity, asks=asks, route=plan.route)
-
-
-def paraphrase(text: str, url: str, *, must_keep: list[str], timeout: float = 15.0) -> str:
-    """Ask an on-premise OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp) for a natural rewording.
-
-    Falls back to the deterministic text when the endpoint fails or drops a value the request must carry."""
-    body = {
-        "model": "local",
-        "temperature": 0.7,
-        "max_tokens": 256,
-        "messages": [
-            {
-                "role": "system",
-                "content": "다음 요청을 같은 뜻의 자연스러운 한국어 한두 문장으로 바꿔 쓰세요. "
-                "숫자, 코드, 이름 같은 값은 그대로 두고 바꾼 문장만 답하세요.",
-            },
-            {"role": "user", "content": text},
-        ],
-    }
-    try:
-        resp = httpx.post(url.rstrip("/") + "/v1/chat/completions", json=body, timeout=timeout)
-        resp.raise_for_status()
-        out = str(resp.json()["choices"][0]["message"]["content"]).strip()
-    except (httpx.HTTPError, KeyError, IndexError, ValueError):
-        return text
-    if not out or any(v and v not in out for v in must_keep):
-        return text
-    return out

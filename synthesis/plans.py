@@ -19,7 +19,8 @@ shorter route answers the same). Every plan records why it was chosen (`Plan.rou
 from __future__ import annotations
 
 from synthesis.plan_shapes import fan_in_triples, identifies, route_check
-from synthesis.sampler import REPEATS, SHAPES, PlanSampler, sample_plans
+from synthesis.records import SHAPES
+from synthesis.sampler import REPEATS, PlanSampler, sample_plans
 from synthesis.verified_graph import PENDING, WHOLE_PAGE, VerifiedGraph
 
 __all__ = [

@@ -7,17 +7,79 @@ steps: the assistant answers without calling), `clarification` (`preamble` holds
 assistant's question; `request` is the reply that supplies the missing input), `error_recovery` (`attempts`
 holds a call that failed for real before step 1), `hard_negative` (a refuted link's source tool is offered;
 `metadata.hard_negative` names it). Older records read with the defaults (`normal`, no preamble or attempts).
+
+What a synthesis is asked for (`SynthesisRequest`: the CLI's options, the REST batch body, the stored batch a
+worker runs) is validated by this one model, with one message per problem (`SynthesisRequest.parse`); what it
+gives back is a `SynthesisResult`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, ValidationInfo, field_validator
 
+from core.errors import invalid_input
+from core.fields import ByKey, Integral
 from graph.models import LinkRecord, ToolRecord
-from synthesis.facts import Fact
+from synthesis.fact_terms import Fact
+
+# ---------------------------------------------------------------------------------------------- requests
+
+#: The plan shapes a synthesis draws (their one home: the sampler, the CLI, the REST schema and batches read it).
+Shape = Literal["single", "chain", "fan_in", "parallel", "conditional"]
+SHAPES: tuple[str, ...] = get_args(Shape)
+#: Most calls in one trajectory.
+MAX_STEPS = 6
+
+
+class SynthesisRequest(BaseModel):
+    """What one synthesis asks for, whichever entry asks (`kopa synth`, a REST batch, a Celery worker reading the
+    stored batch): every rule that needs no server setting, so each entry refuses a bad request in the same words
+    (`parse`); the count's upper bound is the entry's (`within`)."""
+
+    count: Integral = Field(100, ge=1, description="how many trajectories")
+    shapes: list[Shape] = Field(default_factory=list, description="plan shapes to draw (default: all)")
+    min_steps: Integral = Field(1, ge=1, le=MAX_STEPS, description="fewest calls per trajectory (at most `max_steps`)")
+    max_steps: Integral = Field(
+        MAX_STEPS, ge=1, le=MAX_STEPS, description="most calls per trajectory (at least `min_steps`)"
+    )
+    api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
+    seed: Integral = Field(7, ge=0, le=2**63 - 1, description="the same seed and graph give the same trajectories")
+    on_demand: StrictBool = Field(
+        False, description="verify the links the plans traverse before they run (no verification run needed first)"
+    )
+
+    @field_validator("max_steps")
+    @classmethod
+    def _not_below_min(cls, value: int, info: ValidationInfo) -> int:
+        low = info.data.get("min_steps")
+        if isinstance(low, int) and value < low:
+            raise ValueError(f"must be at least min_steps ({low}): 1 <= min_steps <= max_steps <= {MAX_STEPS}")
+        return value
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any], *, most: int, name: Callable[[str], str] = str) -> Self:
+        """The request, or InvalidInput naming every problem (`name` spells a field as the entry does)."""
+        try:
+            request = cls.model_validate(data)
+        except ValidationError as exc:
+            raise invalid_input(exc.errors(), name=name) from None
+        return request.within(most, name=name)
+
+    def within(self, most: int, *, name: Callable[[str], str] = str) -> Self:
+        """This request, or InvalidInput when it asks for more than `most` trajectories (the entry's bound)."""
+        if self.count > most:
+            problem = {"loc": ("count",), "msg": f"Input should be less than or equal to {most:,}"}
+            raise invalid_input([problem], name=name)
+        return self
+
+    def shape_names(self) -> tuple[str, ...]:
+        """The shapes asked for (all when none were named)."""
+        return tuple(self.shapes) or SHAPES
+
 
 # ---------------------------------------------------------------------------------------------- plans
 
@@ -209,3 +271,40 @@ def as_trajectory(record: Trajectory | dict[str, Any]) -> Trajectory:
     if isinstance(record, Trajectory):
         return record
     return Trajectory.model_validate({k: v for k, v in record.items() if not k.startswith("_")})
+
+
+class BenchmarkOverlap(BaseModel):
+    """What the contamination guard did (synthesis.contamination): trajectories that reproduce a benchmark task
+    are discarded, never kept."""
+
+    benchmark_tasks: int
+    kept_overlapping: int = 0
+    discarded_as_overlapping: int = 0
+    rule: str = "same tool sequence with the same user values, or a near-duplicate request"
+
+
+@dataclass
+class SynthesisResult(ByKey):
+    """What one synthesis gave: the kept records, what was discarded and why, the upstream calls spent, and the
+    figures export, reports, batches and the CLI state."""
+
+    records: list[Trajectory]
+    #: per discarded plan: {"plan": its key, "reason": why}
+    discarded: list[dict[str, str]]
+    calls: int
+    #: "282 of 300 requested: ..." when fewer were kept than asked, else ""
+    shortfall: str
+    snapshot: str
+    requeued_links: list[str] = field(default_factory=list)
+    planned: int = 0
+    attempted: int = 0
+    #: special samples made, wanted (scaled to what was kept) and configured, by kind
+    extras: dict[str, int] = field(default_factory=dict)
+    extras_wanted: dict[str, int] = field(default_factory=dict)
+    extras_configured: dict[str, float] = field(default_factory=dict)
+    #: user values harvested per tool.parameter
+    pools: dict[str, int] = field(default_factory=dict)
+    #: links asked, verified, refuted, undecided and the calls verification spent (demand-driven synthesis only)
+    verification: dict[str, int] | None = None
+    #: set by the guarded path every entry takes (synthesis.batches.synthesize_guarded)
+    benchmark_overlap: BenchmarkOverlap | None = None

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from synthesis.quality import quality_lines
+from synthesis.records import SynthesisResult
 
 
 def _bar(path: Path, labels: list[str], values: list[float], title: str, ylabel: str, color: str = "#4C8EDA") -> Path:
@@ -51,7 +52,7 @@ def write_report(
     stats: dict[str, Any],
     run: dict[str, Any],
     naive: dict[str, Any] | None,
-    synth: dict[str, Any],
+    synth: SynthesisResult,
     dist: dict[str, Any],
     exports: dict[str, str],
     config: dict[str, Any],
@@ -111,7 +112,7 @@ def _dist_plots(out: Path, yields: dict[str, Any], dist: dict[str, Any]) -> None
 def _markdown(
     stats: dict[str, Any],
     run: dict[str, Any],
-    synth: dict[str, Any],
+    synth: SynthesisResult,
     dist: dict[str, Any],
     exports: dict[str, str],
     config: dict[str, Any],
@@ -142,9 +143,9 @@ def _markdown(
 ![yield](yield.png)
 
 ## Trajectories
-- {dist["trajectories"]} executed trajectories kept, {len(synth["discarded"])} discarded
-  ({json.dumps(Counter(d["reason"].split(":")[0] for d in synth["discarded"]).most_common(5), ensure_ascii=False)}),
-  {synth["calls"]} upstream calls; graph snapshot `{synth["snapshot"]}`.
+- {dist["trajectories"]} executed trajectories kept, {len(synth.discarded)} discarded
+  ({json.dumps(Counter(d["reason"].split(":")[0] for d in synth.discarded).most_common(5), ensure_ascii=False)}),
+  {synth.calls} upstream calls; graph snapshot `{synth.snapshot}`.
 - Shapes {json.dumps(shapes, ensure_ascii=False)}; lengths {json.dumps(lengths)}.
 - Coverage: {dist["tools_used"]} tools ({dist["tool_coverage"]:.0%}), {dist["links_used"]} verified links
   ({dist["link_coverage"]:.0%}).

@@ -6,10 +6,9 @@ import random
 from collections import Counter
 
 from synthesis.plan_shapes import _chain, _choose, _conditional, _fan_in, _parallel, _shorter_exists, route_check
-from synthesis.records import Plan, Step
+from synthesis.records import SHAPES, Plan, Step
 from synthesis.verified_graph import VerifiedGraph
 
-SHAPES = ("single", "chain", "fan_in", "parallel", "conditional")
 #: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
 REPEATS = {"single": 16, "chain": 6, "fan_in": 8, "parallel": 4, "conditional": 6}
 
@@ -55,7 +54,7 @@ class PlanSampler:
         self.wanted = [s for s in shapes if s in SHAPES] or list(SHAPES)
         self.asked = 0
         self.made_total = 0
-        self.exhausted = not self.roots
+        self.exhausted = not self.starts
         self.shortest: dict[tuple[str, str], int] = {}
         self.seen: Counter[str] = Counter()
         self.made: Counter[str] = Counter()
@@ -144,7 +143,7 @@ class PlanSampler:
             open_shapes = [s for s in wanted if failures[s] < total * 5] or wanted
             shape = min(open_shapes, key=lambda s: (made[s], failures[s], wanted.index(s)))
             plan = None
-            if shape == "single" and min_steps <= 1:
+            if shape == "single" and min_steps <= 1 and roots:
                 name = _choose(rnd, roots, [graph.weight([r]) for r in roots])
                 plan = Plan("single", [Step(graph.tools[name], graph.root_sources(graph.tools[name]) or {})], [0])
                 route_check(graph, plan)
@@ -185,7 +184,7 @@ class PlanSampler:
 
     def resume(self) -> None:
         """Draw again after running out (the graph may have changed under it: links verified, a gate opened)."""
-        self.exhausted = not self.roots
+        self.exhausted = not self.starts
 
     def release(self, plan: Plan) -> None:
         """A drawn plan that never ran (a link on it did not come out verified): its repeat slot and its use of
@@ -211,4 +210,4 @@ class PlanSampler:
         self.starts = self._starts()
         self._chains = self._ends = None
         self.shortest.clear()
-        self.exhausted = not self.roots
+        self.exhausted = not self.starts

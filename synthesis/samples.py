@@ -42,7 +42,7 @@ def make_irrelevance(graph: VerifiedGraph, rnd: random.Random, *, seed: int, sna
     offered = [graph.tools[n] for n in rnd.sample(names, min(DISTRACTORS + 1, len(names)))]
     request = irrelevant_request(rnd)
     instant = draw_instant(graph.settings, rnd)
-    answer = irrelevance_answer(offered, rnd)
+    answer = irrelevance_answer(offered, rnd, request)
     rid = (
         "tr_"
         + hashlib.sha256(json.dumps([request, [t.name for t in offered]], ensure_ascii=False).encode()).hexdigest()[:16]

@@ -4,9 +4,7 @@ endpoints. See synthesis.plans."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import json
 import random
 import re
 from collections import Counter
@@ -18,46 +16,26 @@ from core.settings import Settings
 from execution.executor import Executor
 from execution.seeds import (
     coerce,
-    configured,
     kma_base,
     now,
     param_schema,
-    profile_args,
     seed_value,
     user_date,
 )
-from graph import echoes, transforms
+from graph import echoes, envelopes
 from graph.candidates import NON_LINKABLE
 from graph.concepts import ROLE_EXTENSION, concepts_of, norm, pair_group, param_role
 from graph.models import LinkRecord, ParamRecord, ToolRecord
 from graph.paths import enumerate_paths
 from graph.store import GraphStore, all_links
+from synthesis import pools
 from synthesis.records import Plan, Source
-from synthesis.routes import entity_name_fields, is_area_field, row_area, row_kind
+from synthesis.routes import entity_name_fields, is_area_field, row_kind
 
 #: Link states no run has settled: the pending graph proposes plans over them, to be verified before they run.
 PENDING = ("candidate", "inconclusive")
 #: Page size for tools whose rows are the categories of one answer (see VerifiedGraph._whole_answer).
 WHOLE_PAGE = 60
-#: Second-round harvest calls per tool, each with user values drawn from the first round's pools (area first): enough
-#: to reach most districts rather than the documents' examples (the sandbox: 4 reach 7 of its 43 시군구 for the
-#: 법정동 names, 8 reach 17), a few calls per tool (48 tools: about 150 calls).
-HARVEST_SPREAD = 8
-#: Most values kept per user parameter's pool.
-POOL_MAX = 300
-_PAGE_NUMBER = {"pageno", "currentpage", "page", "pageindex"}
-_ADDRESS_FIELDS = (
-    "roadAddr",
-    "roadAddrPart1",
-    "addr",
-    "addr1",
-    "kaptAddr",
-    "doroJuso",
-    "platPlc",
-    "newPlatPlc",
-    "jibunAddr",
-)
-_KEYWORD_FIELDS = ("title",)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _DATE_LIKE = re.compile(r"(de|dt|date|time|ts|ymd)$")
 _NAME_FIELD = re.compile(r"(nm|name|명)$")
@@ -169,7 +147,7 @@ class VerifiedGraph:
             # an area first, then a value in it: people ask about every district, not the first rows' one
             areas = self.pool_areas.get((tool.name, p.name), [])
             paired = list(zip(pool, areas, strict=True)) if len(areas) == len(pool) else [(v, "") for v in pool]
-            value = area_first(paired, rnd)
+            value = pools.area_first(paired, rnd)
         elif value is None:
             value = seed_value(p, self.settings)
         return coerce(value, param_schema(tool, p.name))
@@ -201,7 +179,8 @@ class VerifiedGraph:
         asked for a page that holds them all, so the answer can state temperature and sky, not only the first
         categories."""
         names = {f.name for f in tool.fields}
-        page = next((p for p in tool.params if p.name == "numOfRows"), None)
+        size = envelopes.size_param([(p.name, p.type) for p in tool.params])
+        page = next((p for p in tool.params if p.name == size), None)
         if page is not None and "category" in names and names & {"fcstValue", "obsrValue"}:
             out[page.name] = Source("constant", coerce(WHOLE_PAGE, param_schema(tool, page.name)))
         return out
@@ -564,137 +543,8 @@ class VerifiedGraph:
     # ------------------------------------------------------------------ the world behind the endpoints
 
     async def harvest(self, executor: Executor) -> int:
-        """Fill the value pools from the world: call each tool that seeds alone can call once (a larger page), keep
-        the values of the fields that verified links (or names) tie to each user-knowable parameter, then call each
-        tool again with `HARVEST_SPREAD` draws from those pools (other places, other entities than the documents'
-        examples), so trajectories start all over the world. Returns the upstream calls spent."""
-        rows: dict[str, list[dict[str, Any]]] = {}
-        calls = 0
+        """Fill the value pools from the world (synthesis.pools.harvest); returns the upstream calls spent. The
+        sources and fan-in triples worked out before are worked out again over the new pools."""
         self._roots.clear()
         self._triples = None
-
-        totals: dict[str, tuple[int, int]] = {}  # tool -> (rows in all, rows received) of its seeded call
-
-        async def sample(tool: ToolRecord, args: dict[str, Any]) -> None:
-            nonlocal calls
-            result = await executor.call(tool, {k: coerce(v, param_schema(tool, k)) for k, v in args.items()})
-            calls += 0 if result.cached else 1
-            if result.ok:
-                got = [r for r in result.items if isinstance(r, dict)]
-                rows.setdefault(tool.name, []).extend(got)
-                totals.setdefault(tool.name, (result.total or len(got), len(got)))
-
-        seeded: list[tuple[ToolRecord, dict[str, Any]]] = []
-        for tool in sorted(self.tools.values(), key=lambda t: t.name):
-            args, missing = profile_args(tool, self.settings)
-            if not missing:
-                seeded.append((tool, args))
-        await asyncio.gather(*(sample(t, a) for t, a in seeded))
-        self._fill_pools(rows)
-        spread: list[tuple[ToolRecord, dict[str, Any]]] = []
-        for tool, args in seeded:
-            rnd = random.Random(tool.name)
-            # later pages of a listing hold other places and entities than the first (the documents' examples)
-            page = next((p.name for p in tool.params if norm(p.name) in _PAGE_NUMBER), None)
-            total, got = totals.get(tool.name, (0, 0))
-            pages = -(-total // got) if got else 0
-            if page is not None and pages > 1:
-                for n in rnd.sample(range(2, pages + 1), min(HARVEST_SPREAD, pages - 1)):
-                    spread.append((tool, {**args, page: str(n)}))
-            users = [p for p in tool.params if p.required and self.role(tool, p) == "user" and p.name in args]
-            pools = [
-                [
-                    (v, a)
-                    for v, a in zip(
-                        self.pools.get((tool.name, p.name), []),
-                        self.pool_areas.get((tool.name, p.name), []),
-                        strict=False,
-                    )
-                    if str(v) != str(args[p.name])
-                ]
-                for p in users
-            ]
-            if users and all(pools):
-                for _ in range(HARVEST_SPREAD):
-                    draw = {p.name: area_first(pool, rnd) for p, pool in zip(users, pools, strict=True)}
-                    spread.append((tool, {**args, **draw}))
-        await asyncio.gather(*(sample(t, a) for t, a in spread))
-        self._fill_pools(rows)
-        return calls
-
-    def _fill_pools(self, rows: dict[str, list[dict[str, Any]]]) -> None:
-        """Each user parameter's pool: the values the world's rows give it, each with the area (시도, 시군구) of the
-        row it came from, kept spread over the areas (`user_value` draws an area first)."""
-        by_field: dict[str, list[tuple[Any, str]]] = {}
-        for items in rows.values():
-            for r in items:
-                area = row_area(r)
-                for k, v in r.items():
-                    by_field.setdefault(norm(k), []).append((v, area))
-        for tool in self.tools.values():
-            for p in tool.params:
-                if self.role(tool, p) != "user":
-                    continue
-                values: list[tuple[Any, str]] = [(v, "") for v in configured(self.settings).get(p.name, [])]
-                for lk in self.into.get((tool.name, p.key()), []):
-                    for r in rows.get(lk.source_tool, []):
-                        try:
-                            values.append((transforms.apply(lk.transform, r.get(lk.source_field), r), row_area(r)))
-                        except transforms.TransformError:
-                            continue
-                n = norm(p.name)
-                if n == "keyword":
-                    names = _ADDRESS_FIELDS if "주소" in p.description else _KEYWORD_FIELDS
-                    for f in names:
-                        values.extend(by_field.get(norm(f), []))
-                elif n not in ("numofrows", "pageno"):
-                    values.extend(by_field.get(n, []))
-                unique: dict[str, tuple[Any, str]] = {}
-                for x, area in values:
-                    v = _pool_value(x)
-                    if v is not None:
-                        unique.setdefault(json.dumps(v, ensure_ascii=False, sort_keys=True), (v, area))
-                clean = list(unique.values())
-                if p.enum:
-                    members = {str(e) for e in p.enum}  # typed enums (1, true) against values read as text
-                    known = [v for v, _ in clean]
-                    clean = [c for c in clean if str(c[0]) in members] + [(v, "") for v in p.enum if v not in known]
-                if clean:
-                    kept = _spread(clean, POOL_MAX)
-                    self.pools[(tool.name, p.name)] = [v for v, _ in kept]
-                    self.pool_areas[(tool.name, p.name)] = [a for _, a in kept]
-
-
-def area_first(values: list[tuple[Any, str]], rnd: random.Random) -> Any:
-    """A value drawn area first (each area of the pool as likely as any other), then within its area."""
-    areas = sorted({a for _, a in values})
-    area = rnd.choice(areas)
-    return rnd.choice([v for v, a in values if a == area])
-
-
-def _spread(values: list[tuple[Any, str]], most: int) -> list[tuple[Any, str]]:
-    """At most `most` values, taken in turn from each area (in order of first appearance), so a pool keeps every
-    area its rows reach rather than the first rows' one."""
-    if len(values) <= most:
-        return values
-    by_area: dict[str, list[tuple[Any, str]]] = {}
-    for v in values:
-        by_area.setdefault(v[1], []).append(v)
-    out: list[tuple[Any, str]] = []
-    queues = list(by_area.values())
-    while len(out) < most:
-        for q in queues:
-            if q and len(out) < most:
-                out.append(q.pop(0))
-    return out
-
-
-def _pool_value(value: Any) -> Any:
-    if isinstance(value, list):
-        return value if value and all(isinstance(v, str | int) for v in value) and len(value) == 1 else None
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return None
-    text = str(value).strip()
-    if not 2 <= len(text) <= 40 or text in ("-", "null", "None"):
-        return None
-    return value
+        return await pools.harvest(self, executor)

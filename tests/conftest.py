@@ -22,12 +22,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core.settings import Neo4jSettings, SandboxSettings
+from core.settings import Neo4jSettings, SandboxSettings, Settings
 from graph.embedded_store import EmbeddedStore
 from graph.neo4j_store import Neo4jStore
 from graph.store import GraphStore
 from sandbox.app import SandboxApp
-from tests.support.helpers import sandbox_process
+from sandbox.inprocess import sandbox_mode
+from tests.support.helpers import sandbox_process, verified_store
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 FIXTURE_MARKERS = {
@@ -101,6 +102,17 @@ def local(sandbox_app: SandboxApp) -> Iterator[httpx.Client]:
     with httpx.Client(transport=SyncASGI(), base_url="http://sandbox") as client:
         yield client
     loop.close()
+
+
+@pytest.fixture(scope="session")
+def verified_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped catalog registered and verified once per session, in process (`sandbox_mode(Settings())`, an
+    embedded store): the file of that store. A test opens its own copy (`tests.support.helpers.copy_store`)
+    instead of verifying the catalog from scratch."""
+    settings, transport = sandbox_mode(Settings())
+    path = tmp_path_factory.mktemp("verified_catalog") / "g.sqlite3"
+    verified_store(path, settings, transport).close()
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,9 +30,9 @@ from execution.executor import Executor
 from execution.limits import MemoryEconomy
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
-from synthesis.records import Trajectory
+from synthesis.records import SynthesisResult, Trajectory
 from tests.support.gaming import GAMING_AGENTS
-from tests.support.helpers import verified_store
+from tests.support.helpers import copy_store
 from training import datasets
 from training.environment import ReplayBackend, ToolEnvironment, environment_factories
 from training.rewards import DEFAULT_WEIGHTS, REWARDS, answer_facts
@@ -87,14 +88,14 @@ def test_a_gaming_agent_passes_no_task_with_facts(bench_runs: dict[str, dict[str
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def demo(tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path) -> dict[str, Any]:
     """Demo-like records (all shapes and special samples, synthesised over verified links in process) with their
     GRPO rows and the trainer's replay environments."""
     root = tmp_path_factory.mktemp("demo")
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(root / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, root / "g.sqlite3")
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=70, seed=7)

@@ -10,8 +10,11 @@ from datetime import datetime
 import pytest
 
 from synthesis.answer_values import mentions, prepare_text
-from synthesis.claims import Seen, doubt, row_context, unsupported
-from synthesis.facts import Fact, check_answer
+from synthesis.claims import doubt, unsupported
+from synthesis.fact_terms import Fact
+from synthesis.facts import check_answer
+from synthesis.qualifiers import row_context
+from synthesis.seen import Seen
 
 NOW = datetime(2026, 10, 15, 14, 30)
 

@@ -14,13 +14,18 @@ from typing import Any
 import pytest
 
 from bench.agents import OracleAgent
-from bench.backends import LiveBackend, ReplayBackend, Snapshot, SnapshotError, call_key, canonical_call
+from bench.backends import LiveBackend, ReplayBackend, Snapshot, SnapshotError
 from bench.gold import execute_gold
 from bench.run import BenchEnv, run_bench
 from bench.tasks import SHIPPED_TASKS, GoldStep, Task, load_tasks
 from cli.bench import bench_env
+from execution.canonical import call_key, canonical_call
 from execution.result import CallResult, Outcome
+from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.models import ToolRecord
+from graph.specs import function_spec
+from synthesis.records import StepResponse, Trajectory, TrajectoryStep
+from training.environment import ReplayBackend as GrpoReplay
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 TASKS = load_tasks(FIXTURES)
@@ -37,6 +42,7 @@ class RespellingOracle(OracleAgent):
     def __init__(self, registry: dict[str, ToolRecord]) -> None:
         self.registry = registry
         self.respelled = 0
+        self.sent: list[tuple[str, dict[str, Any]]] = []  # every call as sent
 
     def adjust(
         self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
@@ -60,6 +66,7 @@ class RespellingOracle(OracleAgent):
         out = dict(reversed(list(out.items())))
         if out != args:
             self.respelled += 1
+        self.sent.append((step.tool, out))
         return out
 
 
@@ -121,6 +128,49 @@ def test_a_respelled_oracle_scores_the_same_in_replay(runs: dict[str, Any]) -> N
     ]
 
 
+def _grpo_record(snap: Snapshot, registry: dict[str, ToolRecord]) -> Trajectory:
+    """The recordings of a snapshot as the steps of one GRPO record (its own offered function specs)."""
+    steps: list[TrajectoryStep] = []
+    for e in snap.entries.values():
+        if e["outcome"] not in (Outcome.OK, Outcome.EMPTY):
+            continue
+        items = list(e.get("items", []))
+        response = StepResponse(
+            rows=e.get("total") or len(items), first=e.get("first") or 1, items=items, shown=list(range(len(items)))
+        )
+        n = len(steps) + 1
+        steps.append(TrajectoryStep(step=n, tool=e["tool"], arguments=e["args"], provenance={}, response=response))
+    tools = [function_spec(registry[t]) for t in sorted({s.tool for s in steps})]
+    return Trajectory(
+        id="snap", request="", shape="chain", n_steps=len(steps), tools=tools, steps=steps, final_answer=""
+    )
+
+
+def test_a_respelled_oracle_finds_every_recording_in_grpo_replay_too(runs: dict[str, Any]) -> None:
+    """GRPO's replay over the same recordings (training.environment.ReplayBackend, the steps of a record) answers
+    every call of the respelled oracle that the benchmark's replay answers: one canonical call, one lookup
+    (execution/replay.py), given the registry as the benchmark's replay is. By the records' function specs alone,
+    what those specs do not state (the defaults added by the respelling, `numOfRows=10`, and the auth parameter
+    it fills) is all that misses."""
+    agent: RespellingOracle = runs["respelled"]["agent_obj"]
+    snap = Snapshot.load(runs["snapshot"])
+    bench = ReplayBackend(snap, agent.registry)
+    record = _grpo_record(snap, agent.registry)
+    grpo = GrpoReplay([record], tools=agent.registry)
+    by_schema = GrpoReplay([record])
+    sent = [(t, a) for t, a in agent.sent if t not in CONVERSION_TOOLS]
+    assert len(sent) >= 3 * (len(TASKS) - 2)
+    answered = [(t, a) for t, a in sent if not asyncio.run(bench.call(t, a)).miss]
+    assert answered == sent
+    assert [(t, a) for t, a in answered if "error" in grpo.run("snap", t, a)] == []
+    for t, a in answered:
+        if "error" in by_schema.run("snap", t, a):
+            spec = by_schema.specs[t]["function"]["parameters"]
+            tool = agent.registry[t]
+            unstated = {p.name for p in tool.params if p.default is not None} | {str(tool.auth_param)}
+            assert set(canonical_call(spec, a)) - set(canonical_call(tool, a)) <= unstated, (t, a)
+
+
 def test_byte_identical_replay_would_have_missed_the_respelled_calls(runs: dict[str, Any]) -> None:
     """The same respelled agent against spelling-only matching: the misses the canonicalisation removes, each
     counted apart from the failures and attributed as a replay miss."""
@@ -161,9 +211,11 @@ def test_canonical_call_by_the_spec() -> None:
     assert next(p.type for p in bld.params if p.name == "bun") == "string"
     assert canonical_call(bld, {"bun": "0012"}) != canonical_call(bld, {"bun": "12"})
     assert canonical_call(bld, {"bun": 12}) == canonical_call(bld, {"bun": "12"})
-    # an integer parameter reads the number, whatever its text
+    # an integer parameter reads the number, whatever its spelling; a leading zero makes a code, which upstreams
+    # answer apart (the sandbox's juso finds no building at buldSlno=0000, one at 0)
     juso = reg["juso_addr_coord_api"]
-    assert canonical_call(juso, {"buldMnnm": "0185"}) == canonical_call(juso, {"buldMnnm": 185.0})
+    assert canonical_call(juso, {"buldMnnm": " 185"}) == canonical_call(juso, {"buldMnnm": 185.0})
+    assert canonical_call(juso, {"buldSlno": "0000"}) != canonical_call(juso, {"buldSlno": 0})
 
 
 def test_a_page_the_recording_covers_is_served_as_live_pages_it() -> None:
@@ -236,7 +288,7 @@ def test_snapshot_entries_keep_their_shape_and_an_unknown_outcome_is_refused(tmp
     rec.put("t", {"q": "3"}, CallResult(Outcome.TRANSIENT, reason="HTTP 503"))  # never recorded
     assert [set(e) for e in rec.entries.values()] == [{"tool", "args", "outcome", "items", "reason", "code"}]
     entry = {"tool": "t", "args": {"q": "1"}, "outcome": "empty", "items": [], "reason": "03 NO_DATA", "code": "03"}
-    snap = Snapshot({call_key("t", {"q": "1"}): entry})
+    snap = Snapshot({call_key("t", None, {"q": "1"}): entry})
     path = tmp_path / "s.json"
     path.write_text(json.dumps({"version": 1, "id": snap.id, "entries": snap.entries}), encoding="utf-8")
     got = asyncio.run(ReplayBackend(Snapshot.load(path)).call("t", {"q": 1}))

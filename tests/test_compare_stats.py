@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -106,3 +107,47 @@ def test_compare_pools_seeds_and_tests_each_model_against_the_reference(
     assert "untuned-27b" not in rows
     with pytest.raises(BenchError, match="reference"):
         compare_all(runs, reference="untuned-70b")
+
+
+def test_overlap_classes_split_tasks_by_what_the_training_data_called(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bench.overlap as overlap
+    from bench.tasks import load_tasks
+
+    tasks = load_tasks()
+    chain = next(t for t in tasks if t.category == "chain" and len({s.tool for s in t.gold}) > 1)
+    single = next(t for t in tasks if t.category == "single" and t.gold[0].tool not in {s.tool for s in chain.gold})
+
+    def records(*sequences: list[str]) -> None:
+        rows = [SimpleNamespace(steps=[SimpleNamespace(tool=tool) for tool in seq]) for seq in sequences]
+        monkeypatch.setattr(overlap, "_records", lambda dataset: rows)
+
+    records([s.tool for s in chain.gold])  # one record calls the chain's exact sequence, none the single's tool
+    classes = overlap.overlap_classes(tmp_path, tasks)
+    assert classes[chain.id] == "sequence seen" and classes[single.id] == "unseen"
+    assert {classes[t.id] for t in tasks if not t.gold} == {"no calls"}
+    records([s.tool for s in reversed(chain.gold)])  # the chain's tools in another order
+    assert overlap.overlap_classes(tmp_path, [chain])[chain.id] == "tools seen"
+    with pytest.raises(BenchError, match="no such dataset"):
+        overlap.dataset_file(tmp_path / "none.jsonl")
+
+
+def test_compare_splits_pass_rates_by_training_overlap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench.compare as compare
+
+    monkeypatch.setattr(compare, "compare_runs", lambda paths: "")
+    classes = {"t0": "sequence seen", "t1": "sequence seen", "t2": "tools seen", "t3": "unseen", "t4": "no calls"}
+    monkeypatch.setattr(compare, "overlap_classes", lambda training, tasks: classes)
+    runs = [
+        _results(tmp_path / "s0", "grpo-edge-9b-s0", [1, 1, 1, 0, 1]),
+        _results(tmp_path / "s1", "grpo-edge-9b-s1", [1, 0, 0, 0, 1]),
+        _results(tmp_path / "ref", "untuned-27b", [0, 1, 1, 1, 0]),
+    ]
+    text = compare_all(runs, training=tmp_path / "export")
+    assert "## By overlap with the training data" in text
+    rows = {line.split(" | ")[0]: line for line in text.split("## By overlap", 1)[1].splitlines() if line[:2] == "| "}
+    # seeds pooled per task: t0 1.0, t1 0.5 -> 75 % over 2 sequence-seen tasks; t2 0.5; t3 0; t4 1.0
+    assert rows["| grpo-edge-9b"] == "| grpo-edge-9b | live | 75.0% (2) | 50.0% (1) | 0.0% (1) | 100.0% (1) |"
+    assert rows["| untuned-27b"] == "| untuned-27b | live | 50.0% (2) | 100.0% (1) | 100.0% (1) | 0.0% (1) |"
+    assert "By overlap" not in compare_all(runs)

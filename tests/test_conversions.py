@@ -43,8 +43,8 @@ from sandbox.inprocess import sandbox_mode
 from synthesis.conversions import projects, with_conversions
 from synthesis.engine import synthesize
 from synthesis.quality import quality, quality_lines
-from synthesis.records import Plan, Source, Step, StepResponse, Trajectory, TrajectoryStep
-from tests.support.helpers import verified_store
+from synthesis.records import Plan, Source, Step, StepResponse, SynthesisResult, Trajectory, TrajectoryStep
+from tests.support.helpers import copy_store
 from training.datasets import toolset_key
 from training.environment import LiveBackend as TrainLive
 from training.environment import ReplayBackend as TrainReplay
@@ -52,7 +52,7 @@ from training.environment import environment_factories
 from verification.runs import new_run, scoped_tools
 
 CITY_HALL = (126.9779692, 37.5662952)  # 서울시청, WGS84 lon/lat
-#: core.geo reference points (tests/test_world.py): (lat, lon) -> KMA grid
+#: core.geo reference points (tests/unit/sandbox/test_world.py): (lat, lon) -> KMA grid
 GRID_POINTS = [
     ((37.5665, 126.9780), (60, 127)),
     ((37.5172, 127.0473), (61, 126)),
@@ -445,11 +445,13 @@ def test_plan_rewrite_puts_one_shared_conversion_step_before_the_projecting_step
 
 
 @pytest.fixture(scope="module")
-def synthesised(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Trajectory], dict[str, ToolRecord]]:
+def synthesised(
+    tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path
+) -> tuple[list[Trajectory], dict[str, ToolRecord]]:
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(tmp_path_factory.mktemp("convert") / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, tmp_path_factory.mktemp("convert") / "g.sqlite3")
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=60, seed=5, shapes=("chain", "fan_in", "parallel"))

@@ -30,7 +30,7 @@ from synthesis.engine import DEFAULT_EXTRAS, VerifiedGraph, sample_plans, synthe
 from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS
 from synthesis.quality import quality
-from synthesis.records import Trajectory
+from synthesis.records import SynthesisResult, Trajectory
 from tests.support.helpers import verified_store
 
 Setup = tuple[EmbeddedStore, Settings, Any]
@@ -45,10 +45,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     store.close()
 
 
-def run(setup: Setup, count: int, seed: int, extras: dict[str, float] | None = None) -> dict[str, Any]:
+def run(setup: Setup, count: int, seed: int, extras: dict[str, float] | None = None) -> SynthesisResult:
     store, settings, transport = setup
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=count, seed=seed, extras=extras)
@@ -59,12 +59,12 @@ def run(setup: Setup, count: int, seed: int, extras: dict[str, float] | None = N
 
 
 @pytest.fixture(scope="module")
-def result(setup: Setup) -> dict[str, Any]:
+def result(setup: Setup) -> SynthesisResult:
     return run(setup, 200, 3)
 
 
 @pytest.fixture(scope="module")
-def records(result: dict[str, Any]) -> list[Trajectory]:
+def records(result: SynthesisResult) -> list[Trajectory]:
     recs: list[Trajectory] = result["records"]
     assert len(recs) == 200
     return recs
@@ -152,7 +152,7 @@ def test_plans_start_from_what_users_know_and_codes_come_from_results(setup: Set
                 )
 
 
-def test_slot_values_come_from_the_world_and_vary(records: list[Trajectory], result: dict[str, Any]) -> None:
+def test_slot_values_come_from_the_world_and_vary(records: list[Trajectory], result: SynthesisResult) -> None:
     assert result["pools"]["juso_addr_link_api.keyword"] > 20  # addresses harvested from tool results
     values: dict[str, set[str]] = {}
     for r in records:
@@ -346,7 +346,7 @@ def test_special_samples_are_real_and_configurable(setup: Setup, records: list[T
     assert sum(r.kind == "irrelevance" for r in many["records"]) == 10 and len(many["records"]) == 40
 
 
-def test_demo_style_export_reports_the_figures(setup: Setup, result: dict[str, Any], tmp_path: Path) -> None:
+def test_demo_style_export_reports_the_figures(setup: Setup, result: SynthesisResult, tmp_path: Path) -> None:
     from synthesis.export import export_all
     from synthesis.report import quality_section
 

@@ -21,6 +21,7 @@ from graph.store import all_links
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.plans import PlanSampler, VerifiedGraph, sample_plans
+from synthesis.records import SynthesisResult
 from tests.support.helpers import register_catalog, sampled_engine
 from verification.runs import DemandVerifier
 
@@ -47,7 +48,7 @@ def apis(store: EmbeddedStore) -> dict[str, Any]:
 
 async def on_demand(
     store: EmbeddedStore, settings: Settings, transport: Counting, *, shared: bool = True, count: int = COUNT
-) -> tuple[dict[str, Any], DemandVerifier]:
+) -> tuple[SynthesisResult, DemandVerifier]:
     economy = MemoryEconomy()
     verifier = DemandVerifier(store, settings, economy=economy if shared else MemoryEconomy(), transport=transport)
     ex = Executor(settings, economy, apis(store), transport=transport)
@@ -60,7 +61,7 @@ async def on_demand(
 
 
 @pytest.fixture(scope="module")
-def demand_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedStore, dict[str, Any], DemandVerifier, int]:
+def demand_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[EmbeddedStore, SynthesisResult, DemandVerifier, int]:
     store, settings, transport = fresh(tmp_path_factory.mktemp("demand") / "g.sqlite3")
     out, verifier = asyncio.run(on_demand(store, settings, transport))
     return store, out, verifier, transport.requests
@@ -170,7 +171,7 @@ def test_pool_is_not_capped(candidates: Any, tmp_path: Path) -> None:
     _, transport = sandbox_mode(settings)
     count = 20
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), apis(store), transport=transport)
         try:
             return await synthesize(store, settings, ex, count=count, seed=7, verifier=HalfRefuting(store), extras={})
@@ -328,19 +329,19 @@ def test_a_batch_run_again_closes_the_verification_run_it_left_running(tmp_path:
     """An on-demand batch names its verification run as soon as it starts one. When the process running it dies
     and the queue delivers the batch again (`acks_late`), the worker closes that run as failed, saying why, before
     the batch starts a new one; nothing stays `running`."""
-    from synthesis.batches import new_batch, run_batch
+    from synthesis.batches import Batch, BatchRequest, new_batch, run_batch
     from workers.tasks import abandon_demand_run
 
     store, settings, transport = fresh(tmp_path / "g.sqlite3")
-    batch = new_batch(store, settings, "team-a", count=4, shapes=["single"], on_demand=True)
+    batch = new_batch(store, settings, "team-a", BatchRequest(count=4, shapes=["single"], on_demand=True))
     first = DemandVerifier(store, settings, economy=MemoryEconomy(), transport=transport)
     asyncio.run(first.discover())  # the first delivery started verifying; then its process died
-    store.save_batch({**batch, "status": "running", "verification_run": first.run.id})
+    batch.model_copy(update={"status": "running", "verification_run": first.run.id}).save(store)
     assert store.get_run(first.run.id).status == "running"  # type: ignore[union-attr]
-    delivered = store.get_batch(batch["id"])
+    delivered = Batch.stored(store.get_batch(batch.id))
     assert delivered is not None and abandon_demand_run(store, delivered)
     left = store.get_run(first.run.id)
-    assert left is not None and left.status == "failed" and batch["id"] in left.message
+    assert left is not None and left.status == "failed" and batch.id in left.message
     named: list[bool] = []
 
     def watching(*args: Any) -> DemandVerifier:
@@ -349,14 +350,14 @@ def test_a_batch_run_again_closes_the_verification_run_it_left_running(tmp_path:
         discover = verifier.discover
 
         async def noting() -> None:
-            named.append(store.get_batch(batch["id"])["verification_run"] == verifier.run.id)  # type: ignore[index]
+            named.append(store.get_batch(batch.id)["verification_run"] == verifier.run.id)  # type: ignore[index]
             await discover()
 
         verifier.discover = noting  # type: ignore[method-assign]
         return verifier
 
-    done = asyncio.run(run_batch(store, settings, batch["id"], transport=transport, verifier=watching))
-    assert done["status"] == "completed" and done["verification_run"] not in (None, first.run.id)
+    done = asyncio.run(run_batch(store, settings, batch.id, transport=transport, verifier=watching))
+    assert done.status == "completed" and done.verification_run not in (None, first.run.id)
     assert named and all(named)
-    assert store.get_run(done["verification_run"]).status == "completed"  # type: ignore[union-attr]
+    assert store.get_run(str(done.verification_run)).status == "completed"  # type: ignore[union-attr]
     assert not abandon_demand_run(store, done)  # a finished batch leaves nothing to close

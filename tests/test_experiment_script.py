@@ -129,7 +129,15 @@ STAGES = [
     "snapshot",
     "compare",
 ]
-MODELS = ["untuned-9b", "sft-edge-9b-s0", "grpo-edge-9b-s0", "sft-baseline-9b-s0", "grpo-baseline-9b-s0", "untuned-27b"]
+MODELS = [
+    "untuned-9b",
+    "sft-edge-9b-s0",
+    "grpo-edge-9b-s0",
+    "sft-baseline-9b-s0",
+    "grpo-baseline-9b-s0",
+    "untuned-27b",
+    "untuned-27b-think",  # the reference with thinking on (the tiny model carries Qwen3.5's thinking template)
+]
 
 
 @pytest.mark.slow
@@ -166,4 +174,11 @@ def test_rehearsal_runs_every_stage_of_the_experiment(tmp_path: Path) -> None:
     seeds = results.split("## Seeds aggregated", 1)[1].split("##", 1)[0]
     assert seeds.count("(n=1") >= 3 * len(MODELS) - 1, seeds
     assert "Rehearsal: tiny qwen3.5-template models" in results
+    # pass rates split by the tasks' overlap with the EDGE training data
+    assert "## By overlap with the training data" in results and "| untuned-27b-think | live |" in results
+    # every tuned model's folders carry a model card; GRPO's report states its executed calls
+    for run in ("sft-9b-edge-s0", "grpo-9b-edge-s0"):
+        for folder in ("model", "adapter"):
+            assert "base_model:" in (work / run / folder / "README.md").read_text()
+    assert "executed_tool_calls" in (work / "grpo-9b-edge-s0" / "report.md").read_text()
     print(f"rehearsal wall time {wall:.0f} s\n{results}")

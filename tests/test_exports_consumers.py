@@ -27,8 +27,6 @@ from graph.embedded_store import EmbeddedStore
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.export import (
-    BFCL_CATEGORIES,
-    BFCL_PREFIX,
     SFT_MAX_LENGTH,
     VALIDATION_FRACTION,
     convert,
@@ -40,19 +38,22 @@ from synthesis.export import (
     write_all,
     write_hf_dataset,
 )
-from synthesis.records import Trajectory
+from synthesis.export_bfcl import BFCL_CATEGORIES, BFCL_PREFIX
+from synthesis.records import SynthesisResult, Trajectory
 from tests.conftest import IN_CI
-from tests.support.helpers import verified_store
+from tests.support.helpers import copy_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], EmbeddedStore, Settings]]:
+def synthesized(
+    tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path
+) -> Iterator[tuple[SynthesisResult, EmbeddedStore, Settings]]:
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(tmp_path_factory.mktemp("consumers") / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, tmp_path_factory.mktemp("consumers") / "g.sqlite3")
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(
@@ -72,7 +73,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict
 
 
 @pytest.fixture(scope="module")
-def records(synthesized: tuple[dict[str, Any], EmbeddedStore, Settings]) -> list[Trajectory]:
+def records(synthesized: tuple[SynthesisResult, EmbeddedStore, Settings]) -> list[Trajectory]:
     recs: list[Trajectory] = synthesized[0]["records"]
     assert len(recs) == 90
     assert {r.kind for r in recs} == {"normal", "irrelevance", "clarification", "error_recovery", "hard_negative"}
@@ -186,7 +187,7 @@ def tiny_tokenizer(records: list[Trajectory]) -> Any:
 
 
 def test_stated_token_lengths_are_what_the_tokenizer_counts_and_the_configs_keep_them(
-    synthesized: tuple[dict[str, Any], EmbeddedStore, Settings],
+    synthesized: tuple[SynthesisResult, EmbeddedStore, Settings],
     records: list[Trajectory],
     exported: dict[str, Path],
     tiny_tokenizer: Any,
@@ -527,7 +528,7 @@ def _category(item: dict[str, Any]) -> str:
 
 
 def test_bfcl_entries_are_of_bfcls_categories_and_pass_its_checkers(
-    synthesized: tuple[dict[str, Any], EmbeddedStore, Settings], records: list[Trajectory], tmp_path: Path
+    synthesized: tuple[SynthesisResult, EmbeddedStore, Settings], records: list[Trajectory], tmp_path: Path
 ) -> None:
     result, store, settings = synthesized
     done = export_all(tmp_path, result, store, settings, {"seed": 5})

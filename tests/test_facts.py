@@ -8,18 +8,10 @@ from datetime import date
 
 import pytest
 
-from synthesis.facts import (
-    Fact,
-    FactCheck,
-    check_answer,
-    dates_in,
-    dump,
-    hedge,
-    normalise_name,
-    numbers_in,
-    render_fact,
-    time_spans,
-)
+from synthesis.answer_dates import dates_in, time_spans
+from synthesis.answer_values import normalise_name, numbers_in
+from synthesis.fact_terms import Fact, FactCheck, hedge
+from synthesis.facts import check_answer, dump, render_fact
 
 TEMP = Fact("number", 15.2, 0.5, "℃", "", "fcstValue", "TMP")
 TEMP_EXACT = Fact("number", 14.9, 0.0, "℃", "기온")

@@ -23,7 +23,7 @@ from graph.openapi import parse_document
 from graph.registry import register
 from graph.store import all_links
 from tests.unseen.harness import SECRET, documents, run_unseen, transport, unseen_settings
-from verification.runs import execute_run, new_run, run_progress
+from verification.runs import RunProgress, execute_run, new_run, run_progress
 
 
 def _xml(text: str) -> bytes:
@@ -178,7 +178,7 @@ def test_candidates_from_descriptions_prefixes_and_dates() -> None:
 # ---------------------------------------------------------------- 2, 3. reach every tool; evidence
 
 
-def _run(tmp_path: Path) -> tuple[EmbeddedStore, dict[str, Any]]:
+def _run(tmp_path: Path) -> tuple[EmbeddedStore, RunProgress]:
     f = tmp_path / "g.sqlite3"
     settings = unseen_settings(Settings(store="embedded", embedded_path=f))
     store = EmbeddedStore(f)

@@ -25,7 +25,7 @@ from core.settings import BatchSettings, Settings
 from graph.embedded_store import EmbeddedStore
 from graph.models import RunRecord
 from graph.store import GraphStore
-from synthesis.batches import new_batch, run_batch
+from synthesis.batches import BatchRequest, new_batch, run_batch
 from tests.support.helpers import wait_batch
 from tests.support.upstream import registered_store, upstream_settings
 
@@ -47,10 +47,10 @@ def _stored_batch(store: GraphStore, team: str, n: int) -> str:
 
 
 def _pool(store: GraphStore, settings: Settings, team: str, count: int) -> list[dict[str, Any]]:
-    batch = new_batch(store, settings, team, count=count, shapes=["single"], source="pool", seed=5)
-    done = asyncio.run(run_batch(store, settings, batch["id"]))
-    assert done["status"] == "completed", done
-    return store.list_trajectories(str(batch["id"]), 0, 1000)[0]
+    batch = new_batch(store, settings, team, BatchRequest(count=count, shapes=["single"], source="pool", seed=5))
+    done = asyncio.run(run_batch(store, settings, batch.id))
+    assert done.status == "completed", done
+    return store.list_trajectories(batch.id, 0, 1000)[0]
 
 
 def test_pool_batches_draw_only_from_the_teams_own_trajectories(any_store: GraphStore) -> None:

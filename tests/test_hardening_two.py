@@ -38,7 +38,7 @@ from graph.registry import register
 from graph.store import GraphStore
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
-from synthesis.batches import benchmark_guard, new_batch, run_batch
+from synthesis.batches import BatchRequest, benchmark_guard, new_batch, run_batch
 from synthesis.contamination import BenchFingerprints
 from tests.support.helpers import Recorder, first_tool_outcome, free_port, verified_store
 
@@ -344,9 +344,9 @@ def test_a_batch_never_contains_a_benchmark_task(tmp_path: Path) -> None:
     empty = tmp_path / "none"
     empty.mkdir()
     free = settings.model_copy(update={"batches": settings.batches.model_copy(update={"benchmark_tasks": empty})})
-    first = new_batch(store, free, "team-g", count=6, seed=11)
-    asyncio.run(run_batch(store, free, first["id"], transport=sandbox))
-    produced = store.list_trajectories(first["id"], 0, 100)[0]
+    first = new_batch(store, free, "team-g", BatchRequest(count=6, seed=11))
+    asyncio.run(run_batch(store, free, first.id, transport=sandbox))
+    produced = store.list_trajectories(first.id, 0, 100)[0]
     assert produced, "the verified graph produced nothing"
     # a benchmark whose tasks are exactly what that batch produced: the same batch again must keep none of them
     tasks = [
@@ -363,17 +363,17 @@ def test_a_batch_never_contains_a_benchmark_task(tmp_path: Path) -> None:
     guarded = settings.model_copy(update={"batches": settings.batches.model_copy(update={"benchmark_tasks": folder})})
     guard: BenchFingerprints = benchmark_guard(guarded)
     assert all(guard.is_contaminated(r) for r in produced)
-    again = new_batch(store, guarded, "team-g", count=6, seed=11)
-    done = asyncio.run(run_batch(store, guarded, again["id"], transport=sandbox))
-    kept = store.list_trajectories(again["id"], 0, 100)[0]
+    again = new_batch(store, guarded, "team-g", BatchRequest(count=6, seed=11))
+    done = asyncio.run(run_batch(store, guarded, again.id, transport=sandbox))
+    kept = store.list_trajectories(again.id, 0, 100)[0]
     assert not [r["id"] for r in kept if guard.is_contaminated(r)], "a batch kept a benchmark task"
-    assert done["benchmark_overlap"] >= 1
+    assert done.benchmark_overlap is not None and done.benchmark_overlap >= 1
     # and with the shipped benchmark (the default): nothing of KOPA-Bench in a batch, even where the same batch
     # without a guard holds some (with this seed it does: what REST and Celery batches emitted before)
     shipped = benchmark_guard(settings)
-    default = new_batch(store, settings, "team-g", count=6, seed=11)
-    asyncio.run(run_batch(store, settings, default["id"], transport=sandbox))
-    clean = store.list_trajectories(default["id"], 0, 100)[0]
+    default = new_batch(store, settings, "team-g", BatchRequest(count=6, seed=11))
+    asyncio.run(run_batch(store, settings, default.id, transport=sandbox))
+    clean = store.list_trajectories(default.id, 0, 100)[0]
     assert clean and not [r["id"] for r in clean if shipped.is_contaminated(r)]
     store.close()
 

@@ -18,26 +18,30 @@ from bench.judge_eval import CORPUS, CorpusError, evaluate, load_corpus, oracle_
 from bench.tasks import CATEGORIES, load_tasks
 from cli.bench import bench_env
 
-#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 97.7 % and
-#: 1.0 % (`kopa bench judge-eval`, parts 1-5, 2,087 answers), rounded a little towards failing.
-FLOOR = {"recall": 0.97, "false_pass": 0.011}
-#: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 99.3 / 1.4,
-#: 99.3 / 0.8, 98.8 / 1.5, 94.0 / 0.0 %.
+#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 98.0 % and
+#: 1.3 % (`kopa bench judge-eval`, parts 1-7, 3,621 answers), rounded a little towards failing.
+FLOOR = {"recall": 0.978, "false_pass": 0.014}
+#: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 100.0 / 1.4,
+#: 99.3 / 0.8, 99.7 / 1.5, 94.6 / 0.0, 100.0 / 1.0, 95.7 / 2.5 %.
 PART_FLOORS = {
     "part1.jsonl": {"recall": 0.99, "false_pass": 0.016},
     "part2.jsonl": {"recall": 0.985, "false_pass": 0.016},
     "part3.jsonl": {"recall": 0.985, "false_pass": 0.01},
-    "part4.jsonl": {"recall": 0.98, "false_pass": 0.016},
-    "part5.jsonl": {"recall": 0.935, "false_pass": 0.004},
+    "part4.jsonl": {"recall": 0.995, "false_pass": 0.016},
+    "part5.jsonl": {"recall": 0.945, "false_pass": 0.004},
+    # writer-6, tuned on since issue 32's part6 rules (it read 96.5 % / 3.9 % held out before them)
+    "part6.jsonl": {"recall": 0.995, "false_pass": 0.011},
+    # writer-7, tuned on since issue 32's part7 rules (it read 93.1 % / 5.3 % held out before them)
+    "part7.jsonl": {"recall": 0.955, "false_pass": 0.026},
 }
 #: Held-out parts (`judge_corpus/holdout/<file>`, written after the rules and never tuned on) with the figures the
 #: judge reached when each was written: a rule must not lower them. Only a part given a floor here is judged (one
 #: being written is not), and the folder may be empty: a part moves to the tuned ones once rules are tuned on it.
 HOLDOUT = CORPUS / "holdout"
 HOLDOUT_FLOORS: dict[str, dict[str, float]] = {
-    # writer-6, 676 answers over all 145 tasks, written while the rules were being tuned on part5 and never read by
-    # their author: 95.1 % / 3.9 % with the judge of the day it was written, 96.5 % / 3.9 % after that tuning.
-    "part6.jsonl": {"recall": 0.96, "false_pass": 0.04},
+    # writer-8, written while the rules were tuned on part7 and never read by a rule's author: 96.8 % / 4.5 % at the
+    # session's start (f0f7900), 97.2 % / 4.2 % after the part6 rules, 97.6 % / 3.7 % after the part7 rules
+    "part8.jsonl": {"recall": 0.97, "false_pass": 0.04},
 }
 
 

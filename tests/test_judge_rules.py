@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 
 from synthesis.answer_values import mentions, prepare_text
-from synthesis.claims import Seen, facilities_in, unsupported
-from synthesis.facts import Fact, refusal
+from synthesis.claims import facilities_in, unsupported
+from synthesis.fact_terms import Fact
+from synthesis.facts import refusal
+from synthesis.seen import Seen
 from tests.test_answer_claims import NOW, passes, seen_rows
 
 
@@ -233,3 +235,255 @@ def test_the_slash_of_a_unit_offers_no_alternative() -> None:
     first = Fact("name", "솔밭", label="측정소", field="stationName", rivals=rivals)
     assert passes("미세먼지는 솔밭 31, 강 48, 보람 52㎍/㎥예요.", [first], seen)
     assert not passes("측정소는 솔밭 또는 보람이에요.", [first], seen)
+
+
+def test_a_sino_korean_numeral_before_any_unit_is_a_figure() -> None:
+    pm = Fact("number", 12, unit="㎍/㎥", label="미세먼지")
+    assert passes("미세먼지는 십이 ㎍/㎥예요.", [pm])
+    assert passes("미세먼지는 십이 마이크로그램이에요.", [pm])
+    assert not passes("미세먼지는 십삼 ㎍/㎥예요.", [pm])
+    assert [m.value for m in mentions(prepare_text("백화점 앞"))] == []
+
+
+def test_a_duration_in_two_units_is_one_figure() -> None:
+    seen = seen_rows({"routeno": 8, "arrtime": 345, "arrprevstationcnt": 3})
+    assert unsupported("8번 버스가 3정거장 전, 5분 45초 뒤에 와요.", seen) == ""
+    assert unsupported("8번 버스가 3정거장 전, 6분 45초 뒤에 와요.", seen).startswith("figure")
+    m = mentions(prepare_text("1시간 20분"))[0]
+    assert (m.value, m.unit) == (80, "분")
+
+
+def test_nearly_and_about_after_a_figure_make_it_approximate() -> None:
+    seen = seen_rows({"routeno": 8, "arrtime": 1145})
+    assert unsupported("8번 버스는 20분 가까이 걸려요.", seen) == ""
+    assert unsupported("8번 버스는 20분 내외로 와요.", seen) == ""
+    assert unsupported("8번 버스는 25분 걸려요.", seen).startswith("figure")
+
+
+def test_a_likely_value_or_one_not_confirmed_is_a_doubt() -> None:
+    colour = Fact("name", "분홍", label="색상")
+    assert passes("색상은 분홍색이에요. 비 올 가능성이 높으니 우산도 챙기세요.", [colour])
+    assert not passes("분홍색일 가능성이 높아요.", [colour])
+    assert not passes("색상은 분홍색이지만 확인된 건 아니에요.", [colour])
+
+
+def test_an_estimate_the_answer_adds_is_no_doubt_of_an_asked_value() -> None:
+    stops = Fact("number", 6, label="남은 정거장")
+    route = Fact("name", "신하3", label="노선")
+    assert passes("신하3번 버스가 6정거장 남았어요. 9분쯤 걸릴 것 같아요.", [route, stops])
+    assert not passes("신하3번 버스가 6정거장 남았어요. 약 6정거장쯤일 것 같아요.", [route, stops])
+    assert not passes("신하3번 버스가 6정거장 남았어요. 9분 걸릴 것 같아요.", [route, stops])
+
+
+def test_the_integrated_air_index_by_its_public_name() -> None:
+    cai = Fact("number", 70, label="CAI", field="khaiValue")
+    assert passes("통합대기환경지수는 70입니다.", [cai])
+    assert not passes("오늘은 70입니다.", [cai])
+
+
+def test_a_services_limit_said_in_english() -> None:
+    limit = Fact("text", "3일", label="최근 3일만 제공")
+    assert passes("The forecast API only keeps the last 3 days, so that date can't be retrieved.", [limit])
+    assert not passes("The forecast API is down for 3 days.", [limit])
+
+
+def test_a_refusal_that_names_what_the_tools_cover() -> None:
+    seen = Seen(user=("서울 지하철 막차 몇 시야?",), now=NOW)
+    assert refusal("지하철은 조회할 수 없어요. 제 버스 도구는 인천·대전 버스만 다룹니다.", [], seen)
+    assert not refusal("조회할 수 없어요. 대신 인천 지하철 막차는 23시 50분이에요.", [], seen)
+    assert refusal("등본 발급 기능은 없습니다.", [])
+    assert not refusal("등본은 주민센터에서 발급돼요.", [])
+
+
+def test_a_slash_between_figures_pairs_one_rows_values() -> None:
+    seen = seen_rows({"stationName": "솔밭", "pm10Value": "31"}, {"stationName": "보람", "pm10Value": "52"})
+    first = Fact("name", "솔밭", label="측정소", field="stationName", rivals=[{"value": "보람", "about": []}])
+    assert passes("PM10/PM2.5: 솔밭 31/12, 보람 52/20", [first], seen)
+    assert not passes("PM10/PM2.5: 솔밭 또는 보람 31/12", [first], seen)
+
+
+def test_a_figure_opening_its_own_range_offers_no_alternative() -> None:
+    seen = seen_rows({"routeno": 8, "arrprevstationcnt": 11, "arrtime": 1051})
+    stops = Fact("number", 11, label="남은 정거장")
+    assert passes("8번 버스는 11 stops away, 약 17~18분 뒤예요.", [stops], seen)
+    assert not passes("8번 버스는 11 또는 12정거장 전이에요.", [stops], seen)
+
+
+def test_a_time_written_as_a_clock_time_beside_its_digits_elsewhere() -> None:
+    end = Fact("name", "1300", label="토요일 종료", field="trmtSatEnd")
+    lunch = Fact("name", "1300~1400", label="점심시간", field="lunchWeek")
+    assert passes("토요일 진료는 13시 종료, 점심시간 1300~1400이에요.", [end, lunch])
+    assert not passes("토요일 진료는 14시 종료, 점심시간 1300~1400이에요.", [end, lunch])
+
+
+def test_a_compact_timestamp_supports_its_clock_time() -> None:
+    seen = Seen(results=('{"items": [{"taMax4": 16}]}',), sent=("202610150600",), now=NOW)
+    assert unsupported("최고 16도예요 (오늘 06:00 발표).", seen) == ""
+    assert unsupported("최고 16도예요 (오늘 07:00 발표).", seen).startswith("time")
+
+
+def test_a_value_written_after_another_fields_label_is_that_fields() -> None:
+    seen = seen_rows({"deposit": "5,026", "monthlyRent": "80", "aptNm": "한빛"})
+    deposit = Fact("number", 5026, unit="만원", field="deposit")
+    assert passes("보증금 5,026만 원, 월세 80만 원이에요.", [deposit], seen)
+    assert passes("전월세 1건, 보증금은 5,026만 원이에요.", [deposit], seen)
+    assert not passes("보증금 80만 원, 월세 5,026만 원이에요.", [deposit], seen)
+    seen = seen_rows({"startvehicletime": "0520", "endvehicletime": "2300", "routeno": "M1"})
+    first = Fact("name", "0520", field="startvehicletime")
+    assert passes("첫차는 05:20, 막차는 23:00이에요.", [first], seen)
+    assert passes("오전 5시 20분 첫차, 밤 11시 막차예요.", [first], seen)
+    assert not passes("첫차는 23:00, 막차는 05:20이에요.", [first], seen)
+
+
+def test_another_single_rows_phone_or_address_said_of_a_named_row() -> None:
+    clinic = {"yadmNm": "솔밭내과의원", "telno": "02-111-2222", "addr": "서울 종로구 솔밭로 10"}
+    pharmacy = {"yadmNm": "보람약국", "telno": "02-333-4444", "addr": "서울 종로구 보람로 20"}
+    seen = Seen(results=tuple(json.dumps({"items": [r]}, ensure_ascii=False) for r in (clinic, pharmacy)), now=NOW)
+    names = [Fact("name", "솔밭내과의원", label="병원"), Fact("name", "보람약국", label="약국")]
+    assert passes("병원 솔밭내과의원 02-111-2222, 약국 보람약국 02-333-4444입니다.", names, seen)
+    assert not passes("병원 솔밭내과의원 02-333-4444, 약국 보람약국 02-111-2222입니다.", names, seen)
+    stations = seen_rows(
+        {"stationName": "솔밭", "addr": "대전 중구 솔밭동 173"}, {"stationName": "보람", "addr": "대전 서구 보람동 21"}
+    )
+    near = Fact("name", "대전 중구 솔밭동 173", label="측정소 주소", field="addr")
+    assert passes("가장 가까운 곳은 솔밭 측정소(대전 중구 솔밭동 173)예요.", [near], stations)
+    assert not passes("가장 가까운 곳은 보람 측정소(대전 중구 솔밭동 173)예요.", [near], stations)
+
+
+def test_a_clinic_named_by_its_department_is_a_facility() -> None:
+    seen = seen_rows({"yadmNm": "한빛한의원", "addr": "인천 부평구 부평동 1"}, user="부평동 병원 알려줘")
+    assert unsupported("부평동에는 한빛한의원이 있어요. 근처 내과는 없어요.", seen) == ""
+    assert unsupported("부평동에는 솔밭연세내과와 한빛한의원이 있어요.", seen) == "facility 솔밭연세내과"
+
+
+def test_an_item_made_up_in_a_list_of_the_rows_values() -> None:
+    rows: list[dict[str, object]] = [{"stationName": n} for n in ("솔밭", "강", "보람", "대", "한빛")]
+    seen = seen_rows(*rows, user="대전 측정소 알려줘")
+    rivals: list[dict[str, object]] = [{"value": n, "about": []} for n in ("강", "보람", "대", "한빛")]
+    first = Fact("name", "솔밭", label="측정소", field="stationName", rivals=rivals)
+    assert passes("측정소는 솔밭, 강, 보람, 대, 한빛이에요.", [first], seen)
+    assert not passes("측정소는 솔밭, 강, 보람, 문창동, 한빛이에요.", [first], seen)
+    cities = seen_rows({"cityname": "인천광역시"}, {"cityname": "대전광역시"}, user="서울 버스 도착 정보 알려줘")
+    city = Fact("name", "인천광역시", label="도시", field="cityname", rivals=[{"value": "대전광역시", "about": []}])
+    assert passes("제공 도시는 인천광역시, 대전광역시, 그리고 두 곳뿐이에요.", [city], cities)
+    assert not passes("제공 도시는 서울특별시, 인천광역시, 대전광역시입니다.", [city], cities)
+
+
+def test_a_grade_word_said_of_a_figure_is_the_grade_the_result_gives_it() -> None:
+    seen = seen_rows({"dataTime": "2026-10-15 14:00", "pm10Value": "61", "pm10Grade": "2"})
+    pm = Fact("number", 61, unit="㎍/㎥", label="미세먼지", field="pm10Value")
+    assert passes("미세먼지는 61㎍/㎥로 보통이에요.", [pm], seen)
+    assert passes("미세먼지는 61㎍/㎥로 나쁨 기준에는 못 미쳐요.", [pm], seen)
+    assert not passes("미세먼지는 61㎍/㎥로 나쁨 단계입니다.", [pm], seen)
+
+
+def test_the_last_item_of_a_list_and_an_item_with_its_parenthesis_are_items() -> None:
+    rows: list[dict[str, object]] = [{"ingr": "클라리스로마이신", "mixture": n} for n in ("로바스타틴", "콜키신")]
+    seen = seen_rows(*rows, user="클라리스로마이신이랑 같이 먹으면 안 되는 거 알려줘")
+    first = Fact("name", "로바스타틴", label="병용금기", field="mixture", rivals=[{"value": "콜키신", "about": []}])
+    assert passes("병용금기 성분은 로바스타틴, 콜키신이에요. 내과, 외과이고, 일요일과 공휴일은 쉬어요.", [first], seen)
+    assert not passes("병용금기 성분은 로바스타틴, 콜키신, 디곡신이에요.", [first], seen)
+    assert not passes("로바스타틴(근육 손상), 콜키신(독성 증가), 디곡신과 같이 드시면 안 돼요.", [first], seen)
+
+
+def test_a_superlative_names_the_extreme_of_the_figures_it_is_said_beside() -> None:
+    cities = (("광주", "14.2"), ("울산", "15.8"), ("대구", "13.1"))
+    rows: list[dict[str, object]] = [{"city": c, "avgTa": t} for c, t in cities]
+    seen = seen_rows(*rows)
+    ta = Fact("number", 15.8, unit="℃", label="평균기온", field="avgTa")
+    assert passes("광주 14.2도, 울산 15.8도, 대구 13.1도였고 울산이 가장 따뜻했어요.", [ta], seen)
+    assert passes("Gwangju 14.2 °C, Ulsan 15.8 °C, Daegu 13.1 °C — Daegu was the coldest.", [ta], seen)
+    assert not passes("광주 14.2도, 울산 15.8도, 대구 13.1도였고 광주가 가장 따뜻했어요.", [ta], seen)
+    assert not passes("광주: 14.2 / 울산: 15.8 / 대구: 13.1 — 광주가 가장 추웠어요.", [ta], seen)
+
+
+def test_an_absence_is_not_explained_by_a_coverage_no_result_speaks_of() -> None:
+    empty = Fact("text", "없습니다", label="자료 없음")
+    nothing = seen_rows(user="세종시 나성동 아파트 이번 달 거래 알려줘")
+    assert passes("이번 달 나성동 거래 자료는 조회되지 않았어요. 아직 신고가 없는 것 같아요.", [empty], nothing)
+    assert not passes("나성동은 실거래 자료를 제공하지 않는 지역이에요. 자료가 없어요.", [empty], nothing)
+    assert not passes("실거래가 서비스는 지원하지 않아요. 자료가 없어요.", [empty], nothing)
+    told = Seen(results=('{"resultMsg": "세종 지역은 지원하지 않습니다"}',), user=("세종 버스",), now=NOW)
+    assert passes("세종은 지원하지 않는 지역이에요. 자료가 없어요.", [empty], told)
+
+
+def test_a_figure_after_a_korean_magnitude_and_a_unit_in_a_parenthesis() -> None:
+    assert [m.value for m in mentions(prepare_text("총 2천307세대"))] == [2307]
+    assert [m.value for m in mentions(prepare_text("1만2,000원"))] == [12000]
+    households = Fact("number", 2307, unit="세대", label="세대수")
+    assert passes("한빛마을은 총 2천307세대예요.", [households])
+    assert not passes("한빛마을은 총 2천370세대예요.", [households])
+    seen = seen_rows({"dataTime": "2026-10-15 14:00", "stationName": "중구", "pm25Value": "21"})
+    pm = Fact("number", 21, unit="㎍/㎥")
+    assert passes("중구 측정소 농도는 21 (㎍/㎥)이에요.", [pm], seen)
+    assert not passes("중구 측정소 농도는 21 (%)이에요.", [pm], seen)
+
+
+def test_a_softened_sentence_may_repeat_the_users_own_figure() -> None:
+    seen = seen_rows({"category": "T1H", "obsrValue": "13.4"}, user="지금 기온이 8도 넘으면 목도리는 안 해도 돼?")
+    ta = Fact("number", 13.4, unit="℃", label="기온")
+    assert passes("지금 기온은 13.4도예요. 8도 넘으니까 목도리는 안 해도 될 것 같아요.", [ta], seen)
+    assert not passes("지금 기온은 13.4도예요. 저녁엔 6도라 목도리는 하셔야 할 것 같아요.", [ta], seen)
+
+
+def test_a_bare_figure_after_a_dotted_label_or_a_districts_short_name() -> None:
+    seen = seen_rows({"stationName": "중구", "pm25Value": "23"}, {"stationName": "서구", "pm25Value": "31"})
+    pm = Fact("number", 23, unit="㎍/㎥", label="", field="pm25Value")
+    assert passes("중구 측정소, PM2.5 23.", [pm], seen)
+    assert not passes("중구 측정소, PM2.5 31.", [pm], seen)
+    two = seen_rows({"stationName": "마포구", "pm10Value": "38"}, {"stationName": "도봉구", "pm10Value": "22"})
+    mapo = Fact("number", 38, unit="㎍/㎥", label="마포구", field="pm10Value")
+    dobong = Fact("number", 22, unit="㎍/㎥", label="도봉구", field="pm10Value")
+    assert passes("마포 38, 도봉 22.", [mapo, dobong], two)
+    assert not passes("마포 22, 도봉 38.", [mapo, dobong], two)
+
+
+def test_a_count_said_by_listing_as_many_of_a_fields_values() -> None:
+    rows: list[dict[str, object]] = [{"dgsbjtCdNm": n} for n in ("내과", "안과", "치과")]
+    seen = seen_rows(*rows, user="한빛의원 진료과목 몇 개야?")
+    count = Fact("count", 3, label="진료과목 수")
+    assert passes("진료과목은 내과, 안과, 치과예요.", [count], seen)
+    assert not passes("진료과목은 내과, 안과예요.", [count], seen)
+    assert not passes("진료과목은 내과, 안과, 피부과예요.", [count], seen)
+
+
+def test_from_and_to_name_the_ends_of_a_route() -> None:
+    start = Fact("name", "솔밭공원", label="기점", field="startnodenm")
+    end = Fact("name", "보람역", label="종점", field="endnodenm")
+    seen = seen_rows({"startnodenm": "솔밭공원", "endnodenm": "보람역", "routeno": "703"})
+    assert passes("The bus runs from 솔밭공원 to 보람역.", [start, end], seen)
+    assert not passes("The bus runs from 보람역 to 솔밭공원.", [start, end], seen)
+
+
+def test_an_address_without_its_leading_sido_or_gu() -> None:
+    seen = seen_rows({"title": "한빛탑", "addr1": "대전광역시 유성구 대덕대로 480"})
+    addr = Fact("name", "대전광역시 유성구 대덕대로 480", label="주소", field="addr1")
+    assert passes("한빛탑 주소는 유성구 대덕대로 480이에요.", [addr], seen)
+    assert passes("한빛탑은 대덕대로 480에 있어요.", [addr], seen)
+    assert not passes("한빛탑 주소는 유성구 대덕대로 48이에요.", [addr], seen)
+    assert not passes("한빛탑 주소는 유성구 대덕대로 480-1이에요.", [addr], seen)
+
+
+def test_the_users_own_area_as_the_point_a_distance_is_measured_from() -> None:
+    row = {"stationName": "봉명", "addr": "대전 유성구 봉명동 12", "tm": 1.2}
+    seen = seen_rows(row, user="용전동 근처 측정소 어디야?")
+    near = Fact("name", "봉명", label="측정소", field="stationName", about=["대전 유성구 봉명동 12"])
+    assert passes("용전동에서 가장 가까운 측정소는 봉명 측정소예요.", [near], seen)
+    assert passes("용전동 근처 측정소는 봉명이에요.", [near], seen)
+    assert not passes("측정소는 용전동에 있는 봉명 측정소예요.", [near], seen)
+
+
+def test_an_english_absence_in_other_words() -> None:
+    empty = Fact("text", "없습니다", label="자료 없음")
+    nothing = seen_rows(user="한빛약국 진료시간 알려줘")
+    assert passes("No entry for 한빛약국 in the hospital database.", [empty], nothing)
+    assert passes("한빛약국 isn't in the hospital list, so there are no hours to give.", [empty], nothing)
+    assert not passes("한빛약국 is in the hospital list.", [empty], nothing)
+
+
+def test_a_tablet_shape_by_its_usual_name() -> None:
+    seen = seen_rows({"ITEM_NAME": "한빛정", "DRUG_SHAPE": "타원형", "COLOR_CLASS1": "노랑"})
+    shape = Fact("name", "타원형", label="모양", field="DRUG_SHAPE")
+    assert passes("It's a yellow, oval tablet.", [shape], seen)
+    assert passes("노란색 타원 모양 알약이에요.", [shape], seen)
+    assert not passes("It's a yellow, round tablet.", [shape], seen)

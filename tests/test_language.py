@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from synthesis.language import fmt_value, has_batchim, josa, paraphrase, verb
+from synthesis.language import fmt_value, has_batchim, josa, verb
+from synthesis.paraphrase import paraphrase
 
 
 def test_particles_and_forms() -> None:
@@ -158,7 +159,8 @@ def test_a_set_over_a_whole_district_is_said_to_be_that_districts_and_an_area_is
     ("서울특별시 동대문구 전체 …"); the largest 전용면적 is the 넓은 one, never the 높은 one."""
     import random
 
-    from synthesis.language import _area_name, compose
+    from synthesis.answer_scope import area_name
+    from synthesis.language import compose
     from synthesis.records import Plan, Source, Step, StepResponse, TrajectoryStep
 
     region = _catalog_tool("mois_get_stan_regin_cd_list")
@@ -200,12 +202,12 @@ def test_a_set_over_a_whole_district_is_said_to_be_that_districts_and_an_area_is
     highest = 0
     for seed in range(16):
         answer = compose(plan, steps, random.Random(seed))[1]
-        assert "서울특별시 동대문구 전체" in answer and "높은" not in answer, answer
-        highest += "가장 넓은" in answer
+        assert "서울특별시 동대문구 전체" in answer and "전용면적이 가장 높은" not in answer, answer
+        highest += "전용면적이 가장 넓은" in answer or "거래금액이 가장 높은" in answer
     assert highest, "no draw asked for the largest 전용면적"
     # data still names a 시군구 by its former name (인천 서구 before 2026-07-01), a 시도 by its short form
-    assert _area_name(["'약국'", "인천광역시 서구 경서동 12"], "sgg") == "인천광역시 서구"
-    assert _area_name(["서울"], "sido") == "서울특별시" and _area_name(["성수동2가"], "sgg") == ""
+    assert area_name(["'약국'", "인천광역시 서구 경서동 12"], "sgg") == "인천광역시 서구"
+    assert area_name(["서울"], "sido") == "서울특별시" and area_name(["성수동2가"], "sgg") == ""
 
 
 def test_openings_fit_the_question() -> None:

@@ -34,7 +34,7 @@ from graph.neo4j_store import Neo4jStore
 from graph.registry import register
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.inprocess import sandbox_mode
-from synthesis.batches import new_batch, run_batch
+from synthesis.batches import BatchRequest, new_batch, run_batch
 from tests.support.helpers import free_port
 from verification.runs import execute_run, new_run
 
@@ -240,11 +240,11 @@ def test_cancelled_inprocess_work_is_marked_failed(tmp_path: Path) -> None:
     # verify for real, then a batch whose upstream never answers, cancelled
     done = asyncio.run(execute_run(store, settings, new_run(), transport=sandbox, economy=MemoryEconomy()))
     assert done.status == "completed" and store.stats()["links"].get("verified")
-    batch = new_batch(store, settings, "team-x", count=3)
-    asyncio.run(cancel_after(run_batch(store, settings, batch["id"], transport=Hanging()), 1.0))
-    closed = store.get_batch(batch["id"])
+    batch = new_batch(store, settings, "team-x", BatchRequest(count=3))
+    asyncio.run(cancel_after(run_batch(store, settings, batch.id, transport=Hanging()), 1.0))
+    closed = store.get_batch(batch.id)
     assert closed is not None and closed["status"] == "failed" and "cancelled" in closed["message"]
-    new_batch(store, settings, "team-x", count=3)  # the slot is free again
+    new_batch(store, settings, "team-x", BatchRequest(count=3))  # the slot is free again
     store.close()
 
 

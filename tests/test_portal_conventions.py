@@ -33,6 +33,7 @@ from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import parse_document, parse_with_report
 from graph.registry import register
 from synthesis.engine import synthesize
+from synthesis.records import SynthesisResult
 from tests.support.helpers import served
 from tests.support.made_up import assert_no_secret, local_settings
 from verification.runs import execute_run, new_run
@@ -411,7 +412,7 @@ def test_a_path_key_is_filled_on_the_wire_and_redacted_everywhere(
     assert any(lk.source_field == "CODE" and lk.target_param == "path:CODE" for lk in verified), verified
     links = store.list_links(limit=100)[0]
 
-    async def synth() -> dict[str, Any]:
+    async def synth() -> SynthesisResult:
         ex = Executor(settings, economy, {api.id: api})
         try:
             return await synthesize(store, settings, ex, count=3, shapes=("chain",), extras={})

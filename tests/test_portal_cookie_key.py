@@ -26,6 +26,7 @@ from graph.models import AuthConfig, RegistrationMeta
 from graph.openapi import parse_document, parse_with_report
 from graph.registry import register
 from synthesis.engine import synthesize
+from synthesis.records import SynthesisResult
 from tests.support.helpers import served
 from tests.support.made_up import assert_no_secret, local_settings
 from verification.runs import execute_run, new_run
@@ -160,7 +161,7 @@ def test_a_cookie_key_is_sent_as_a_cookie_and_redacted_everywhere(
     assert any(lk.source_field == "gymId" and lk.target_param == "query:gymId" for lk in verified), verified
     links = store.list_links(limit=100)[0]
 
-    async def synth() -> dict[str, Any]:
+    async def synth() -> SynthesisResult:
         ex = Executor(settings, economy, {api.id: api})
         try:
             return await synthesize(store, settings, ex, count=3, shapes=("chain",), extras={})

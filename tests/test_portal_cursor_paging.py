@@ -6,6 +6,7 @@ End to end over a socket: registration, a call, rows, the token, the view's note
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 
 from execution.executor import Executor
+from execution.judge import judge
 from execution.limits import MemoryEconomy
 from execution.view import view_object
 from graph import envelopes
@@ -98,10 +100,41 @@ def test_the_next_page_token_is_read_outside_the_rows() -> None:
     assert envelopes.detect_next({"data": rows, "next": "https://x.example.go.kr/a?page=2"}, rows) == ""  # a link
     assert envelopes.detect_next({"data": rows, "hasNext": True}, rows) == ""
     assert envelopes.detect_next(rows, rows) == ""  # a row's own `next` is a value, not a token
+    # the cursor a page was asked with, echoed back, is not the next one (asking with it again would loop)
+    assert envelopes.detect_next({"data": rows, "cursor": "c2", "nextCursor": None}, rows, {"c2"}) == ""
+    assert envelopes.detect_next({"data": rows, "cursor": "c2", "nextCursor": "c3"}, rows, {"c2"}) == "c3"
+    assert envelopes.detect_next({"data": rows, "cursor": "c3"}, rows, {"c2"}) == "c3"
+    # a flag that says no page follows outweighs a token; one that says more without a token leaves it to paging
+    assert envelopes.detect_next({"data": rows, "nextToken": "z", "hasNext": False}, rows) == ""
+    assert envelopes.detect_next({"data": rows, "nextToken": "z", "hasMore": "Y"}, rows) == "z"
+    assert envelopes.detect_more({"content": rows, "hasNext": True}, rows) is True
+    assert envelopes.detect_more({"content": rows, "last": True}, rows) is False  # Spring Data's page
+    assert envelopes.detect_more({"content": rows, "page": {"has_more": "false"}}, rows) is False
+    flagged = [{"hasNext": True, "id": "1"}]
+    assert envelopes.detect_more(flagged, flagged) is None  # a row's own field
+    assert envelopes.detect_more({"content": rows, "last": 3}, rows) is None  # a number, not a flag
     tool = {"function": {"parameters": {"properties": {"q": {"type": "string"}, "cursor": {"type": "string"}}}}}
     said = view_object("ok", rows, tool=tool, next_token="abc")
     assert said["note"] == 'more rows follow this page: call again with cursor="abc"'
     assert "note" not in view_object("ok", rows, tool={"function": {"parameters": {"properties": {}}}}, next_token="a")
+    paged = {"function": {"parameters": {"properties": {"page": {"type": "integer"}, "size": {"type": "integer"}}}}}
+    assert view_object("ok", rows, tool=paged, next_token="3")["note"] == (
+        "more rows follow this page: call again with page=3"
+    )
+
+
+def test_a_has_next_flag_names_the_next_page_by_number() -> None:
+    """An answer that flags `hasNext` without a token (Spring-style pages) is asked for its next page by number: the
+    page the call asked for plus one (the documented default when it asked none)."""
+    params = [("page", "integer"), ("size", "integer")]
+    assert envelopes.next_page(params, {"page": 2, "size": 5}) == "3"
+    assert envelopes.next_page(params, {}, default=0) == "1"  # 0-based pages
+    assert envelopes.next_page(params, {}) == "2"
+    assert envelopes.next_page([("cursor", "string")], {"cursor": "c1"}) == ""
+    assert envelopes.next_page([("offset", "integer"), ("limit", "integer")], {"offset": 0}) == ""
+    body = json.dumps({"page": 2, "hasNext": True, "content": [{"id": "1", "name": "가"}]}).encode()
+    got = judge(200, body, "application/json", envelope="plain", items_path="", declared_fields={"id"})
+    assert got.ok and got.more and got.next_token == ""  # the executor names the page (its arguments)
 
 
 def test_a_cursor_paged_service_is_registered_read_and_verified(

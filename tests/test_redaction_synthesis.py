@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from neo4j import GraphDatabase
@@ -18,6 +17,7 @@ from execution.limits import MemoryEconomy
 from graph.neo4j_store import Neo4jStore
 from synthesis.engine import synthesize
 from synthesis.export import export_all
+from synthesis.records import SynthesisResult
 from tests.test_redaction import (
     CANARY,
     SECRET_NAME,
@@ -47,7 +47,7 @@ def test_canary_nowhere_after_synthesis_exports_and_in_neo4j(
         run = asyncio.run(execute_run(store, settings, new_run(), economy=MemoryEconomy()))
         assert run.status == "completed" and store.stats()["links"].get("verified")
 
-        async def go() -> dict[str, Any]:
+        async def go() -> SynthesisResult:
             ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]})
             try:
                 return await synthesize(store, settings, ex, count=12, seed=5)

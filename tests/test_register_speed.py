@@ -17,7 +17,8 @@ import pytest
 from core.settings import Neo4jSettings, Settings
 from graph import neo4j_store, queries
 from graph.models import ApiRecord, LinkRecord, ParamRecord, RegistrationMeta, ToolRecord
-from graph.neo4j_store import Neo4jStore, _tool_from
+from graph.neo4j_props import tool_from
+from graph.neo4j_store import Neo4jStore
 from graph.openapi import parse_document
 from graph.registry import register
 from graph.store import GraphStore
@@ -177,7 +178,7 @@ def test_typed_enum_values_round_trip(any_store: GraphStore) -> None:
 
 def test_enums_stored_as_lists_before_still_read() -> None:
     """Params written before enums were JSON hold a list of strings (and "null" text for a missing example)."""
-    tool = _tool_from(
+    tool = tool_from(
         {
             "name": "old_tool",
             "api_id": "old",

@@ -142,9 +142,7 @@ def test_right_tools_is_an_f1_over_tool_names() -> None:
 
 def test_gold_arguments_normalise_values_and_credit_provenance() -> None:
     # "60" (gold, a string) equals 60 (the model, cast by the schema); a code with a leading zero is not a number
-    assert (
-        rewards.values_equal("60", 60) and rewards.values_equal(127.0, "127") and not rewards.values_equal("0060", 60)
-    )
+    assert rewards.same_value("60", 60) and rewards.same_value(127.0, "127") and not rewards.same_value("0060", 60)
     # linked arguments guessed without the earlier result: no credit for those two of five arguments
     guessed = [
         call(STATION, tmX=60, tmY=127),
@@ -328,7 +326,7 @@ def test_columns_may_arrive_as_json_strings() -> None:
 def test_a_decoded_code_is_grounded_and_an_invented_word_is_not() -> None:
     """An answer that decodes a returned code (SKY 1 -> 맑음, pm10Grade 1 -> 좋음) states a value the tool returned;
     a word no result or code table gives was not looked up."""
-    from synthesis.facts import Fact
+    from synthesis.fact_terms import Fact
     from training.rewards import grounded
 
     results = [

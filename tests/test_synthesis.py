@@ -23,6 +23,7 @@ from sandbox.inprocess import sandbox_mode
 from sandbox.keys import DEMO_KEY
 from synthesis.engine import VerifiedGraph, sample_plans, synthesize
 from synthesis.export import FORMATS, convert, write_all, write_hf_dataset
+from synthesis.records import SynthesisResult
 from tests.support.helpers import register_catalog, verified_store
 
 
@@ -38,7 +39,7 @@ def verified(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Embedde
 def records(verified: tuple[EmbeddedStore, Settings, Any]) -> list[dict[str, Any]]:
     store, settings, transport = verified
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=80, seed=11)

@@ -23,7 +23,7 @@ from execution.limits import MemoryEconomy
 from graph.specs import function_spec
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
-from synthesis.records import Trajectory
+from synthesis.records import SynthesisResult, Trajectory
 from tests.support.helpers import verified_store
 from training import datasets
 from training.environment import BoundTool, ReplayBackend, environment_factories
@@ -52,7 +52,7 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[Trajectory]:
     settings, transport = sandbox_mode(Settings())
     store = verified_store(root / "g.sqlite3", settings, transport)
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=6, shapes=("single",), extras={})

@@ -23,7 +23,7 @@ from sandbox.inprocess import sandbox_mode
 from sandbox.keys import DEMO_KEY
 from synthesis.engine import synthesize
 from synthesis.export import sequence_key
-from synthesis.records import Trajectory
+from synthesis.records import SynthesisResult, Trajectory
 from tests.support.helpers import verified_store
 from training import datasets
 from training.environment import LiveBackend, ReplayBackend, environment_factories, secret_values
@@ -74,7 +74,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     settings, transport = sandbox_mode(Settings())
     store = verified_store(root / "g.sqlite3", settings, transport)
 
-    async def go() -> dict[str, Any]:
+    async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)
         try:
             return await synthesize(store, settings, ex, count=24, shapes=("single",), extras={})
@@ -231,7 +231,8 @@ def test_kopa_train_sft_then_grpo_replay_and_live(world: dict[str, Any]) -> None
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["sequence_overlap"] == 0 and manifest["train"] + manifest["eval"] == len(world["records"])
     losses = [x["loss"] for x in D_log(run) if "loss" in x]
-    assert losses[-1] < losses[0]
+    # one step's loss is one batch's: the halves' means say whether training lowered it, whatever the batches
+    assert len(losses) == 6 and sum(losses[3:]) < sum(losses[:3]), losses
 
     grpo_common = [
         "--steps",

@@ -19,7 +19,7 @@ from sandbox.inprocess import sandbox_mode
 from tests.support.helpers import register_catalog
 from tests.support.scoring import score
 from verification.reports import drift_report, yield_report
-from verification.runs import execute_run, new_run, run_progress
+from verification.runs import RunProgress, execute_run, new_run, run_progress
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def env(tmp_path: Path) -> Iterator[tuple[EmbeddedStore, Settings, Any]]:
     store.close()
 
 
-def run(store: EmbeddedStore, settings: Settings, transport: Any, **kw: Any) -> dict[str, Any]:
+def run(store: EmbeddedStore, settings: Settings, transport: Any, **kw: Any) -> RunProgress:
     r = asyncio.run(execute_run(store, settings, new_run(**kw), transport=transport, economy=MemoryEconomy()))
     return run_progress(store, r)
 

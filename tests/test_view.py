@@ -137,7 +137,7 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
     from execution.limits import MemoryEconomy
     from sandbox.inprocess import sandbox_mode
     from synthesis.engine import synthesize
-    from synthesis.export import to_trl
+    from synthesis.formats import to_trl
     from tests.support.helpers import verified_store
     from training.config import GrpoConfig
     from training.datasets import sft_row, toolset_key

@@ -28,6 +28,8 @@ train:                       # common TrainingArguments
   resume: false              # true: the latest checkpoint; or a checkpoint path
   bf16: null                 # null: on when a GPU supports it
   seed: 0
+  report_to: auto            # auto: tensorboard where it is installed (events in <output>/tensorboard), else none;
+                             # or none, tensorboard, wandb, ... (transformers' integrations)
 sft: {max_length: 4096}
 chat:
   enable_thinking: null      # thinking templates (Qwen3/3.5): false renders the generation prompt with an empty
@@ -62,6 +64,9 @@ parsed as YAML.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -113,6 +118,7 @@ class TrainConfig(_Section):
     bf16: bool | None = None
     gradient_checkpointing: bool = False
     seed: int = 0
+    report_to: str | list[str] = "auto"
 
 
 class SftConfig(_Section):
@@ -237,8 +243,19 @@ def load_config(path: Path | None, overrides: list[str] | None = None, **direct:
     return cfg
 
 
+def report_to(setting: str | list[str]) -> list[str]:
+    """The trainer's `report_to`: `auto` is tensorboard where the package is installed, else nothing."""
+    if setting == "auto":
+        return ["tensorboard"] if importlib.util.find_spec("tensorboard") is not None else []
+    names = [setting] if isinstance(setting, str) else list(setting)
+    return [n for n in names if n != "none"]
+
+
 def _common(cfg: RunConfig, use_cpu: bool) -> dict[str, Any]:
     t = cfg.train
+    reporters = report_to(t.report_to)
+    if "tensorboard" in reporters:  # transformers reads its folder from the environment only
+        os.environ.setdefault("TENSORBOARD_LOGGING_DIR", str(cfg.output / "tensorboard"))
     bf16 = (not use_cpu) if t.bf16 is None else t.bf16
     return {
         "output_dir": str(cfg.output / "checkpoints"),
@@ -253,8 +270,8 @@ def _common(cfg: RunConfig, use_cpu: bool) -> dict[str, Any]:
         "bf16": bf16,
         "use_cpu": use_cpu,
         "seed": t.seed,
-        "report_to": "none",
-        "disable_tqdm": True,
+        "report_to": reporters or "none",
+        "disable_tqdm": not sys.stderr.isatty(),  # progress bars on a terminal only, not in logs
         "gradient_checkpointing": t.gradient_checkpointing,
     }
 

@@ -35,17 +35,18 @@ from typing import Any
 from core.errors import KopaError
 from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
+from synthesis.answer_values import unit_at
 from synthesis.export import (
     HF_JSON_COLUMNS,
     json_dataset,
-    prompt_messages,
     records_file,
     sequence_key,
     split_records,
-    to_trl,
     token_length,
 )
-from synthesis.facts import Fact, fact_hit, unit_at
+from synthesis.fact_terms import Fact
+from synthesis.facts import fact_hit, refusal
+from synthesis.formats import prompt_messages, to_trl
 from synthesis.records import Trajectory, as_trajectory
 
 
@@ -243,6 +244,13 @@ class FactsReport:
             "records_dropped": len(self.dropped_records),
             "dropped_ids": self.dropped_records[:50],
         }
+
+
+def abstention_records(records: Sequence[Trajectory]) -> list[Trajectory]:
+    """The records without calls that GRPO can reward: those whose recorded answer declines (the answer reward
+    scores an honest refusal, `training.rewards.answer_facts`). A benign request the model answers itself (a sum,
+    a translation) has no decision the reward can check, so it trains in SFT only."""
+    return [r for r in records if not r.steps and refusal(r.final_answer, [])]
 
 
 def grpo_rows(

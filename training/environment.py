@@ -12,9 +12,10 @@ A call goes to a backend:
 * `LiveBackend` — through `execution.executor.Executor` against the configured upstream (the sandbox in tests and
   demos): per-API rate limits, daily quotas, the response cache and the call counter of the economy all apply, and
   the service key is added to the outgoing request only;
-* `ReplayBackend` — the recorded responses: a call whose normalised arguments equal a recorded step of the same
-  tool gets that step's response (the record's own steps first, then any record's), anything else gets an error;
-  a built-in conversion tool (graph/conversions.py) is computed, as live, for whatever arguments the model sends.
+* `ReplayBackend` — the recorded responses, looked up as the benchmark's replay looks them up
+  (`execution.replay.Recordings`: the one canonical call of `execution.canonical`, else a page a recorded listing
+  holds; the record's own steps first, then any record's), anything else gets an error; a built-in conversion
+  tool (graph/conversions.py) is computed, as live, for whatever arguments the model sends.
 
 Each rollout may make at most `max_calls` tool calls (further calls get an error without executing); trl's
 `max_tool_calling_iterations` bounds the turns. Results are the one view of a tool result (`execution.view`: the
@@ -39,31 +40,19 @@ from core.clock import world_at
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
+from execution.replay import Listing, Recordings
 from execution.result import CallResult
 from execution.view import BUDGET, Budget, render, view_object
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
 from graph.conversions import answer as conversion_answer
 from graph.conversions import conversion_tools
 from graph.models import ApiRecord, ToolRecord
-from synthesis.records import Trajectory
+from synthesis.records import StepResponse, Trajectory
 from training.datasets import toolset_key
 
 T = TypeVar("T")
-
-
-def normalise_value(value: Any) -> str:
-    """The comparable form of an argument value: trimmed text; numbers without a trailing `.0`; lists joined."""
-    if isinstance(value, list):
-        return ",".join(normalise_value(v) for v in value)
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
-
-
-def normalise_args(args: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, normalise_value(v)) for k, v in args.items() if v is not None))
+#: A recorded step's response and the function spec its record offered (the view shows rows by it).
+Recorded = tuple[StepResponse, dict[str, Any] | None]
 
 
 class Backend(Protocol):
@@ -71,40 +60,54 @@ class Backend(Protocol):
 
 
 class ReplayBackend:
-    """Answers calls from the recorded responses of the trajectories."""
+    """Answers calls from the recorded responses of the trajectories through `execution.replay.Recordings`, as
+    the benchmark's replay does: the recording of the same canonical call (argument order, `1` and `"1"` for an
+    integer, surrounding whitespace, `pageNo=1` sent or omitted do not matter), else a page a recorded listing
+    holds; the record's own steps first, then any record's.
 
-    def __init__(self, records: Sequence[Trajectory], *, budget: Budget = BUDGET) -> None:
+    Calls compare by the tools' records when `tools` (the registry) is given, as the benchmark's replay does
+    (documented defaults such as `numOfRows=10`, auth parameters); else by the offered function specs, whose
+    schemas state types but no defaults beyond the first page."""
+
+    def __init__(
+        self, records: Sequence[Trajectory], *, budget: Budget = BUDGET, tools: dict[str, ToolRecord] | None = None
+    ) -> None:
         self.budget = budget
-        self.by_record: dict[str, dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]]] = {}
-        self.shared: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
+        self.tools = tools or {}
+        self.by_record: dict[str, Recordings[Recorded]] = {}
+        self.shared: Recordings[Recorded] = Recordings()
         self.specs: dict[str, dict[str, Any]] = {}
+        self.record_specs: dict[str, dict[str, dict[str, Any]]] = {}
         for r in records:
-            own = self.by_record.setdefault(r.id, {})
-            specs = {t["function"]["name"]: t for t in r.tools}
+            own = self.by_record.setdefault(r.id, Recordings())
+            specs = self.record_specs.setdefault(r.id, {t["function"]["name"]: t for t in r.tools})
             self.specs.update(specs)
             for s in r.steps:
-                key = (s.tool, normalise_args(s.arguments))
-                resp = view_object(
-                    "ok",
-                    s.response.items,
-                    total=s.response.rows,
-                    first=s.response.first,
-                    tool=specs.get(s.tool),
-                    budget=budget,
-                    next_token=s.response.next_token,
-                )
-                own[key] = resp
-                self.shared.setdefault(key, resp)
+                resp = s.response
+                # trimmed rows serve other pages only when they are the received rows in order
+                whole = resp.shown == list(range(len(resp.items)))
+                listing = Listing(list(resp.items), resp.first, empty=not resp.items) if whole else None
+                for book in (own, self.shared):
+                    book.add(s.tool, self._described(r.id, s.tool), s.arguments, (resp, specs.get(s.tool)), listing)
+
+    def _described(self, trajectory_id: str, name: str) -> ToolRecord | dict[str, Any] | None:
+        return self.tools.get(name) or self.record_specs.get(trajectory_id, {}).get(name) or self.specs.get(name)
 
     def run(self, trajectory_id: str, name: str, args: dict[str, Any], *, now: str = "") -> dict[str, Any]:
         if name in CONVERSION_TOOLS:  # deterministic: computed for whatever the model sends, as live
             ans = conversion_answer(name, {k: v for k, v in args.items() if v is not None})
-            return view_object(ans.outcome, ans.items, reason=ans.reason, tool=self.specs.get(name), budget=self.budget)
-        key = (name, normalise_args(args))
-        hit = self.by_record.get(trajectory_id, {}).get(key) or self.shared.get(key)
+            spec = self.record_specs.get(trajectory_id, {}).get(name) or self.specs.get(name)
+            return view_object(ans.outcome, ans.items, reason=ans.reason, tool=spec, budget=self.budget)
+        described = self._described(trajectory_id, name)
+        own = self.by_record.get(trajectory_id)
+        hit = (own.find(name, described, args) if own is not None else None) or self.shared.find(name, described, args)
         if hit is None:
             return {"error": "replay: no recorded response for these arguments"}
-        return hit
+        resp, shown_with = hit.value
+        rows, first = (hit.page.rows, hit.page.first) if hit.page is not None else (resp.items, resp.first)
+        return view_object(
+            "ok", rows, total=resp.rows, first=first, tool=shown_with, budget=self.budget, next_token=resp.next_token
+        )
 
 
 class LiveBackend:

@@ -16,10 +16,12 @@ environment recorded it. A `<tool_call>` block written as text and never execute
   `<tool_call>` block counts as an attempt); 0 when the model calls nothing;
 * `schema_valid_arguments` — share of calls whose arguments validate against the offered tool's JSON schema;
 * `right_tools` — F1 of the called tool names against the gold ones (as multisets);
-* `gold_arguments` — share of gold arguments matched after normalisation; an argument the gold trajectory took from
-  an earlier result (provenance `link`) gets credit only when it was derived in this rollout: the value appeared in
-  an earlier tool result, or is the link's transform of an earlier result's value (a grid from coordinates), or
-  came out of any earlier executed tool (a conversion tool); a right value that appears out of nowhere earns 0;
+* `gold_arguments` — share of gold arguments matched in the one canonical call (`execution.canonical`, as the
+  cache and both replays compare calls: `"60"` is `60` for an integer, a documented default its absence); an
+  argument the gold trajectory took from an earlier result (provenance `link`) gets credit only when it was
+  derived in this rollout: the value appeared in an earlier tool result, or is the link's transform of an earlier
+  result's value (a grid from coordinates), or came out of any earlier executed tool (a conversion tool); a right
+  value that appears out of nowhere earns 0;
 * `executed_calls` — share of distinct calls whose tool result was not an error;
 * `answer_facts` — share of the answered facts the final answer commits to, as KOPA-Bench's judge decides on what
   the rollout saw (`synthesis.facts.check_answer` with its `Seen`, failed calls' results included), **each either
@@ -46,161 +48,22 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import jsonschema
 
+from execution.canonical import canonical_call, scalar_text
 from graph import transforms
 from graph.concepts import AIR_GRADES, KMA_CODES
-from synthesis.claims import Seen
-from synthesis.facts import Fact, as_date, check_answer, refusal, time_values
-from training.environment import normalise_value
+from synthesis.answer_dates import as_date, time_values
+from synthesis.fact_terms import Fact
+from synthesis.facts import check_answer, refusal
+from synthesis.seen import Seen
+from training.completions import Call, Completion, column, key_of, loads, parsed
 
-Completion = list[dict[str, Any]] | str
 RewardFn = Callable[..., list[float]]
-
-_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-
-
-@dataclass
-class Call:
-    name: str
-    arguments: dict[str, Any]
-    result: str | None = None
-    #: tool results seen before this call (for provenance)
-    seen_before: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def executed(self) -> bool:
-        return self.result is not None
-
-    @property
-    def failed(self) -> bool:
-        if self.result is None:
-            return True
-        try:
-            doc = json.loads(self.result)
-        except ValueError:
-            return self.result.startswith("{'error'")
-        return isinstance(doc, dict) and "error" in doc
-
-
-@dataclass
-class Parsed:
-    #: every call the model made, executed or not
-    attempts: list[Call]
-    malformed: int
-    answer: str
-
-    @property
-    def calls(self) -> list[Call]:
-        """The executed calls (a tool result came back)."""
-        return [c for c in self.attempts if c.executed]
-
-    @property
-    def results(self) -> list[tuple[str, str]]:
-        """(tool, result text) of every executed call that did not fail."""
-        return [(c.name, c.result or "") for c in self.calls if not c.failed]
-
-
-def _parse_block(text: str) -> tuple[str, dict[str, Any]] | None:
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
-        return None
-    args = doc.get("arguments", {})
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return None
-    return (doc["name"], args) if isinstance(args, dict) else None
-
-
-def parse_completion(completion: Completion, environment: Any = None) -> Parsed:
-    """Calls (with their results and what was seen before them), malformed call attempts and the final answer.
-    With the rollout's `environment`, a call counts as executed only when the environment recorded it."""
-    if isinstance(completion, str):
-        completion = [{"role": "assistant", "content": completion}]
-    calls: list[Call] = []
-    malformed = 0
-    answer = ""
-    seen: list[tuple[str, str]] = []
-    pending: list[Call] = []
-    for msg in completion:
-        role = msg.get("role")
-        if role == "assistant":
-            content = str(msg.get("content") or "")
-            for tc in msg.get("tool_calls") or []:
-                fn = tc.get("function", tc)
-                args = fn.get("arguments", {})
-                if isinstance(args, str):
-                    try:
-                        args = json.loads(args)
-                    except ValueError:
-                        malformed += 1
-                        continue
-                call = Call(str(fn.get("name", "")), args if isinstance(args, dict) else {}, seen_before=list(seen))
-                calls.append(call)
-                pending.append(call)
-            for block in _BLOCK.findall(content):
-                got = _parse_block(block)
-                if got is None:
-                    malformed += 1
-                else:  # a text-only completion: a call nobody executed
-                    calls.append(Call(got[0], got[1], seen_before=list(seen)))
-            malformed += content.count("<tool_call>") - len(_BLOCK.findall(content))
-            text = _BLOCK.sub("", content).replace("<tool_call>", "").strip()
-            if not msg.get("tool_calls"):
-                answer = text
-        elif role == "tool":
-            content = str(msg.get("content") or "")
-            match = next((c for c in pending if c.name == msg.get("name")), pending[0] if pending else None)
-            if match is not None:
-                match.result = content
-                pending.remove(match)
-            seen.append((str(msg.get("name", "")), content))
-    if environment is not None:
-        _confirm(calls, list(getattr(environment, "calls", []) or []))
-    return Parsed(calls, malformed, answer)
-
-
-def _confirm(calls: list[Call], recorded: list[dict[str, Any]]) -> None:
-    """Keep a result only for calls the environment executed (same tool, same normalised arguments), in order."""
-    left = list(recorded)
-    for call in calls:
-        key = _call_key(call)
-        hit = next(
-            (r for r in left if _call_key(Call(str(r.get("tool", "")), dict(r.get("arguments") or {}))) == key), None
-        )
-        if hit is None:
-            call.result = None
-            continue
-        left.remove(hit)
-        if hit.get("result") is not None:
-            call.result = str(hit["result"])
-
-
-def _parsed(completions: list[Completion], kwargs: dict[str, Any]) -> list[Parsed]:
-    envs = kwargs.get("environments")
-    envs = list(envs) if envs is not None else [None] * len(completions)
-    return [parse_completion(c, e) for c, e in zip(completions, envs, strict=True)]
-
-
-def _col(kwargs: dict[str, Any], name: str, n: int) -> list[Any]:
-    values = kwargs.get(name)
-    if values is None:
-        return [None] * n
-    return list(values)
-
-
-def _loads(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
 
 # ---------------------------------------------------------------------------------------------- rewards
 
@@ -208,7 +71,7 @@ def _loads(value: Any) -> Any:
 def well_formed_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of attempted tool calls that parsed as calls; 0 when nothing was called."""
     out = []
-    for p in _parsed(completions, kwargs):
+    for p in parsed(completions, kwargs):
         attempts = len(p.attempts) + p.malformed
         out.append(len(p.calls) / attempts if attempts else 0.0)
     return out
@@ -217,8 +80,8 @@ def well_formed_calls(prompts: list[Any], completions: list[Completion], **kwarg
 def schema_valid_arguments(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of calls whose arguments validate against the offered tool's JSON schema (`tool_schemas`)."""
     out = []
-    for p, schemas in zip(_parsed(completions, kwargs), _col(kwargs, "tool_schemas", len(completions)), strict=True):
-        schemas = _loads(schemas) or {}
+    for p, schemas in zip(parsed(completions, kwargs), column(kwargs, "tool_schemas", len(completions)), strict=True):
+        schemas = loads(schemas) or {}
         calls = p.calls
         if not calls:
             out.append(0.0)
@@ -240,8 +103,8 @@ def schema_valid_arguments(prompts: list[Any], completions: list[Completion], **
 def right_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """F1 of the called tool names against the gold calls' tools (multisets)."""
     out = []
-    for p, gold in zip(_parsed(completions, kwargs), _col(kwargs, "gold_calls", len(completions)), strict=True):
-        want = Counter(g["tool"] for g in _loads(gold) or [])
+    for p, gold in zip(parsed(completions, kwargs), column(kwargs, "gold_calls", len(completions)), strict=True):
+        want = Counter(g["tool"] for g in loads(gold) or [])
         got = Counter(call.name for call in p.calls)
         hit = sum((want & got).values())
         if not hit:
@@ -255,9 +118,19 @@ def right_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
 
 
-def values_equal(a: Any, b: Any) -> bool:
-    """Equal after normalisation: text trimmed; numbers equal as numbers unless a leading zero makes them codes."""
-    x, y = normalise_value(a), normalise_value(b)
+def value_text(value: Any) -> str:
+    """A value as text for comparing a result's values with facts and arguments: its canonical scalar text
+    (`execution.canonical.scalar_text`: trimmed, `1.0` as `1`, flags as true/false), a list's items joined."""
+    if isinstance(value, list | tuple):
+        return ",".join(value_text(v) for v in value)
+    return str(scalar_text(value))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """A value of a tool result equals a fact's or an argument's value: the same text, or the same number unless
+    a leading zero makes them codes (amounts as providers write them, `62,700`), or the same text but for case.
+    Two calls' arguments compare by the canonical call instead (`_matching`)."""
+    x, y = value_text(a), value_text(b)
     if x == y:
         return True
     try:  # thousands separators as providers write amounts (`62,700`)
@@ -266,6 +139,14 @@ def values_equal(a: Any, b: Any) -> bool:
         return x.casefold() == y.casefold()
     leading = any(len(s) > 1 and s.lstrip("-")[0] == "0" and not s.lstrip("-").startswith("0.") for s in (x, y))
     return not leading and fx == fy
+
+
+def _matching(schema: Any, sent: dict[str, Any], gold: dict[str, Any]) -> set[str]:
+    """The gold arguments a call's arguments match, both as the one canonical call of the tool's schema
+    (`execution.canonical`, as the executor's cache and both replays compare calls): a documented default matches
+    its absence, `"60"` matches `60` for an integer parameter, a text keeps its zeros."""
+    got, want = canonical_call(schema, sent), canonical_call(schema, gold)
+    return {k for k in gold if got.get(k) == want.get(k)}
 
 
 def _rows(content: str) -> list[dict[str, Any]]:
@@ -289,7 +170,7 @@ def _observed(value: Any, source_tool: str, source_field: str, seen: list[tuple[
             if source_field and source_field not in row:
                 continue
             candidates = [row[source_field]] if source_field in row else list(row.values())
-            if any(values_equal(v, value) or normalise_value(value) in normalise_value(v) for v in candidates):
+            if any(same_value(v, value) or value_text(value) in value_text(v) for v in candidates):
                 return True
     return False
 
@@ -310,7 +191,7 @@ def _derived(value: Any, prov: dict[str, Any], source_tool: str, seen: list[tupl
                     got = transforms.apply(transform, row[fld], row)
                 except (transforms.TransformError, KeyError, ValueError, TypeError):
                     continue
-                if values_equal(got, value):
+                if same_value(got, value):
                     return True
     return any(_observed(value, name, "", [(name, content)]) for name, content in seen if name != source_tool)
 
@@ -318,8 +199,12 @@ def _derived(value: Any, prov: dict[str, Any], source_tool: str, seen: list[tupl
 def gold_arguments(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of gold arguments the model's executed calls match; a linked argument counts only when derived."""
     out = []
-    for p, gold in zip(_parsed(completions, kwargs), _col(kwargs, "gold_calls", len(completions)), strict=True):
-        gold_calls = _loads(gold) or []
+    n = len(completions)
+    for p, gold, schemas in zip(
+        parsed(completions, kwargs), column(kwargs, "gold_calls", n), column(kwargs, "tool_schemas", n), strict=True
+    ):
+        schemas = loads(schemas) or {}
+        gold_calls = loads(gold) or []
         calls = list(p.calls)
         total = sum(len(g["arguments"]) for g in gold_calls)
         if not total:
@@ -331,11 +216,15 @@ def gold_arguments(prompts: list[Any], completions: list[Completion], **kwargs: 
             candidates = [call for call in calls if call.name == g["tool"]]
             if not candidates:
                 continue
+            schema = schemas.get(g["tool"])
 
-            def score(call: Call, g: dict[str, Any] = g, by_step: dict[int, str] = by_step) -> float:
+            def score(
+                call: Call, g: dict[str, Any] = g, by_step: dict[int, str] = by_step, schema: Any = schema
+            ) -> float:
                 s = 0.0
+                same = _matching(schema, call.arguments, g["arguments"])
                 for k, v in g["arguments"].items():
-                    if k not in call.arguments or not values_equal(call.arguments[k], v):
+                    if k not in same:
                         continue
                     prov = (g.get("provenance") or {}).get(k, {})
                     if prov.get("kind") == "link":
@@ -362,10 +251,11 @@ def executed_calls(prompts: list[Any], completions: list[Completion], **kwargs: 
     """Share of distinct attempted calls that executed without an error (repeats and text-only calls earn
     nothing)."""
     out = []
-    for p in _parsed(completions, kwargs):
+    n = len(completions)
+    for p, schemas in zip(parsed(completions, kwargs), column(kwargs, "tool_schemas", n), strict=True):
         distinct: dict[str, Call] = {}
         for call in p.attempts:
-            distinct.setdefault(_call_key(call), call)
+            distinct.setdefault(key_of(call, loads(schemas)), call)
         out.append(sum(not x.failed for x in distinct.values()) / len(distinct) if distinct else 0.0)
     return out
 
@@ -383,7 +273,7 @@ def _facts(value: Any) -> list[Fact]:
             about=[str(x) for x in f.get("about") or []],
             rivals=[r for r in f.get("rivals") or [] if isinstance(r, dict)],
         )
-        for f in _loads(value) or []
+        for f in loads(value) or []
     ]
 
 
@@ -455,7 +345,7 @@ class Evidence:
         """The fact's value came from these results (the same value, as a number, a date or a time in any form; a
         conversion tool's output counts like any result; a count as a result's `rows` or its number of items)."""
         if fact.kind == "count" and any(
-            values_equal(rows, fact.value) or (n is not None and n == float(fact.value)) for rows, n in self.counts
+            same_value(rows, fact.value) or (n is not None and n == float(fact.value)) for rows, n in self.counts
         ):
             return True
         if fact.kind == "date":
@@ -464,17 +354,17 @@ class Evidence:
         want_t = time_values(fact.value)
         if want_t is not None:  # the time, or the end of a range that holds it (`19:00` in `10:00~19:00`)
             return any(set(want_t) <= set(time_values(v) or ()) for v in self.values if isinstance(v, str | int))
-        text = normalise_value(fact.value)
+        text = value_text(fact.value)
         if fact.kind in ("name", "text") and str(fact.value).strip() in self.decoded_words:
             return True
         for v in self.values:
-            if values_equal(v, fact.value):
+            if same_value(v, fact.value):
                 return True
             if (
                 fact.kind in ("name", "text")
                 and len(text) >= 2
                 and isinstance(v, str)
-                and _squeezed(text) in _squeezed(normalise_value(v))
+                and _squeezed(text) in _squeezed(value_text(v))
             ):  # the answer may re-space a quoted text
                 return True
         return False
@@ -503,27 +393,31 @@ def seen_of(prompt: Any, results: list[tuple[str, str]], sent: tuple[str, ...] =
     return Seen(results=tuple(content for _, content in results), user=user, now=now, sent=sent)
 
 
-def _ran(calls: list[Call], gold: dict[str, Any]) -> bool:
+def _ran(calls: list[Call], gold: dict[str, Any], schemas: dict[str, Any]) -> bool:
     """The rollout executed the gold call: its tool with every gold argument's value (whatever came back)."""
     want = gold.get("arguments") or {}
-    return any(
-        c.name == gold.get("tool") and all(values_equal(c.arguments.get(k), v) for k, v in want.items()) for c in calls
-    )
+    schema = schemas.get(str(gold.get("tool")))
+    return any(c.name == gold.get("tool") and _matching(schema, c.arguments, want) == set(want) for c in calls)
 
 
 def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Share of the facts the final answer commits to whose values came from this rollout's executed results."""
     out = []
     n = len(completions)
-    for prompt, p, facts, gold in zip(
-        prompts, _parsed(completions, kwargs), _col(kwargs, "facts", n), _col(kwargs, "gold_calls", n), strict=True
+    for prompt, p, facts, gold, schemas in zip(
+        prompts,
+        parsed(completions, kwargs),
+        column(kwargs, "facts", n),
+        column(kwargs, "gold_calls", n),
+        column(kwargs, "tool_schemas", n),
+        strict=True,
     ):
         wanted = _facts(facts)
         answer = p.answer
         # the model saw every executed call's result, failures included (an error task's answer reports one)
         read = [(c.name, c.result or "") for c in p.calls]
         seen = seen_of(prompt, read, tuple(str(v) for c in p.calls for v in c.arguments.values()))
-        gold_calls = _loads(gold) or []
+        gold_calls = loads(gold) or []
         if not gold_calls and gold is not None:  # an irrelevance record: the honest refusal
             out.append(1.0 if not p.attempts and answer.strip() and refusal(answer, [], seen) else 0.0)
             continue
@@ -537,7 +431,7 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
         # the judge's decision, for a value this rollout's results hold, or for what the gold tools tell once run
         # (an absence, a verdict such as 일치, a service's limit): never for an answer without the calls
         evidence = Evidence.of(p.results)
-        ran = all(_ran(p.calls, c) for c in gold_calls if isinstance(c, dict))
+        ran = all(_ran(p.calls, c, loads(schemas) or {}) for c in gold_calls if isinstance(c, dict))
         hit = [f for f in wanted if f not in check.missing and (evidence.grounds(f) or ran)]
         out.append(len(hit) / len(wanted))
     return out
@@ -549,8 +443,8 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
 def invented_tools(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the share of calls to tools the task did not offer."""
     out = []
-    for p, offered in zip(_parsed(completions, kwargs), _col(kwargs, "offered", len(completions)), strict=True):
-        names = set(_loads(offered) or [])
+    for p, offered in zip(parsed(completions, kwargs), column(kwargs, "offered", len(completions)), strict=True):
+        names = set(loads(offered) or [])
         calls = p.attempts
         out.append(-sum(call.name not in names for call in calls) / len(calls) if calls else 0.0)
     return out
@@ -559,8 +453,8 @@ def invented_tools(prompts: list[Any], completions: list[Completion], **kwargs: 
 def refuted_links(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the share of calls feeding a parameter with a value from an earlier result along a refuted link."""
     out = []
-    for p, refuted in zip(_parsed(completions, kwargs), _col(kwargs, "refuted_links", len(completions)), strict=True):
-        links = _loads(refuted) or []
+    for p, refuted in zip(parsed(completions, kwargs), column(kwargs, "refuted_links", len(completions)), strict=True):
+        links = loads(refuted) or []
         calls = p.attempts
         bad = 0
         for call in calls:
@@ -579,24 +473,21 @@ def refuted_links(prompts: list[Any], completions: list[Completion], **kwargs: A
 def excess_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
     """Minus the calls beyond the gold count, relative to it (at most -1)."""
     out = []
-    for p, gold in zip(_parsed(completions, kwargs), _col(kwargs, "gold_calls", len(completions)), strict=True):
-        want = max(1, len(_loads(gold) or []))
+    for p, gold in zip(parsed(completions, kwargs), column(kwargs, "gold_calls", len(completions)), strict=True):
+        want = max(1, len(loads(gold) or []))
         extra = max(0, len(p.attempts) - want)
         out.append(-min(1.0, extra / want))
     return out
 
 
-def _call_key(call: Call) -> str:
-    return json.dumps(
-        [call.name, sorted((k, normalise_value(v)) for k, v in call.arguments.items())], ensure_ascii=False
-    )
-
-
 def repeated_calls(prompts: list[Any], completions: list[Completion], **kwargs: Any) -> list[float]:
-    """Minus the share of calls that repeat an identical earlier call (same tool, same normalised arguments)."""
+    """Minus the share of calls that repeat an earlier call: the same tool and the same canonical call
+    (`execution.canonical.call_key` by the offered schema)."""
     out = []
-    for p in _parsed(completions, kwargs):
-        keys = [_call_key(x) for x in p.attempts]
+    n = len(completions)
+    for p, schemas in zip(parsed(completions, kwargs), column(kwargs, "tool_schemas", n), strict=True):
+        schemas = loads(schemas) or {}
+        keys = [key_of(x, schemas) for x in p.attempts]
         out.append(-(len(keys) - len(set(keys))) / len(keys) if keys else 0.0)
     return out
 

@@ -36,8 +36,10 @@ from core.errors import KopaError
 from execution.tool_calls import TextCall, parse_tool_calls, strip_think
 from graph.models import LinkRecord
 from synthesis.records import Trajectory
+from training.card import write_model_cards
 from training.config import RunConfig, grpo_args, peft_config, sft_args
 from training.datasets import (
+    abstention_records,
     grpo_row,
     grpo_rows,
     load_records,
@@ -119,11 +121,18 @@ def _resume(cfg: RunConfig) -> bool | str | None:
     return str(r)
 
 
+#: the run's appended logs: a fresh run starts them anew, a resumed one continues them
+APPENDED = ("log.jsonl", "eval.jsonl")
+
+
 def _start(cfg: RunConfig) -> None:
     offline()
     if cfg.output.exists() and any(cfg.output.glob("checkpoints/checkpoint-*")) and cfg.train.resume is False:
         raise TrainingError(f"{cfg.output} already holds checkpoints: set train.resume=true or use another output")
     cfg.output.mkdir(parents=True, exist_ok=True)
+    if cfg.train.resume is False:  # an earlier run's lines would pass for this run's
+        for name in APPENDED:
+            (cfg.output / name).unlink(missing_ok=True)
     (cfg.output / "config.yaml").write_text(
         yaml.safe_dump(cfg.dump(), allow_unicode=True, sort_keys=False), encoding="utf-8"
     )
@@ -376,6 +385,7 @@ def run_sft(cfg: RunConfig) -> dict[str, Any]:
     }
     summary["held_out"] = _held_out(cfg.output)
     write_report(cfg.output, "sft", summary)
+    write_model_cards(cfg.output, "sft", summary)
     return summary
 
 
@@ -404,7 +414,7 @@ def run_grpo(
     with_calls = [r for r in train if r.steps]
     if not with_calls:
         raise TrainingError("no training record has a tool call to learn from")
-    abstain = [r for r in train if not r.steps]
+    abstain = abstention_records(train)
     wanted = round(g.abstain_share * len(with_calls) / (1 - g.abstain_share)) if g.abstain_share < 1 else 0
     with_calls += abstain[:wanted]
     candidates, facts_report = grpo_rows(with_calls, refuted)
@@ -463,11 +473,12 @@ def run_grpo(
         "tool_calls": calls["total"],
         "model": str(model_dir),
         "device": "cpu" if use_cpu else "cuda",
-        "health": grpo_health(read_log(cfg.output), g.max_completion_length),
+        "health": {**grpo_health(read_log(cfg.output), g.max_completion_length), **_executed(calls["total"])},
     }
     summary["held_out"] = _held_out(cfg.output)
     print_warnings([f"warning: {w}" for w in health_warnings(summary["health"])])
     write_report(cfg.output, "grpo", summary)
+    write_model_cards(cfg.output, "grpo", summary)
     return summary
 
 
@@ -524,9 +535,21 @@ def _clipped(log: Sequence[dict[str, Any]], max_completion_length: int | None) -
     return out
 
 
+def _executed(total: int) -> dict[str, Any]:
+    """The tool calls GRPO's rollouts executed, with a warning when there were none: the tools were never run and
+    every reward for calls and answers was the same 0."""
+    out: dict[str, Any] = {"executed_tool_calls": total}
+    if not total:
+        out["calls_warning"] = (
+            "GRPO's rollouts executed no tool call: no completion held a well-formed call to an offered tool; warm "
+            "the model up with more SFT"
+        )
+    return out
+
+
 def health_warnings(health: dict[str, Any]) -> list[str]:
     """The run's health warnings, the one that says it learnt nothing first."""
-    return [w for w in (health.get("warning"), health.get("clipped_warning")) if w]
+    return [w for w in (health.get("warning"), health.get("calls_warning"), health.get("clipped_warning")) if w]
 
 
 def _write_grpo_logs(output: Path, counter: Counter[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -11,14 +11,17 @@ from datetime import datetime
 from typing import Any, Literal
 
 import httpx
+from pydantic import BaseModel, Field
 
+from core.fields import ByKey
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
 from graph.conversions import is_conversion
 from graph.models import ApiRecord, LinkRecord, RunRecord, ToolRecord, utcnow
 from graph.store import GraphStore, all_apis, all_links
-from verification.engine import Engine, Progress, prepare_round, run_rounds
+from verification.engine import Engine, Progress
+from verification.rounds import prepare_round, run_rounds
 
 
 def new_run(
@@ -56,12 +59,12 @@ async def execute_run(
     failed = False
     try:
         tools, apis = scoped_tools(store, run)
-        executor = Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget)
-        executor.preflight({t.api_id for t in tools})
-        engine = Engine(
-            store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive
-        )
-        await run_rounds(engine, tools)
+        async with Executor(settings, economy, apis, transport=transport, run_id=run.id, budget=run.budget) as executor:
+            executor.preflight({t.api_id for t in tools})
+            engine = Engine(
+                store, settings, executor, run, tools={t.name: t for t in tools}, progress=progress, naive=naive
+            )
+            await run_rounds(engine, tools)
     except asyncio.CancelledError:
         failed, run.status, run.message = True, "failed", "cancelled: the process stopped before the run finished"
         raise
@@ -69,8 +72,6 @@ async def execute_run(
         failed, run.status, run.message = True, "failed", f"{type(exc).__name__}: {exc}"[:500]
         raise
     finally:
-        if executor is not None:
-            await executor.aclose()
         run.calls = economy.calls(run.id)
         if engine is not None:
             run.unreachable = sorted(engine.unreachable.values(), key=lambda u: str(u["tool"]))
@@ -124,7 +125,39 @@ def candidate_count(store: GraphStore, run: RunRecord) -> int:
     )
 
 
-def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = None) -> dict[str, Any]:
+class RunProgress(BaseModel, ByKey):
+    """A run's progress as every reader states it: the REST route's answer, `kopa verify`, the reports."""
+
+    id: str
+    status: str
+    mode: str
+    message: str
+    scope: str
+    api_ids: list[str]
+    budget: int | None
+    created_at: str
+    started_at: str
+    finished_at: str
+    candidates: int = Field(description="candidate links the run set out to decide")
+    verified: int
+    refuted: int
+    inconclusive: int
+    candidate: int = Field(description="links of the run's tools no run has decided yet")
+    pending: int
+    calls_spent: int
+    cache_hits: int
+    calls_per_verified_link: float | None
+    calls_by_api: dict[str, int]
+    estimated_seconds_left: float | None
+    unreachable: list[dict[str, Any]]
+
+
+#: What a run's progress repeats of its record.
+RUN_FIELDS = {"id", "status", "mode", "message", "scope", "api_ids", "budget", "candidates"}
+RUN_FIELDS |= {"created_at", "started_at", "finished_at"}
+
+
+def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = None) -> RunProgress:
     counts = store.run_counts(run.id)
     calls = dict(run.calls)
     if economy is not None and run.status in ("queued", "running"):
@@ -139,30 +172,20 @@ def run_progress(store: GraphStore, run: RunRecord, economy: Economy | None = No
     if run.status == "running" and run.started_at and decided:
         elapsed = time.time() - datetime.fromisoformat(run.started_at).timestamp()
         eta = round(elapsed / decided * pending, 1)
-    return {
-        "id": run.id,
-        "status": run.status,
-        "mode": run.mode,
-        "message": run.message,
-        "scope": run.scope,
-        "api_ids": run.api_ids,
-        "budget": run.budget,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
-        "candidates": run.candidates,
-        "verified": verified,
-        "refuted": refuted,
-        "inconclusive": inconclusive,
-        "candidate": still,
-        "pending": pending,
-        "calls_spent": spent,
-        "cache_hits": calls.get("cache_hits", 0),
-        "calls_per_verified_link": round(spent / verified, 2) if verified else None,
-        "calls_by_api": {k[4:]: v for k, v in calls.items() if k.startswith("api:")},
-        "estimated_seconds_left": eta,
-        "unreachable": run.unreachable,
-    }
+    return RunProgress(
+        **run.model_dump(include=RUN_FIELDS),
+        verified=verified,
+        refuted=refuted,
+        inconclusive=inconclusive,
+        candidate=still,
+        pending=pending,
+        calls_spent=spent,
+        cache_hits=calls.get("cache_hits", 0),
+        calls_per_verified_link=round(spent / verified, 2) if verified else None,
+        calls_by_api={k[4:]: v for k, v in calls.items() if k.startswith("api:")},
+        estimated_seconds_left=eta,
+        unreachable=run.unreachable,
+    )
 
 
 class DemandVerifier:

@@ -163,10 +163,6 @@ def _echoes(rows: list[dict[str, Any]], inputs: dict[str, Any]) -> dict[str, lis
     return out
 
 
-def inputs_key(args: dict[str, Any]) -> frozenset[tuple[str, str]]:
-    return frozenset((k, str(v)) for k, v in args.items())
-
-
 def _class(value: Any) -> tuple[str, int]:
     text = str(value if value is not None else "")
     return value_shape(text), level(text)

@@ -29,8 +29,9 @@ from execution.executor import Executor
 from execution.limits import RedisEconomy
 from graph.models import RunRecord, utcnow
 from graph.store import GraphStore, open_store
-from synthesis.batches import fail_batch, run_batch
-from verification.engine import Engine, another_round, prepare_round, resume, select_links
+from synthesis.batches import Batch, fail_batch, run_batch
+from verification.engine import Engine
+from verification.rounds import another_round, prepare_round, resume, select_links
 from verification.runs import DemandVerifier, closing, fail_run, new_run, scoped_tools
 from workers.celery_app import celery_app
 from workers.ledger import RoundLedger
@@ -136,11 +137,9 @@ async def _start_round(run_id: str) -> None:
         return
     economy = _economy(settings)
     engine, tools = _engine(run, settings, economy)
-    try:
+    async with engine.executor:
         run.status, run.started_at = "running", run.started_at or utcnow()
         groups = await prepare_round(engine, tools)
-    finally:
-        await engine.executor.aclose()
     run.pending_sources = list(groups)
     store().save_run(run)
     if not groups:
@@ -170,11 +169,9 @@ async def _close_round(run_id: str, economy: RedisEconomy) -> None:
     if fresh is None or fresh.status in ("completed", "failed"):
         return
     engine, tools = _engine(fresh, settings, economy)
-    try:
+    async with engine.executor:
         await resume(engine, tools)
         again = another_round(engine, fresh.round)
-    finally:
-        await engine.executor.aclose()
     fresh.calls = economy.calls(run_id)
     fresh.pending_sources = []
     if again:
@@ -198,14 +195,12 @@ async def _verify_source(run_id: str, round_no: int, source: str) -> None:
         return
     economy = _economy(settings)
     engine, _tools = _engine(run, settings, economy)
-    try:
+    async with engine.executor:
         tool = engine.tools.get(source)
         if tool is not None:
             await engine.profile(tool, run.extra_seeds.get(source))  # a cache hit: the round sampled it
             links = select_links(store(), run, set(engine.tools), settings, source=source)
             await engine.verify_source(source, links)
-    finally:
-        await engine.executor.aclose()
     if _ledger(economy).finish(run_id, round_no, source) == 0:
         await _finish_round(run, economy)
 
@@ -245,14 +240,14 @@ def verify_source(self: Task, run_id: str, round_no: int, source: str) -> None:
     )
 
 
-def abandon_demand_run(graph: GraphStore, batch: dict[str, Any]) -> bool:
+def abandon_demand_run(graph: GraphStore, batch: Batch) -> bool:
     """A batch delivered again after the worker running it stopped (acks late) left the verification run it had
     started `running`: it is closed as failed, saying why (the batch starts a new one). True when one was."""
-    previous = batch.get("verification_run")
-    if not previous or batch["status"] != "running":
+    previous = batch.verification_run
+    if not previous or batch.status != "running":
         return False
     return fail_run(
-        graph, previous, f"abandoned: the process running batch {batch['id']} stopped; the batch was run again"
+        graph, previous, f"abandoned: the process running batch {batch.id} stopped; the batch was run again"
     )
 
 
@@ -262,8 +257,8 @@ def synthesize_batch(self: Task, batch_id: str) -> None:
     one that verifies on demand verifies the links its plans traverse first, in this task."""
 
     def work() -> None:
-        batch = store().get_batch(batch_id)
-        if batch is None or batch["status"] in ("completed", "failed"):
+        batch = Batch.stored(store().get_batch(batch_id))
+        if batch is None or batch.status in ("completed", "failed"):
             return
         graph, settings = store(), get_settings()
         abandon_demand_run(graph, batch)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel
 from starlette.types import Receive, Scope, Send
 
 from api.deps import (
     READ_ERRORS,
-    Integral,
     KopaRoute,
     Offset,
     PrincipalDep,
@@ -28,43 +27,11 @@ from api.security import Principal
 from core.errors import NotFound
 from core.settings import Settings
 from graph.store import GraphStore
-from synthesis.batches import fail_batch, new_batch, run_batch, visible_batch
-from synthesis.export import EXPORT_FORMATS, FORMATS, convert
+from synthesis.batches import Batch, BatchRequest, Format, fail_batch, new_batch, run_batch, visible_batch
+from synthesis.export import FORMATS, convert
 from verification.runs import DemandVerifier
 
 router = APIRouter(prefix="/v1/trajectory-batches", tags=["trajectories"], route_class=KopaRoute)
-if TYPE_CHECKING:
-    Format = str
-else:  # the export registry's names, as validation and the OpenAPI enum see them
-    Format = Literal[tuple(EXPORT_FORMATS)]
-
-
-class BatchRequest(BaseModel):
-    count: Integral = Field(
-        100,
-        ge=1,
-        description="how many trajectories, at most `batches.max_count` (KOPA_BATCHES__MAX_COUNT; the document's "
-        "`maximum` is this server's)",
-    )
-    shapes: list[Literal["single", "chain", "fan_in", "parallel", "conditional"]] = Field(default_factory=list)
-    min_steps: Integral = Field(1, ge=1, le=6, description="fewest calls per trajectory (at most `max_steps`)")
-    max_steps: Integral = Field(6, ge=1, le=6, description="most calls per trajectory (at least `min_steps`)")
-    api_ids: list[str] = Field(default_factory=list, max_length=1000, description="only tools of these APIs")
-    seed: Integral = Field(7, ge=0, le=2**63 - 1)
-    format: Format = "trl"
-    source: Literal["fresh", "pool"] = Field(
-        "fresh",
-        description="execute new trajectories, or draw stored ones (your team's, and those of teams an admin "
-        "shares in `batches.shared_pool`; no upstream call)",
-    )
-    on_demand: StrictBool = Field(
-        False,
-        description="verify the links the plans traverse before they run, so no verification run is needed first: "
-        "links verified this way are saved with their evidence (under the run named by `verification_run`, "
-        "set as soon as the batch starts it: follow it at /v1/verification-runs/{id}) and "
-        "reused by every later batch and run; the batch's `verification` says how many links it asked about and "
-        "the upstream calls that cost (not counted in `calls`). Not with source `pool` (422).",
-    )
 
 
 class BatchStarted(BaseModel):
@@ -73,21 +40,10 @@ class BatchStarted(BaseModel):
     progress: str
     items: str
 
-
-class Batch(BaseModel, extra="allow"):
-    """A batch's progress (more keys appear as it runs: started_at, finished_at, snapshot, ...)."""
-
-    id: str
-    team: str
-    status: Literal["queued", "running", "completed", "failed"]
-    count: int = 0
-    format: str = ""
-    produced: int = 0
-    discarded: int = 0
-    calls: int = 0
-    message: str = ""
-    created_at: str = ""
-    on_demand: bool = False
+    @classmethod
+    def of(cls, batch: Batch) -> BatchStarted:
+        path = f"/v1/trajectory-batches/{batch.id}"
+        return cls(id=batch.id, status=batch.status, progress=path, items=f"{path}/items")
 
 
 def state_bounds(schema: dict[str, Any], settings: Settings) -> None:
@@ -98,7 +54,7 @@ def state_bounds(schema: dict[str, Any], settings: Settings) -> None:
         count["maximum"] = settings.batches.max_count
 
 
-def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]:
+def _visible(store: GraphStore, batch_id: str, who: Principal) -> Batch:
     batch = visible_batch(store, batch_id, None if who.role == "admin" else who.team)
     if batch is None:  # another team's batch looks exactly like a missing one
         raise NotFound(f"no trajectory batch {batch_id!r}")
@@ -123,46 +79,26 @@ def _visible(store: GraphStore, batch_id: str, who: Principal) -> dict[str, Any]
 async def create(
     body: BatchRequest, request: Request, store: StoreDep, settings: SettingsDep, who: PrincipalDep
 ) -> JSONResponse:
-    batch = new_batch(
-        store,
-        settings,
-        who.team,
-        count=body.count,
-        shapes=list(body.shapes),
-        min_steps=body.min_steps,
-        max_steps=body.max_steps,
-        api_ids=body.api_ids,
-        seed=body.seed,
-        fmt=body.format,
-        source=body.source,
-        on_demand=body.on_demand,
-    )
+    batch = new_batch(store, settings, who.team, body)
     await dispatch(
         request,
         bool(settings.redis_url),
         "kopa.synthesize_batch",
-        [batch["id"]],
-        lambda: run_batch(store, settings, batch["id"], verifier=DemandVerifier.factory(store, settings)),
-        lambda reason: fail_batch(store, batch["id"], reason),
+        [batch.id],
+        lambda: run_batch(store, settings, batch.id, verifier=DemandVerifier.factory(store, settings)),
+        lambda reason: fail_batch(store, batch.id, reason),
     )
-    return JSONResponse(
-        {
-            "id": batch["id"],
-            "status": batch["status"],
-            "progress": f"/v1/trajectory-batches/{batch['id']}",
-            "items": f"/v1/trajectory-batches/{batch['id']}/items",
-        },
-        status_code=202,
-    )
+    return JSONResponse(BatchStarted.of(batch).model_dump(), status_code=202)
 
 
 @router.get(
     "/{batch_id}",
     response_model=Batch,
+    response_model_exclude_none=True,
     summary="Progress of a batch (your team's, or any for admins)",
     responses=errors(*READ_ERRORS, 404),
 )
-def get(batch_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
+def get(batch_id: str, store: StoreDep, who: PrincipalDep) -> Batch:
     return _visible(store, batch_id, who)
 
 
@@ -220,7 +156,7 @@ def items(
     format: Format | None = None,
 ) -> StreamingResponse:
     batch = _visible(store, batch_id, who)
-    fmt = format or batch.get("format", "trl")
+    fmt = format or batch.format
     release = stream_slots(request).take(slot_key(who), settings.batches.item_streams_per_token)
     try:
         first, total = store.list_trajectories(batch_id, offset, min(limit, ITEMS_CHUNK))
@@ -250,7 +186,7 @@ def items(
         "X-Total-Count": str(total),
         "X-Offset": str(offset),
         "X-Format": fmt,
-        "X-Batch-Status": str(batch.get("status", "")),
+        "X-Batch-Status": batch.status,
     }
     if end < total:
         headers["Link"] = f'</v1/trajectory-batches/{batch_id}/items?offset={end}&limit={limit}>; rel="next"'

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -13,7 +13,6 @@ from api.deps import (
     READ_ERRORS,
     WRITE_ERRORS,
     AdminDep,
-    Integral,
     KopaRoute,
     Offset,
     PrincipalDep,
@@ -25,10 +24,11 @@ from api.deps import (
 from api.jobs import QueueUnavailable, dispatch
 from api.security import Principal
 from core.errors import NotFound
+from core.fields import Integral
 from graph.models import LinkRecord, RunRecord
 from graph.store import GraphStore
-from verification.reports import drift_report, yield_report
-from verification.runs import execute_run, fail_run, new_run, run_progress
+from verification.reports import DriftReport, YieldReport, drift_report, yield_report
+from verification.runs import RunProgress, execute_run, fail_run, new_run, run_progress
 
 router = APIRouter(tags=["verification"], route_class=KopaRoute)
 log = logging.getLogger("kopa.api.verify")
@@ -50,30 +50,6 @@ class RunStarted(BaseModel):
     status: str
     mode: str
     progress: str
-
-
-class RunProgress(BaseModel):
-    id: str
-    status: str
-    mode: str
-    message: str
-    scope: str
-    api_ids: list[str]
-    budget: int | None
-    created_at: str
-    started_at: str
-    finished_at: str
-    candidates: int
-    verified: int
-    refuted: int
-    inconclusive: int
-    pending: int
-    calls_spent: int
-    cache_hits: int
-    calls_per_verified_link: float | None
-    calls_by_api: dict[str, int]
-    estimated_seconds_left: float | None
-    unreachable: list[dict[str, Any]]
 
 
 class LinkPage(BaseModel):
@@ -144,7 +120,7 @@ def visible_runs(store: GraphStore, who: Principal, limit: int) -> list[RunRecor
     summary="Progress of a run (a run a team's batch started: that team's, or any for admins)",
     responses=errors(*READ_ERRORS, 404),
 )
-def get_run(run_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
+def get_run(run_id: str, store: StoreDep, who: PrincipalDep) -> RunProgress:
     run = store.get_run(run_id)
     if run is None or not sees_run(who, run):  # another team's run looks exactly like a missing one
         raise NotFound(f"no verification run {run_id!r}")
@@ -157,9 +133,7 @@ def get_run(run_id: str, store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
     summary="Recent runs (those of other teams' batches left out)",
     responses=errors(*READ_ERRORS),
 )
-def list_runs(
-    store: StoreDep, who: PrincipalDep, limit: Annotated[int, Query(ge=1, le=100)] = 20
-) -> list[dict[str, Any]]:
+def list_runs(store: StoreDep, who: PrincipalDep, limit: Annotated[int, Query(ge=1, le=100)] = 20) -> list[RunProgress]:
     return [run_progress(store, r) for r in visible_runs(store, who, limit)]
 
 
@@ -191,17 +165,19 @@ def get_link(link_id: str, store: StoreDep, _: ReaderDep) -> LinkRecord:
 
 @router.get(
     "/v1/reports/yield",
+    response_model=YieldReport,
     summary="Calls per verified link and per candidate, quota use, by run",
     responses=errors(401, 503),
 )
-def report_yield(store: StoreDep, who: PrincipalDep) -> dict[str, Any]:
+def report_yield(store: StoreDep, who: PrincipalDep) -> YieldReport:
     return yield_report(store, runs=visible_runs(store, who, 10))
 
 
 @router.get(
     "/v1/reports/drift",
+    response_model=DriftReport,
     summary="Verdicts that changed, links flagged by API changes, vanished fields",
     responses=errors(401, 503),
 )
-def report_drift(store: StoreDep, _: ReaderDep) -> dict[str, Any]:
+def report_drift(store: StoreDep, _: ReaderDep) -> DriftReport:
     return drift_report(store)

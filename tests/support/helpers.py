@@ -7,12 +7,13 @@ import asyncio
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,7 +31,8 @@ from sandbox.catalog import shipped_documents
 from sandbox.keys import DEMO_KEY
 from sandbox.providers import all_operations
 from sandbox.spec import Operation
-from verification.engine import Engine, prepare_round
+from verification.engine import Engine
+from verification.rounds import prepare_round
 from verification.runs import execute_run, new_run
 
 S = TypeVar("S", bound=GraphStore)
@@ -220,6 +222,14 @@ def verified_store(path: Path, settings: Settings, transport: Any = None) -> Emb
     store = register_catalog(EmbeddedStore(path), settings)
     asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
     return store
+
+
+def copy_store(source: Path, path: Path) -> EmbeddedStore:
+    """An embedded store at `path` holding a copy of the one at `source` (SQLite's online backup, the write-ahead
+    log included): a test that writes to it leaves `source` as it was."""
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(path)) as dst:
+        src.backup(dst)
+    return EmbeddedStore(path)
 
 
 def sampled_engine(store: GraphStore, settings: Settings, transport: Any = None) -> Engine:

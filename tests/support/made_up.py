@@ -1,7 +1,7 @@
 """Made-up services for rule and portal tests: a document's query parameters, one verification run over a document
-registered from a dict and served by an in-process app (tests/test_link_rules_three.py,
-tests/test_coinciding_systems.py), settings for a service on loopback and the check that a key leaks nowhere
-(tests/test_portal_*.py)."""
+registered from a dict and served by an in-process app (tests/unit/graph/test_link_rules.py,
+tests/unit/verification/test_coinciding_systems.py), settings for a service on loopback and the check that a key
+leaks nowhere (tests/test_portal_*.py)."""
 
 from __future__ import annotations
 

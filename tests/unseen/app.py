@@ -37,6 +37,7 @@ from xml.sax.saxutils import escape
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
+from tests.unseen.portals import add_portals
 from tests.unseen.world import REGIONS, UnseenWorld, anniversaries, get_world, region_by_stat
 
 KEY = "unseen-demo-key-0001"
@@ -127,6 +128,7 @@ def create_app(key: str = KEY) -> FastAPI:
     for service in (_corp, _pension, _adm, _ocean, _sea, _culture, _kostat_stats, _astro, _road):
         service(get, w)
     _city(app, key, w)
+    add_portals(app, key, w)  # other portals' conventions, registered apart (tests/unseen/portal_harness.py)
     return app
 
 

@@ -17,8 +17,9 @@ import pytest
 from core.errors import InvalidInput
 from execution.judge import judge
 from graph.models import ParamRecord, RegistrationMeta, ToolRecord
-from graph.openapi import load_document, model_schema, parse_document
+from graph.openapi import load_document, parse_document
 from graph.schema_convert import to_json_schema
+from graph.tool_schema import model_schema
 
 ROW = {"type": "object", "properties": {"stationId": {"type": "string"}, "stationNm": {"type": "string"}}}
 ORDER = {

@@ -15,7 +15,7 @@ from execution.seeds import KST, kma_base, now
 from sandbox.inprocess import sandbox_mode
 from sandbox.keys import DEMO_KEY
 from synthesis.build import draw_instant
-from synthesis.export import system_text
+from synthesis.formats import system_text
 
 BASE = datetime(2026, 10, 15, 14, 20, tzinfo=KST)
 

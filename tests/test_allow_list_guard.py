@@ -1,4 +1,4 @@
-"""Hardening, round three (issue 37, item 7, the guard): allow-list entries that name loopback, unspecified,
+"""The production guard (issue 37, item 7): allow-list entries that name loopback, unspecified,
 link-local, private-use, wildcard or unqualified hosts are refused at start in production, each named with what to
 write instead (and that advice works: a KOPA_LOCAL_UPSTREAMS entry is enough for a local upstream); `*` is never
 an allow-list entry; `celery ... beat` and `kopa beat` refuse before Celery prints its banner.
@@ -227,3 +227,22 @@ def test_weak_tokens_still_refused_with_local_hosts_in_one_line() -> None:
         settings.check_production()
     assert "KOPA_BOOTSTRAP_TOKEN" in str(err.value) and "vm (an unqualified name)" in str(err.value)
     Settings(env="production", bootstrap_token=SecretStr(STRONG), allowed_hosts=ACCEPTED).check_production()
+
+
+def test_the_guard_is_one_line_for_weak_tokens_and_local_hosts(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
+    env.update(
+        {
+            "KOPA_ENV": "production",
+            "KOPA_BOOTSTRAP_TOKEN": "a" * 32,
+            "KOPA_ALLOWED_HOSTS": "vm,*.localhost",
+            "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    got = subprocess.run(
+        [sys.executable, "-m", "cli", "serve"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    lines = [line for line in got.stderr.splitlines() if line.strip()]
+    assert got.returncode != 0 and len(lines) == 1 and lines[0].startswith("error:"), got.stderr
+    assert "KOPA_BOOTSTRAP_TOKEN is a low-entropy value" in lines[0] and "KOPA_ALLOWED_HOSTS" in lines[0], lines

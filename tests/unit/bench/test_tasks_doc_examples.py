@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from bench.tasks import check_tools, load_tasks
 from cli.bench import app, tool_rows
 
-DOC = Path(__file__).resolve().parents[1] / "bench" / "TASKS.md"
+DOC = Path(__file__).resolve().parents[3] / "bench" / "TASKS.md"
 BLOCK = re.compile(r"^```(yaml|yml|json)[ \t]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 runner = CliRunner()
 

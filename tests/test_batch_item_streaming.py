@@ -1,4 +1,4 @@
-"""Hardening, round three (issue 37, item 3): batch items stream from the store, bounded.
+"""Batch items stream from the store, bounded (issue 37, item 3).
 
 * 30 parallel full pages (30 readers, each streaming a whole batch of 1,000 real trajectories, about 9 kB each)
   raise the server's peak memory by a small multiple of one store chunk, far under what building each page in
@@ -43,6 +43,7 @@ from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.export import convert
+from synthesis.records import SynthesisResult
 from tests.support.helpers import free_port, terminate, wait_healthy
 from tests.support.upstream import SERVICES
 from verification.runs import execute_run, new_run
@@ -66,7 +67,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
             register(store, settings, shipped_documents()[name])
         asyncio.run(execute_run(store, settings, new_run(), transport=transport, economy=MemoryEconomy()))
 
-        async def go() -> dict[str, Any]:
+        async def go() -> SynthesisResult:
             apis = {a.id: a for a in store.list_apis(limit=100)[0]}
             ex = Executor(settings, MemoryEconomy(), apis, transport=transport)
             try:

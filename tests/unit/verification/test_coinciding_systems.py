@@ -1,4 +1,4 @@
-"""Issue 35, item 3: two systems that coincide on some values are told apart where they differ, on made-up services.
+"""Two code systems that coincide on some values are told apart where they differ, on made-up services (issue 35).
 
 A sample taken where every row is about one place (the first page of a list ordered by region code) shows each link
 one value, and a value two systems share proves nothing: an agency's own province numbering sliced to the legal

@@ -1,0 +1,1 @@
+"""Unit tests by package: pure modules, no service, no socket (tests/unit/conftest.py enforces it)."""
