@@ -13,6 +13,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl
@@ -25,6 +26,7 @@ from sandbox.catalog import build_catalog
 from sandbox.clock import KST, Clock, parse_instant
 from sandbox.faults import FaultDecision, FaultInjector, parse_profile
 from sandbox.keys import KeyRegistry, QuotaBook
+from sandbox.openapi_doc import Catalog
 from sandbox.providers import all_operations
 from sandbox.render import render_gateway_error, render_provider_error, render_success
 from sandbox.spec import Operation, ProviderError, Request
@@ -78,7 +80,7 @@ class SandboxApp:
         for op in self.ops.values():
             for old in op.retired:
                 self.retired[f"/{op.provider.key}/{old}"] = op.service
-        self._catalog: dict[str, Any] | None = None
+        self._catalog: Catalog | None = None
         #: Recent requests (monotonic time, service) for rate measurements: GET /_sandbox/requests.
         self.request_log: deque[tuple[float, str]] = deque(maxlen=200_000)
 
@@ -294,7 +296,7 @@ class SandboxApp:
         return Response(200, out, ctype)
 
     # ------------------------------------------------------------------ meta and admin
-    def catalog(self) -> dict[str, Any]:
+    def catalog(self) -> Catalog:
         if self._catalog is None:
             self._catalog = build_catalog()
         return self._catalog
@@ -342,7 +344,7 @@ class SandboxApp:
                     self.faults.set_profile(parse_profile(payload.get("profile", payload)))
                 except (ValueError, TypeError) as exc:
                     return _json(400, {"error": "invalid_profile", "detail": str(exc)})
-            return _json(200, self.faults.profile.to_dict())
+            return _json(200, asdict(self.faults.profile))
         if path == "/_sandbox/clock":
             if method == "PUT":
                 try:

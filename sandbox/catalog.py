@@ -14,8 +14,22 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from core.json_types import JsonObject, JsonValue
 from core.settings import SandboxSettings
 from sandbox.examples import example_args
+from sandbox.openapi_doc import (
+    Catalog,
+    MediaType,
+    OpenApiDocument,
+    OperationDoc,
+    Parameter,
+    ParamSchema,
+    Schema,
+    SecurityScheme,
+    Swagger2Document,
+    Swagger2Operation,
+    Swagger2Param,
+)
 from sandbox.providers import all_operations
 from sandbox.spec import Field, Operation, Param, Provider
 from sandbox.world import get_world
@@ -28,8 +42,8 @@ def doc_id(op: Operation) -> str:
     return op.service if op.provider.gateway == "datagokr" else f"{op.provider.key}-{op.service}"
 
 
-def _param_schema(p: Param) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": p.type}
+def _param_schema(p: Param) -> ParamSchema:
+    schema: ParamSchema = {"type": p.type}
     if p.pattern:
         schema["pattern"] = p.pattern
     if p.enum:
@@ -41,7 +55,7 @@ def _param_schema(p: Param) -> dict[str, Any]:
     return schema
 
 
-def _typed(value: Any, kind: str) -> Any:
+def _typed(value: str, kind: str) -> JsonValue:
     try:
         if kind == "integer":
             return int(value)
@@ -52,9 +66,9 @@ def _typed(value: Any, kind: str) -> Any:
     return value
 
 
-def _field_schema(f: Field, provider: Provider) -> dict[str, Any]:
+def _field_schema(f: Field, provider: Provider) -> Schema:
     if provider.digits_as_numbers and f.type == "string":
-        schema: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "number"}]}
+        schema: Schema = {"anyOf": [{"type": "string"}, {"type": "number"}]}
     else:
         schema = {"type": f.type}
         if f.type in ("integer", "number") and provider.envelope != "molit_json":
@@ -68,28 +82,28 @@ def _field_schema(f: Field, provider: Provider) -> dict[str, Any]:
     return schema
 
 
-def item_schema(op: Operation) -> dict[str, Any]:
+def item_schema(op: Operation) -> Schema:
     return {"type": "object", "properties": {f.name: _field_schema(f, op.provider) for f in op.fields}}
 
 
-def _count(provider: Provider) -> dict[str, Any]:
+def _count(provider: Provider) -> Schema:
     if "json" not in provider.formats:
         return {"anyOf": [{"type": "integer"}, {"type": "string"}]}
     return {"type": "string"} if provider.page_numbers_as_strings else {"type": "integer"}
 
 
-def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
+def envelope_schema(op: Operation, item_ref: Schema) -> Schema:
     """JSON schema of the success envelope, quirks included (single item as object, empty items as "")."""
     p = op.provider
-    header = {
+    header: Schema = {
         "type": "object",
         "properties": {
             "resultCode": {"type": "string", "description": "결과코드"},
             "resultMsg": {"type": "string", "description": "결과메세지"},
         },
     }
-    counts = {"numOfRows": _count(p), "pageNo": _count(p), "totalCount": _count(p)}
-    array = {"type": "array", "items": item_ref}
+    counts: dict[str, Schema] = {"numOfRows": _count(p), "pageNo": _count(p), "totalCount": _count(p)}
+    array: Schema = {"type": "array", "items": item_ref}
     if p.envelope == "stanreg":
         return {
             "type": "object",
@@ -104,7 +118,7 @@ def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
             },
         }
     if p.envelope == "juso":
-        common = {
+        common: Schema = {
             "type": "object",
             "properties": {
                 k: {"type": "string"}
@@ -134,13 +148,13 @@ def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
             "properties": {"header": header, "body": {"type": "object", "properties": {**counts, "items": array}}},
         }
     if p.envelope == "airkorea":
-        body = {"type": "object", "properties": {**counts, "items": {"anyOf": [array, {"type": "string"}]}}}
+        body: Schema = {"type": "object", "properties": {**counts, "items": {"anyOf": [array, {"type": "string"}]}}}
     elif p.envelope == "molit_json":
         body = {"type": "object", "properties": {"item": item_ref} if op.single else {**counts, "items": array}}
     else:
-        item = {"anyOf": [array, item_ref]} if p.single_as_object else array
-        items = {"type": "object", "properties": {"item": item}}
-        body_props: dict[str, Any] = {**counts, "items": {"anyOf": [items, {"type": "string"}]}}
+        item: Schema = {"anyOf": [array, item_ref]} if p.single_as_object else array
+        items: Schema = {"type": "object", "properties": {"item": item}}
+        body_props: dict[str, Schema] = {**counts, "items": {"anyOf": [items, {"type": "string"}]}}
         if p.kma_datatype_in_body:
             body_props["dataType"] = {"type": "string"}
         body = {"type": "object", "properties": body_props}
@@ -150,12 +164,12 @@ def envelope_schema(op: Operation, item_ref: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) -> dict[str, Any]:
-    params = []
+def _operation_doc(op: Operation, schema_name: str, examples: JsonObject) -> OperationDoc:
+    params: list[Parameter] = []
     for p in op.params:
         if p.name in ("serviceKey", "confmKey"):
             continue
-        entry: dict[str, Any] = {
+        entry: Parameter = {
             "name": p.name,
             "in": "query",
             "required": p.required,
@@ -166,11 +180,11 @@ def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) ->
         if example is not None:
             entry["example"] = _typed(str(example), p.type)
         params.append(entry)
-    ref = {"$ref": f"#/components/schemas/{schema_name}Response"}
-    content: dict[str, Any] = {"application/json": {"schema": ref}}
+    ref: Schema = {"$ref": f"#/components/schemas/{schema_name}Response"}
+    content: dict[str, MediaType] = {"application/json": {"schema": ref}}
     if "xml" in op.provider.formats:
         content["application/xml"] = {"schema": ref}
-    doc: dict[str, Any] = {
+    doc: OperationDoc = {
         "operationId": op.name.replace(".do", "").replace(".", "_"),
         "summary": op.summary,
         "description": op.description,
@@ -183,14 +197,14 @@ def _operation_doc(op: Operation, schema_name: str, examples: dict[str, Any]) ->
     if op.intent:
         doc["x-kopa-intent"] = op.intent
     if op.body_schema is not None:
-        body: dict[str, Any] = {"schema": op.body_schema}
+        body: MediaType = {"schema": op.body_schema}
         if "__body__" in examples:
             body["example"] = examples["__body__"]
         doc["requestBody"] = {"required": True, "content": {"application/json": body}}
     return doc
 
 
-def _security(provider: Provider) -> dict[str, Any]:
+def _security(provider: Provider) -> dict[str, SecurityScheme]:
     name = provider.key_param
     return {
         name: {
@@ -202,16 +216,16 @@ def _security(provider: Provider) -> dict[str, Any]:
     }
 
 
-def build_openapi() -> dict[str, dict[str, Any]]:
+def build_openapi() -> dict[str, OpenApiDocument]:
     examples = example_args(get_world(SandboxSettings().seed))
     groups: dict[str, list[Operation]] = defaultdict(list)
     for op in all_operations():
         groups[doc_id(op)].append(op)
-    docs: dict[str, dict[str, Any]] = {}
+    docs: dict[str, OpenApiDocument] = {}
     for did, ops in groups.items():
         p = ops[0].provider
-        paths: dict[str, Any] = {}
-        schemas: dict[str, Any] = {}
+        paths: dict[str, dict[str, OperationDoc]] = {}
+        schemas: dict[str, Schema] = {}
         for op in ops:
             sname = op.name.replace(".do", "").replace(".", "_")
             schemas[f"{sname}Item"] = item_schema(op)
@@ -236,15 +250,15 @@ def build_openapi() -> dict[str, dict[str, Any]]:
     return docs
 
 
-def _swagger2(did: str, doc: dict[str, Any]) -> dict[str, Any]:
+def _swagger2(did: str, doc: OpenApiDocument) -> Swagger2Document:
     """A Swagger 2.0 rendition, portal style: the key is an ordinary query parameter."""
     server = doc["servers"][0]["url"]
     host, _, base = server.removeprefix("https://").partition("/")
     key_name = next(iter(doc["components"]["securitySchemes"]))
-    paths: dict[str, Any] = {}
+    paths: dict[str, dict[str, Swagger2Operation]] = {}
     for sub, methods in doc["paths"].items():
         for method, op in methods.items():
-            params = [
+            params: list[Swagger2Param] = [
                 {
                     "name": key_name,
                     "in": "query",
@@ -254,7 +268,7 @@ def _swagger2(did: str, doc: dict[str, Any]) -> dict[str, Any]:
                 }
             ]
             for prm in op["parameters"]:
-                entry = {
+                entry: Swagger2Param = {
                     "name": prm["name"],
                     "in": "query",
                     "required": prm["required"],
@@ -306,7 +320,7 @@ def _nullable_to_x(obj: Any) -> Any:
     return obj
 
 
-def build_catalog() -> dict[str, Any]:
+def build_catalog() -> Catalog:
     openapi = build_openapi()
     return {
         "openapi": openapi,
@@ -322,17 +336,14 @@ def catalog_dir() -> Path:
 def write_catalog(target: Path | None = None) -> list[Path]:
     target = target or catalog_dir()
     cat = build_catalog()
-    written = []
     (target / "swagger2").mkdir(parents=True, exist_ok=True)
-    for did, doc in cat["openapi"].items():
-        path = target / f"{did}.json"
+    files: list[tuple[Path, OpenApiDocument | Swagger2Document]] = [
+        *((target / f"{did}.json", doc) for did, doc in cat["openapi"].items()),
+        *((target / "swagger2" / f"{did}.json", doc) for did, doc in cat["swagger2"].items()),
+    ]
+    for path, doc in files:
         path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        written.append(path)
-    for did, doc in cat["swagger2"].items():
-        path = target / "swagger2" / f"{did}.json"
-        path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        written.append(path)
-    return written
+    return [path for path, _ in files]
 
 
 def shipped_documents() -> dict[str, dict[str, Any]]:

@@ -7,13 +7,13 @@ the real world in the same way), and the sandbox's own tests use them to prove e
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
+from core.json_types import JsonObject
 from sandbox.clock import DEFAULT_NOW
 from sandbox.entities import World
 
 
-def example_args(world: World) -> dict[str, dict[str, Any]]:
+def example_args(world: World) -> dict[str, JsonObject]:
     """op id -> arguments (query parameters; for POST operations the key `__body__` holds the JSON body)."""
     now = DEFAULT_NOW
     cx = next(c for c in world.complexes if c.building.adm_cd.startswith("11") and c.building.mt_yn == "0")
@@ -25,10 +25,10 @@ def example_args(world: World) -> dict[str, dict[str, Any]]:
     hosp = next(f for f in world.facilities if not f.is_pharmacy and f.building.adm_cd.startswith("11"))
     jongno = next(s for s in world.stations if s.name == "종로구")
     maker = world.drugs[0].maker
-    tour = {"MobileOS": "ETC", "MobileApp": "KOPA"}
-    kma = {"base_date": now.strftime("%Y%m%d"), "nx": "60", "ny": "127", "numOfRows": "1000"}
-    rtms = {"LAWD_CD": cx.building.sgg_cd, "DEAL_YMD": last_month}
-    bld_args = {
+    tour: JsonObject = {"MobileOS": "ETC", "MobileApp": "KOPA"}
+    kma: JsonObject = {"base_date": now.strftime("%Y%m%d"), "nx": "60", "ny": "127", "numOfRows": "1000"}
+    rtms: JsonObject = {"LAWD_CD": cx.building.sgg_cd, "DEAL_YMD": last_month}
+    bld_args: JsonObject = {
         "sigunguCd": bld.adm_cd[:5],
         "bjdongCd": bld.adm_cd[5:],
         "bun": f"{bld.lnbr_mnnm:04d}",

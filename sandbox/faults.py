@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +31,6 @@ class FaultProfile:
     throttle_burst_len: int = 5
     #: Schema drift: per operation id ("Service.operation") or "*", a map of renamed output fields.
     drift: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 PROFILES: dict[str, FaultProfile] = {

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from xml.sax.saxutils import escape
 
 import orjson
 
-from sandbox.spec import Operation, Provider
+from sandbox.spec import Operation, Provider, Row
 
 XML_DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
 
@@ -20,7 +21,7 @@ def _text(v: Any) -> str:
     return escape(str(v))
 
 
-def _xml_fields(row: dict[str, Any]) -> str:
+def _xml_fields(row: Row) -> str:
     return "".join(f"<{k}>{_text(v)}</{k}>" for k, v in row.items())
 
 
@@ -29,7 +30,7 @@ def _page(provider: Provider, v: int) -> int | str:
 
 
 def render_success(
-    op: Operation, items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, total: int
+    op: Operation, items: Sequence[Row], *, fmt: str, page: int, rows: int, total: int
 ) -> tuple[bytes, str]:
     """Return (body, content type) for a successful call."""
     p = op.provider
@@ -163,7 +164,7 @@ def render_gateway_error(code: str, *, mode: str, fmt: str) -> tuple[int, bytes,
     return status, xml.encode(), "text/xml;charset=UTF-8"
 
 
-def _stanreg(items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, total: int) -> tuple[bytes, str]:
+def _stanreg(items: Sequence[Row], *, fmt: str, page: int, rows: int, total: int) -> tuple[bytes, str]:
     if fmt == "json":
         doc = {
             "StanReginCd": [
@@ -187,7 +188,7 @@ def _stanreg(items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, tot
     return xml.encode(), "application/xml;charset=UTF-8"
 
 
-def _juso(items: list[dict[str, Any]], *, fmt: str, page: int, rows: int, total: int) -> tuple[bytes, str]:
+def _juso(items: Sequence[Row], *, fmt: str, page: int, rows: int, total: int) -> tuple[bytes, str]:
     common = {
         "errorMessage": "정상",
         "countPerPage": str(rows),

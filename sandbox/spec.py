@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.json_types import JsonValue
+
 if TYPE_CHECKING:
     from sandbox.entities import World
+    from sandbox.openapi_doc import Schema
 
 Envelope = Literal["datagokr", "airkorea", "mfds", "stanreg", "juso", "odcloud", "molit_json"]
+#: One row of an answer as a handler returns it (JSON values by name; a row is rendered as XML or JSON).
+Row = Mapping[str, JsonValue]
 EmptyStyle = Literal["empty_string", "item_list", "absent", "list", "info3", "header_only"]
 
 
@@ -85,7 +90,7 @@ class Request:
 
 @dataclass
 class Result:
-    items: list[dict[str, Any]]
+    items: Sequence[Row]
     total: int | None = None  # when the handler paginates itself
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -109,7 +114,7 @@ class Operation:
     #: Korean phrase describing what a user wants when this tool is used (for request synthesis).
     intent: str = ""
     #: JSON schema of the request body for POST operations.
-    body_schema: dict[str, Any] | None = None
+    body_schema: Schema | None = None
     #: Services ids whose older versions are retired (answer 12 / 404).
     retired: tuple[str, ...] = ()
     single: bool = False  # returns exactly one item (detail operations)

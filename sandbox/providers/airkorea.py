@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from core.geo import convert
+from core.json_types import JsonObject
 from sandbox.entities import Station, rng_for
 from sandbox.providers._util import as_float, invalid, page_args
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
@@ -56,7 +56,7 @@ def _ver(req: Request) -> float:
         return 0.0
 
 
-def _station_row(s: Station, ver: float) -> dict[str, Any]:
+def _station_row(s: Station, ver: float) -> JsonObject:
     lat, lon = f"{s.lat:.6f}", f"{s.lon:.6f}"
     dm_x, dm_y = (lon, lat) if ver >= 1.1 else (lat, lon)
     return {
@@ -119,13 +119,13 @@ def _grade(v: float, cuts: tuple[float, float, float]) -> str:
     return str(1 + sum(v > c for c in cuts))
 
 
-def measurement(seed: int, s: Station, t: datetime, ver: float) -> dict[str, Any]:
+def measurement(seed: int, s: Station, t: datetime, ver: float) -> JsonObject:
     rnd = rng_for(seed, "air", s.name, s.addr, t.strftime("%Y%m%d%H"))
     missing = rnd.random() < 0.03
     pm10 = rnd.randint(8, 95)
     pm25 = max(3, int(pm10 * rnd.uniform(0.35, 0.7)))
     o3, no2 = round(rnd.uniform(0.005, 0.07), 3), round(rnd.uniform(0.006, 0.05), 3)
-    row: dict[str, Any] = {
+    row: JsonObject = {
         "dataTime": t.strftime("%Y-%m-%d %H:%M"),
         "so2Value": f"{rnd.uniform(0.001, 0.006):.3f}",
         "coValue": f"{rnd.uniform(0.2, 0.9):.1f}",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.geo import haversine_m
+from core.json_types import JsonObject
 from sandbox.entities import Facility, rng_for
 from sandbox.providers._util import as_float
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
@@ -24,9 +23,9 @@ HIRA = Provider(
 )
 
 
-def _row(f: Facility, dist: float | None) -> dict[str, Any]:
+def _row(f: Facility, dist: float | None) -> JsonObject:
     b = f.building
-    row: dict[str, Any] = {
+    row: JsonObject = {
         "addr": b.road_addr + (f", {b.bd_nm}" if b.bd_nm else ""),
         "clCd": f.cl_cd,
         "clCdNm": f.cl_nm,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any
 
 from core.geo import in_kma_grid
+from core.json_types import JsonObject
 from sandbox.entities import kma_cell_weather, rng_for
 from sandbox.providers._util import as_int, parse_ymd
 from sandbox.spec import (
@@ -121,7 +121,7 @@ def _ultra_fcst(req: Request) -> Result:
         raise ProviderError("10", "최근 1일 간의 자료만 제공합니다.")
     if req.now < base + timedelta(minutes=15):
         raise ProviderError(*NO_DATA)
-    rows = []
+    rows: list[JsonObject] = []
     cats = ("LGT", "PTY", "RN1", "SKY", "T1H", "REH", "UUU", "VVV", "VEC", "WSD")
     for cat in cats:
         for h in range(1, 7):
@@ -155,8 +155,8 @@ def _ultra_fcst(req: Request) -> Result:
 
 
 @lru_cache(maxsize=2048)
-def _vilage_rows(seed: int, nx: int, ny: int, base: datetime) -> tuple[dict[str, Any], ...]:
-    rows: list[dict[str, Any]] = []
+def _vilage_rows(seed: int, nx: int, ny: int, base: datetime) -> tuple[JsonObject, ...]:
+    rows: list[JsonObject] = []
     bd, bt = base.strftime("%Y%m%d"), base.strftime("%H%M")
     end_day = (base + timedelta(days=3 if base.hour < 17 else 4)).date()
     t = base + timedelta(hours=1)
@@ -228,7 +228,7 @@ def _mid_ta(req: Request) -> Result:
     if reg not in MID_TA_REGIONS:
         raise ProviderError(*NO_DATA)
     nx, ny = MID_GRID[reg]
-    row: dict[str, Any] = {"regId": reg}
+    row: JsonObject = {"regId": reg}
     for day in range(4, 11):
         noon = (issued + timedelta(days=day)).replace(hour=14)
         dawn = (issued + timedelta(days=day)).replace(hour=6)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from core.json_types import JsonObject
 from sandbox.entities import Drug
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
 from sandbox.world_tables import TABOO_PAIRS
@@ -94,7 +93,7 @@ def _pill(req: Request) -> Result:
     return Result(rows)
 
 
-def _dur_row(d: Drug) -> dict[str, Any]:
+def _dur_row(d: Drug) -> JsonObject:
     return {
         "ITEM_SEQ": d.item_seq,
         "ITEM_NAME": d.item_name,

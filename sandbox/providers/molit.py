@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from core.json_types import JsonObject
 from sandbox.entities import Building, Complex
 from sandbox.spec import (
     Field,
@@ -165,7 +164,7 @@ def _buildings(req: Request) -> list[Building]:
     return out
 
 
-def _title_row(b: Building, n: int) -> dict[str, Any]:
+def _title_row(b: Building, n: int) -> JsonObject:
     return {
         "rnum": n,
         "platPlc": b.jibun_addr,
@@ -240,7 +239,7 @@ def _basis(req: Request) -> Result:
     return Result(rows)
 
 
-def _apt_row(c: Complex) -> dict[str, Any]:
+def _apt_row(c: Complex) -> JsonObject:
     r = c.building.region
     return {
         "kaptCode": c.kapt_code,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.json_types import JsonObject, JsonValue
 from sandbox.entities import Business
 from sandbox.spec import Field, Operation, Param, Provider, ProviderError, Request, Result
 
@@ -26,7 +27,7 @@ TAX_TYPES = {"01": "부가가치세 일반과세자", "02": "부가가치세 간
 UNKNOWN = "국세청에 등록되지 않은 사업자등록번호입니다."
 
 
-def status_row(b_no: str, biz: Business | None) -> dict[str, str]:
+def status_row(b_no: str, biz: Business | None) -> JsonObject:
     if biz is None:
         return {
             "b_no": b_no,
@@ -69,19 +70,20 @@ def _body_list(req: Request, key: str) -> list[Any]:
 
 def _status(req: Request) -> Result:
     numbers = _body_list(req, "b_no")
-    rows = []
+    rows: list[JsonValue] = []
     for raw in numbers:
         if not isinstance(raw, str):
             raise ProviderError("BAD_JSON_REQUEST", "JSON 포맷에 적합하지 않는 요청", http_status=400)
         b_no = raw.replace("-", "")
         rows.append(status_row(b_no, req.world.business_by_no.get(b_no)))
-    matched = sum(1 for r in rows if r["b_stt_cd"])
+    matched = sum(1 for r in rows if isinstance(r, dict) and r["b_stt_cd"])
     return Result([{"request_cnt": len(rows), "match_cnt": matched, "status_code": "OK", "data": rows}])
 
 
 def _validate(req: Request) -> Result:
     entries = _body_list(req, "businesses")
-    rows = []
+    rows: list[JsonValue] = []
+    valid = 0
     for e in entries:
         if not isinstance(e, dict) or not all(
             isinstance(e.get(k), str) and e.get(k) for k in ("b_no", "start_dt", "p_nm")
@@ -89,17 +91,18 @@ def _validate(req: Request) -> Result:
             raise ProviderError("REQUEST_DATA_MALFORMED", "필수 요청 파라미터 누락", http_status=411)
         biz = req.world.business_by_no.get(e["b_no"].replace("-", ""))
         ok = biz is not None and biz.start_dt == e["start_dt"] and biz.rep == e["p_nm"]
-        row: dict[str, Any] = {"b_no": e["b_no"], "valid": "01" if ok else "02", "request_param": e}
+        row: JsonObject = {"b_no": e["b_no"], "valid": "01" if ok else "02", "request_param": e}
         if ok:
             row["status"] = status_row(e["b_no"], biz)
         else:
             row["valid_msg"] = "확인할 수 없습니다."
         rows.append(row)
+        valid += ok
     return Result(
         [
             {
                 "request_cnt": len(rows),
-                "valid_cnt": sum(r["valid"] == "01" for r in rows),
+                "valid_cnt": valid,
                 "status_code": "OK",
                 "data": rows,
             }

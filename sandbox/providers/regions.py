@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from core.json_types import JsonObject
 from sandbox.spec import (
     Field,
     Operation,
@@ -34,7 +33,7 @@ MOIS = Provider(
 
 def _list(req: Request) -> Result:
     name = req.params.get("locatadd_nm", "").strip()
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonObject] = []
     for r in req.world.regions:
         full = r.full_name
         if name and not full.startswith(name):

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.geo import haversine_m
+from core.json_types import JsonObject
 from sandbox.entities import BusRoute, BusStop, rng_for
 from sandbox.providers._util import as_float
 from sandbox.spec import Field, Operation, Param, Provider, Request, Result, format_param, paging_params
@@ -30,8 +29,8 @@ def _num(v: str) -> int | str:
     return int(v) if v.isdigit() else v
 
 
-def _stop_row(s: BusStop, with_city: bool = False) -> dict[str, Any]:
-    row: dict[str, Any] = {
+def _stop_row(s: BusStop, with_city: bool = False) -> JsonObject:
+    row: JsonObject = {
         "gpslati": s.lat,
         "gpslong": s.lon,
         "nodeid": s.node_id,
@@ -43,8 +42,8 @@ def _stop_row(s: BusStop, with_city: bool = False) -> dict[str, Any]:
     return row
 
 
-def _route_row(r: BusRoute, detail: bool = False) -> dict[str, Any]:
-    row: dict[str, Any] = {
+def _route_row(r: BusRoute, detail: bool = False) -> JsonObject:
+    row: JsonObject = {
         "endnodenm": r.stops[-1].node_nm,
         "endvehicletime": _num(r.end_time),
         "routeid": r.route_id,
@@ -106,27 +105,31 @@ def _arrivals(req: Request) -> Result:
     if stop is None or stop.city_code != city:
         return Result([])
     minute = req.now.strftime("%Y%m%d%H%M")
-    rows: list[dict[str, Any]] = []
+    timed: list[tuple[int, JsonObject]] = []  # (seconds to arrival, row)
     for r in req.world.routes_by_stop.get(node, []):
         if only_route and r.route_id != only_route:
             continue
         rnd = rng_for(req.seed, "arr", node, r.route_id, minute)
         for _vehicle in range(rnd.choice([1, 1, 2])):
             cnt = rnd.randint(1, 12)
-            rows.append(
-                {
-                    "arrprevstationcnt": cnt,
-                    "arrtime": cnt * 90 + rnd.randint(0, 80),
-                    "nodeid": node,
-                    "nodenm": stop.node_nm,
-                    "routeid": r.route_id,
-                    "routeno": _num(r.route_no),
-                    "routetp": r.route_tp,
-                    "vehicletp": rnd.choice(["일반차량", "저상버스"]),
-                }
+            arrtime = cnt * 90 + rnd.randint(0, 80)
+            timed.append(
+                (
+                    arrtime,
+                    {
+                        "arrprevstationcnt": cnt,
+                        "arrtime": arrtime,
+                        "nodeid": node,
+                        "nodenm": stop.node_nm,
+                        "routeid": r.route_id,
+                        "routeno": _num(r.route_no),
+                        "routetp": r.route_tp,
+                        "vehicletp": rnd.choice(["일반차량", "저상버스"]),
+                    },
+                )
             )
-    rows.sort(key=lambda x: int(x["arrtime"]))
-    return Result(rows)
+    timed.sort(key=lambda pair: pair[0])
+    return Result([row for _, row in timed])
 
 
 def _routes_by_no(req: Request) -> Result:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.geo import haversine_m
+from core.json_types import JsonObject
 from sandbox.entities import TourSite
 from sandbox.providers._util import as_float
 from sandbox.spec import (
@@ -36,10 +35,10 @@ TOUR = Provider(
 )
 
 
-def _site_row(t: TourSite, dist: float | None = None) -> dict[str, Any]:
+def _site_row(t: TourSite, dist: float | None = None) -> JsonObject:
     b = t.building
     l1, l2, l3 = TOUR_LCLS[t.content_type_id]
-    row: dict[str, Any] = {
+    row: JsonObject = {
         "addr1": b.road_addr,
         "addr2": f"({b.region.umd_nm})",
         "areacode": TOUR_LEGACY_AREA[b.adm_cd[:2]],

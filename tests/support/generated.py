@@ -25,7 +25,7 @@ from graph.registry import register
 from graph.store import GraphStore
 from sandbox.examples import example_args
 from sandbox.generated import DEFAULT_SEED, GeneratedApp, Instance, generated_documents, instance_of_host, instances_for
-from sandbox.ground_truth import load_ground_truth
+from sandbox.ground_truth import GroundTruthLink, load_ground_truth
 from sandbox.spec import Operation
 from sandbox.world import get_world
 from tests.support.helpers import OPS, items_of, request_args, result_code
@@ -136,7 +136,7 @@ def _target_args(dst: Operation, examples: dict[str, dict[str, Any]], param: str
     return args
 
 
-async def _carry(client: httpx.AsyncClient, gt: dict[str, Any], a: Instance, b: Instance) -> Carry:
+async def _carry(client: httpx.AsyncClient, gt: GroundTruthLink, a: Instance, b: Instance) -> Carry:
     src, dst = OPS[gt["source"]["op"]], OPS[gt["target"]["op"]]
     ex_a, ex_b = example_args(get_world(a.seed)), example_args(get_world(b.seed))
     rows = await _rows(client, a.local_host, src, {**ex_a[src.op_id], src.provider.paging[1]: "50"})

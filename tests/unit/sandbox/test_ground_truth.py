@@ -13,7 +13,7 @@ from core.payload import parse_body
 from graph import transforms
 from sandbox.catalog import shipped_documents
 from sandbox.examples import example_args
-from sandbox.ground_truth import load_ground_truth
+from sandbox.ground_truth import GroundTruthLink, load_ground_truth
 from sandbox.world import get_world
 from tests.support.helpers import OPS, call, items_of, result_code
 
@@ -49,7 +49,7 @@ def _required_examples(op_id: str) -> dict[str, Any]:
     return {k: v for k, v in EXAMPLES[op_id].items() if k in keep}
 
 
-def _attempt(client: httpx.Client, group: list[dict[str, Any]], row: dict[str, Any]) -> bool:
+def _attempt(client: httpx.Client, group: list[GroundTruthLink], row: dict[str, Any]) -> bool:
     target = group[0]["target"]["op"]
     args = _required_examples(target)
     op = OPS[target]
@@ -77,10 +77,10 @@ def _attempt(client: httpx.Client, group: list[dict[str, Any]], row: dict[str, A
     return bool(rows) and not (op.single and all(v is None for v in rows[0].values()))
 
 
-def _groups(kind: str) -> list[list[dict[str, Any]]]:
+def _groups(kind: str) -> list[list[GroundTruthLink]]:
     if kind == "decoy":
         return [[link] for link in LINKS if link["kind"] == "decoy"]
-    grouped: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    grouped: dict[tuple[str, str], list[GroundTruthLink]] = defaultdict(list)
     for link in LINKS:
         if link["kind"] == "true":
             grouped[(link["source"]["op"], link["target"]["op"])].append(link)
@@ -100,7 +100,7 @@ def _distinct_rows(rows: list[dict[str, Any]], fields: list[str], limit: int) ->
 
 
 @pytest.mark.parametrize("group", _groups("true"), ids=lambda g: "+".join(link["id"] for link in g))
-def test_true_links_execute(local: httpx.Client, group: list[dict[str, Any]]) -> None:
+def test_true_links_execute(local: httpx.Client, group: list[GroundTruthLink]) -> None:
     source = group[0]["source"]["op"]
     rows = _distinct_rows(
         _rows(local, source, EXAMPLES[source]), [link["source"]["field"] for link in group], TRUE_TRIES
@@ -110,7 +110,7 @@ def test_true_links_execute(local: httpx.Client, group: list[dict[str, Any]]) ->
 
 
 @pytest.mark.parametrize("group", _groups("decoy"), ids=lambda g: g[0]["id"])
-def test_decoys_fail(local: httpx.Client, group: list[dict[str, Any]]) -> None:
+def test_decoys_fail(local: httpx.Client, group: list[GroundTruthLink]) -> None:
     source = group[0]["source"]["op"]
     rows = _distinct_rows(_rows(local, source, EXAMPLES[source]), [group[0]["source"]["field"]], DECOY_TRIES)
     assert rows
