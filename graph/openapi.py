@@ -22,7 +22,7 @@ from graph.openapi_load import load_document as load_document
 from graph.openapi_names import MAX_NAME as MAX_NAME
 from graph.openapi_names import operation_words, tool_prefix, unique_name
 from graph.openapi_names import snake as snake
-from graph.openapi_report import operation_report
+from graph.openapi_report import OperationReport, operation_report
 from graph.openapi_schema import (
     BODY_ORDER,
     FORM_MEDIA,
@@ -257,7 +257,7 @@ def parse_document(doc: Any, meta: RegistrationMeta | None = None) -> tuple[ApiR
 
 def parse_with_report(
     doc: Any, meta: RegistrationMeta | None = None
-) -> tuple[ApiRecord, list[ToolRecord], list[dict[str, Any]]]:
+) -> tuple[ApiRecord, list[ToolRecord], list[OperationReport]]:
     """`parse_document`, and what was understood of each operation (graph.openapi_report), in the tools' order."""
     try:
         return _parse_document(doc, meta or RegistrationMeta())
@@ -355,7 +355,7 @@ class _Operations:
         self.auth_param, self.auth_source, self.scheme = auth  # (name, why: a KEY_REASONS key, the auth scheme)
         self.scheme_names = {name for _, name in _key_schemes(ctx.doc, swagger2)}
         self.used: set[str] = set()  # tool names given so far
-        self.reports: list[dict[str, Any]] = []  # what was understood of each operation (graph.openapi_report)
+        self.reports: list[OperationReport] = []  # what was understood of each operation (graph.openapi_report)
 
     def tools(self, paths: dict[Any, Any]) -> list[ToolRecord]:
         ctx = self.ctx
@@ -466,7 +466,7 @@ class _Operations:
         return tool
 
 
-def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord], list[dict[str, Any]]]:
+def _parse_document(doc: Any, meta: RegistrationMeta) -> tuple[ApiRecord, list[ToolRecord], list[OperationReport]]:
     if not isinstance(doc, dict):
         raise InvalidInput(
             "the document must be a JSON/YAML object",

@@ -4,7 +4,7 @@ how success is told, each with its reason, and what could not be worked out."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from graph import envelopes
 from graph.models import ToolRecord
@@ -24,8 +24,43 @@ SUCCESS_RULE = (
     "code is an error of the inputs, even on HTTP 200"
 )
 
+#: Where the key goes ("query", "header", "cookie", "path" or "none"), which parameter, and why.
+KeyReport = TypedDict("KeyReport", {"in": str, "param": str | None, "reason": str})
 
-def key_report(tool: ToolRecord, scheme: str, source: str | None) -> dict[str, Any]:
+
+class PagingReport(TypedDict):
+    kind: str  # graph.envelopes.paging_kind's kind
+    params: list[str]
+    reason: str
+
+
+class PathReport(TypedDict):
+    """Where the rows (or the total) are in an answer; None when the schema does not say."""
+
+    path: str | None
+    reason: str
+
+
+class SuccessReport(TypedDict):
+    code: str | None  # the path of the result code the schema declares
+    rule: str
+    reason: str
+
+
+class OperationReport(TypedDict):
+    """What a registration understood of one operation (the module docstring)."""
+
+    tool: str
+    op: str
+    key: KeyReport
+    paging: PagingReport
+    rows: PathReport
+    total: PathReport
+    success: SuccessReport
+    unresolved: list[str]
+
+
+def key_report(tool: ToolRecord, scheme: str, source: str | None) -> KeyReport:
     """Where the tool's key goes and why (`source`: a KEY_REASONS key, None when none was recognised)."""
     if scheme == "none":
         return {"in": "none", "param": None, "reason": "the registration says the API takes no key"}
@@ -45,7 +80,7 @@ def key_report(tool: ToolRecord, scheme: str, source: str | None) -> dict[str, A
     }
 
 
-def paging_report(tool: ToolRecord) -> dict[str, Any]:
+def paging_report(tool: ToolRecord) -> PagingReport:
     kind, names = envelopes.paging_kind([(p.name, p.type) for p in tool.params])
     reasons = {
         "index_range": "a start and an end position of the rows (1-based, inclusive)",
@@ -59,12 +94,12 @@ def paging_report(tool: ToolRecord) -> dict[str, Any]:
 
 def operation_report(
     tool: ToolRecord, *, scheme: str, key_source: str | None, total_path: str | None, code_path: str | None
-) -> dict[str, Any]:
+) -> OperationReport:
     """The report of one operation (see the module docstring)."""
     unresolved: list[str] = []
-    rows: dict[str, Any]
-    total: dict[str, Any]
-    success: dict[str, Any]
+    rows: PathReport
+    total: PathReport
+    success: SuccessReport
     if tool.items_path:
         hint = f" (a {tool.envelope} envelope)" if tool.envelope != "plain" else ""
         rows = {"path": tool.items_path, "reason": f"the response schema's records{hint}, confirmed on each answer"}
