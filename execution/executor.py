@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from copy import deepcopy
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlparse
 
@@ -453,9 +453,7 @@ class Executor:
         hit = self.economy.cache_get(ckey)
         if hit is not None:
             self.economy.count(self.run_id or "_", "cache_hits")
-            # entries written by another version of the code (a rolling upgrade shares Redis) keep only known keys
-            known = {f.name for f in fields(CallResult)}
-            return CallResult(**{**{k: v for k, v in hit.items() if k in known}, "cached": True})
+            return replace(hit, cached=True)
         if tool.api_id in self.blocked_apis:
             return CallResult(Outcome.TRANSIENT, reason=self.blocked_apis[tool.api_id], code="blocked")
         if tool.api_id in self.exhausted_apis:
@@ -520,9 +518,7 @@ class Executor:
         result = _page_position(tool, args, result)
         self._block_on_refused_key(api, result)
         if result.definitive:
-            self.economy.cache_put(
-                ckey, {k: v for k, v in result.to_json().items() if k != "cached"}, self.settings.verify.cache_ttl_s
-            )
+            self.economy.cache_put(ckey, result, self.settings.verify.cache_ttl_s)
         return result
 
     async def _fetch(

@@ -23,6 +23,7 @@ import redis
 import redis.asyncio as aredis
 
 from core.settings import Settings, parse_pairs
+from execution.result import CallResult
 from graph.embedded_store import EmbeddedStore
 
 TOKEN_BUCKET = """
@@ -74,6 +75,11 @@ def seconds_to_tomorrow() -> int:
     return max(1, int((datetime.combine(now.date() + timedelta(days=1), dt_time(), UTC) - now).total_seconds()))
 
 
+def cache_entry(result: CallResult) -> dict[str, Any]:
+    """A cached answer as JSON (what an economy stores): the result, less whether it came from the cache."""
+    return {k: v for k, v in result.to_json().items() if k != "cached"}
+
+
 class Economy(Protocol):
     async def acquire(self, api: str, rate_per_s: float | None) -> None: ...
     def take_quota(self, key: str, limit: int | None) -> bool: ...
@@ -83,8 +89,8 @@ class Economy(Protocol):
     def return_allowance(self) -> None: ...
     def count_call(self, run_id: str | None, api: str) -> None: ...
     def calls(self, run_id: str) -> dict[str, int]: ...
-    def cache_get(self, key: str) -> dict[str, Any] | None: ...
-    def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None: ...
+    def cache_get(self, key: str) -> CallResult | None: ...
+    def cache_put(self, key: str, value: CallResult, ttl_s: int) -> None: ...
     def count(self, run_id: str, name: str, n: int = 1) -> None: ...
     def mark_exhausted(self, api: str) -> None: ...
     def exhausted(self) -> set[str]: ...
@@ -258,16 +264,16 @@ class MemoryEconomy:
     def calls(self, run_id: str) -> dict[str, int]:
         return dict(self._calls.get(run_id, {}))
 
-    def cache_get(self, key: str) -> dict[str, Any] | None:
+    def cache_get(self, key: str) -> CallResult | None:
         hit = self._cache.get(key)
         if hit is None or hit[0] < time.monotonic():
             return None
-        return hit[1]
+        return CallResult.from_json(hit[1])
 
-    def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
+    def cache_put(self, key: str, value: CallResult, ttl_s: int) -> None:
         with self._mutex:
             self._cache.pop(key, None)
-            self._cache[key] = (time.monotonic() + ttl_s, value)
+            self._cache[key] = (time.monotonic() + ttl_s, cache_entry(value))
             while len(self._cache) > MAX_CACHE_ENTRIES:
                 self._cache.pop(next(iter(self._cache)))
 
@@ -353,12 +359,12 @@ class RedisEconomy:
         raw: Any = self.r.hgetall(f"{self.prefix}:run:{run_id}:calls")
         return {(k.decode() if isinstance(k, bytes) else str(k)): int(v) for k, v in raw.items()}
 
-    def cache_get(self, key: str) -> dict[str, Any] | None:
+    def cache_get(self, key: str) -> CallResult | None:
         raw: Any = self.r.get(f"{self.prefix}:cache:{key}")
-        return json.loads(raw) if raw else None
+        return CallResult.from_json(json.loads(raw)) if raw else None
 
-    def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
-        self.r.set(f"{self.prefix}:cache:{key}", json.dumps(value, ensure_ascii=False), ex=max(1, ttl_s))
+    def cache_put(self, key: str, value: CallResult, ttl_s: int) -> None:
+        self.r.set(f"{self.prefix}:cache:{key}", json.dumps(cache_entry(value), ensure_ascii=False), ex=max(1, ttl_s))
 
 
 class Wrapped:
@@ -391,10 +397,10 @@ class Wrapped:
     def calls(self, run_id: str) -> dict[str, int]:
         return self.inner.calls(run_id)
 
-    def cache_get(self, key: str) -> dict[str, Any] | None:
+    def cache_get(self, key: str) -> CallResult | None:
         return self.inner.cache_get(key)
 
-    def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
+    def cache_put(self, key: str, value: CallResult, ttl_s: int) -> None:
         self.inner.cache_put(key, value, ttl_s)
 
     def count(self, run_id: str, name: str, n: int = 1) -> None:
@@ -416,10 +422,10 @@ class Wrapped:
 class NoCache(Wrapped):
     """Wraps an economy and disables its response cache (the naive baseline of the yield benchmark)."""
 
-    def cache_get(self, key: str) -> dict[str, Any] | None:
+    def cache_get(self, key: str) -> CallResult | None:
         return None
 
-    def cache_put(self, key: str, value: dict[str, Any], ttl_s: int) -> None:
+    def cache_put(self, key: str, value: CallResult, ttl_s: int) -> None:
         return None
 
 

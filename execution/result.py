@@ -5,7 +5,8 @@ the response's hash, cache), and the benchmark's backends add replay misses and 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -66,3 +67,10 @@ class CallResult:
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "outcome": self.outcome.value}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> CallResult:
+        """A result read back from its JSON (a cache entry). Members this version does not know are left out: an
+        entry written by another version of the code (a rolling upgrade shares Redis) still reads."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in known})

@@ -8,6 +8,7 @@ import time
 import uuid
 
 from execution.limits import RedisEconomy
+from execution.result import CallResult, Outcome
 
 
 def test_global_rate_limit_holds_across_processes_sharing_redis(redis_url: str) -> None:
@@ -43,8 +44,8 @@ def test_quota_cache_counters(redis_url: str) -> None:
     key = "k-" + uuid.uuid4().hex[:6]
     assert [a.take_quota(key, 3), b.take_quota(key, 3), a.take_quota(key, 3)] == [True, True, True]
     assert not b.take_quota(key, 3)
-    a.cache_put("c-" + key, {"outcome": "ok"}, 60)
-    assert b.cache_get("c-" + key) == {"outcome": "ok"}
+    a.cache_put("c-" + key, CallResult(Outcome.OK, items=[{"n": 1}]), 60)
+    assert b.cache_get("c-" + key) == CallResult(Outcome.OK, items=[{"n": 1}])
     run = "run-" + key
     a.count_call(run, "api1")
     b.count_call(run, "api1")
