@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from core.json_types import JsonObject
 from core.payload import PayloadError, parse_body
 from execution.result import CallResult, Outcome
 from graph import envelopes
@@ -56,7 +57,7 @@ QUOTA_CODES = {"22", "23", "022", "023", "E0007"}
 INVALID_CODES = {"10", "11", "12"}
 
 
-def _rows(obj: Any) -> list[dict[str, Any]]:
+def _rows(obj: Any) -> list[JsonObject]:
     if obj is None or obj == "":
         return []
     if isinstance(obj, dict):
@@ -66,7 +67,7 @@ def _rows(obj: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _walk(doc: Any, path: str) -> list[dict[str, Any]]:
+def _walk(doc: Any, path: str) -> list[JsonObject]:
     """Follow an items path like 'response.body.items.item[]' or 'StanReginCd[].row[]'."""
     nodes: list[Any] = [doc]
     for part in [p for p in path.split(".") if p]:
@@ -245,7 +246,7 @@ def judge(
     )
 
 
-def learn_rows(doc: Any, items_path: str, declared_fields: set[str]) -> tuple[list[dict[str, Any]], str]:
+def learn_rows(doc: Any, items_path: str, declared_fields: set[str]) -> tuple[list[JsonObject], str]:
     """Rows through the declared items path; where it finds none (or the document declares none), the path read
     off the response itself, accepted when its rows carry a declared field (any flat rows without a schema)."""
     rows = _walk(doc, items_path) if items_path else []

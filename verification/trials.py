@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from core.json_types import JsonObject, JsonValue
 from execution.result import CallResult
 from execution.seeds import PAGE_SIZE_PARAMS
 from graph import regions
@@ -24,37 +26,37 @@ def _cell(v: Any) -> Any:
     return str(v) if not isinstance(v, float) or not v.is_integer() else str(int(v))
 
 
-def normalise_rows(items: list[dict[str, Any]], limit: int = 30) -> list[dict[str, Any]]:
+def normalise_rows(items: list[dict[str, Any]], limit: int = 30) -> list[JsonObject]:
     return [{k: _cell(v) for k, v in row.items()} for row in items[:limit]]
 
 
-def trim(row: dict[str, Any], n: int = 8) -> dict[str, Any]:
-    out = {}
+def trim(row: Mapping[str, JsonValue], n: int = 8) -> JsonObject:
+    out: JsonObject = {}
     for k, v in list(row.items())[:n]:
         out[k] = v[:80] + "…" if isinstance(v, str) and len(v) > 80 else v
     return out
 
 
-def interleave(groups: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def interleave(groups: list[list[JsonObject]]) -> list[JsonObject]:
     """Rows of several sampling calls, taken in turn, so the first values tried span every call's level."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for i in range(max((len(g) for g in groups), default=0)):
         out.extend(g[i] for g in groups if i < len(g))
     return out
 
 
-def diverse(rows: list[dict[str, Any]], field_name: str) -> list[dict[str, Any]]:
+def diverse(rows: list[JsonObject], field_name: str) -> list[JsonObject]:
     """Rows reordered so the first values tried differ in kind, level and entity: grouped by value shape and by
     the trailing zeros that mark the level of a hierarchical code (1100000000 시도, 1111000000 시군구, 1111010100
     읍면동 in 법정동/행정동 codes), the groups taken in turn; inside a group the entities (see `entity`) taken in
     turn, each in its sampled order, so two values tried first are never two districts of one province."""
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, int], list[JsonObject]] = {}
     for row in rows:
         text = str(row.get(field_name, ""))
         groups.setdefault((value_shape(text), level(text)), []).append(row)
     spread = []
     for group in groups.values():
-        by_entity: dict[str, list[dict[str, Any]]] = {}
+        by_entity: dict[str, list[JsonObject]] = {}
         for row in group:
             by_entity.setdefault(entity(row.get(field_name)), []).append(row)
         spread.append(interleave(list(by_entity.values())))
