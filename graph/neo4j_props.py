@@ -5,8 +5,9 @@ order, readable captions on links for Neo4j Browser (never read back)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
+from core.json_types import JsonObject
 from graph import queries
 from graph.models import ApiRecord, FieldRecord, LinkRecord, ParamRecord, ToolRecord
 from graph.tool_schema import field_hash, param_hash
@@ -24,7 +25,24 @@ CREATE_TOOLS, UPSERT_TOOLS = queries.tool_write_queries(PARAM_COLUMNS, FIELD_COL
 _LINK_JSON = ("transform", "evidence", "history")
 
 
-def api_props(api: ApiRecord) -> dict[str, Any]:
+class ToolRow(TypedDict):
+    """One tool as the tool write queries take it (tool_row)."""
+
+    name: str
+    props: JsonObject  # the Tool node's properties
+    params: list[list[Any]]  # one value list per param, in PARAM_COLUMNS order
+    fields: list[list[Any]]  # one value list per field, in FIELD_COLUMNS order
+
+
+class FlagRow(TypedDict):
+    """A tool's params (keys) and fields (names) whose links are flagged for re-verification (queries.FLAG_LINKS)."""
+
+    tool: str
+    params: list[str]
+    fields: list[str]
+
+
+def api_props(api: ApiRecord) -> JsonObject:
     d = api.model_dump(exclude={"auth"})
     d["auth"] = api.auth.model_dump_json()
     return {k: v for k, v in d.items() if v is not None}
@@ -42,7 +60,7 @@ def _json_or_none(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
 
 
-def tool_row(t: ToolRecord) -> dict[str, Any]:
+def tool_row(t: ToolRecord) -> ToolRow:
     """One tool as a row of the tool write queries: its property map (None values left out; the queries add
     param_order and field_order), and its params and fields as value lists in PARAM_COLUMNS / FIELD_COLUMNS order."""
     props = t.model_dump(exclude={"params", "fields"})
@@ -97,7 +115,7 @@ def tool_from(tool: dict[str, Any], params: list[dict[str, Any]], fields: list[d
     return ToolRecord.model_validate({**tool, "params": plist, "fields": flist})
 
 
-def link_props(link: LinkRecord) -> dict[str, Any]:
+def link_props(link: LinkRecord) -> JsonObject:
     d = link.model_dump()
     for k in _LINK_JSON:
         d[k] = json.dumps(d[k], ensure_ascii=False)

@@ -37,6 +37,8 @@ from graph.models import (
 from graph.neo4j_props import (
     CREATE_TOOLS,
     UPSERT_TOOLS,
+    FlagRow,
+    ToolRow,
     api_from,
     api_props,
     link_from,
@@ -114,15 +116,15 @@ def _chunks(tools: list[ToolRecord]) -> list[list[ToolRecord]]:
     return out
 
 
-def _flag_row(tool: str, flag: tuple[list[str], list[str]]) -> dict[str, Any]:
+def _flag_row(tool: str, flag: tuple[list[str], list[str]]) -> FlagRow:
     return {"tool": tool, "params": list(flag[0]), "fields": list(flag[1])}
 
 
-def _chunk_flags(chunk: list[ToolRecord], flags: dict[str, tuple[list[str], list[str]]]) -> list[dict[str, Any]]:
+def _chunk_flags(chunk: list[ToolRecord], flags: dict[str, tuple[list[str], list[str]]]) -> list[FlagRow]:
     return [_flag_row(t.name, flags[t.name]) for t in chunk if t.name in flags]
 
 
-def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[dict[str, Any]]) -> set[str]:
+def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[FlagRow]) -> set[str]:
     """Mark the links on the given params and fields for re-verification; their ids."""
     ids: set[str] = set()
     for i in range(0, len(flag_rows), BATCH):
@@ -131,9 +133,7 @@ def _flag(tx: neo4j.ManagedTransaction, flag_rows: list[dict[str, Any]]) -> set[
     return ids
 
 
-def _write_tools(
-    tx: neo4j.ManagedTransaction, rows: list[dict[str, Any]], flag_rows: list[dict[str, Any]], create: bool
-) -> set[str]:
+def _write_tools(tx: neo4j.ManagedTransaction, rows: list[ToolRow], flag_rows: list[FlagRow], create: bool) -> set[str]:
     """Write tool rows (tool_row): those no Tool node has the name of yet with CREATE_TOOLS (when `create`), the
     others with UPSERT_TOOLS; then flag the links of flag_rows. Returns the ids of the flagged links."""
     existing: set[str] = set()
@@ -274,7 +274,7 @@ class Neo4jStore:
         ids |= self._write(finish)
         return len(ids)
 
-    def _write_chunk(self, chunk: list[ToolRecord], flag_rows: list[dict[str, Any]]) -> set[str]:
+    def _write_chunk(self, chunk: list[ToolRecord], flag_rows: list[FlagRow]) -> set[str]:
         """One chunk of a large registration in its own transaction (see apply_registration). Chunks written at
         the same time can deadlock on the links they flag (Neo4j then fails one of them with a transient error):
         a chunk is tried again up to CHUNK_ATTEMPTS times, beyond the driver's own retries."""
