@@ -20,6 +20,7 @@ from typing import Any
 
 from core.conversions import CRS, ConversionError, convert_rows, from_kma_grid_rows, shown, to_kma_grid_rows
 from core.errors import Conflict
+from core.json_types import JsonObject, JsonValue
 from core.settings import Settings
 from graph.models import RegistrationMeta, RegistrationResult, ToolRecord
 from graph.openapi import parse_document
@@ -46,9 +47,9 @@ _CRS = (
 
 
 def _query(
-    name: str, type_: str, description: str, example: Any, enum: tuple[str, ...] | None = None
-) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": type_}
+    name: str, type_: str, description: str, example: JsonValue, enum: tuple[str, ...] | None = None
+) -> JsonObject:
+    schema: JsonObject = {"type": type_}
     if enum:
         schema["enum"] = list(enum)
     return {
@@ -61,8 +62,11 @@ def _query(
     }
 
 
-def _rows(props: dict[str, tuple[str, str]]) -> dict[str, Any]:
-    row = {"type": "object", "properties": {k: {"type": t, "description": d} for k, (t, d) in props.items()}}
+def _rows(props: dict[str, tuple[str, str]]) -> JsonObject:
+    row: JsonObject = {
+        "type": "object",
+        "properties": {k: {"type": t, "description": d} for k, (t, d) in props.items()},
+    }
     return {
         "200": {
             "description": "변환 결과 (한 행)",

@@ -9,6 +9,7 @@ import math
 import re
 from typing import Any
 
+from core.json_types import JsonObject
 from graph.models import FieldRecord, ParamRecord, ToolRecord
 from graph.openapi_load import MAX_DEPTH as MAX_DEPTH
 from graph.openapi_load import load_document as load_document
@@ -27,7 +28,7 @@ def content_hash(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
 
 
-def model_schema(description: str, params: list[ParamRecord]) -> dict[str, Any]:
+def model_schema(description: str, params: list[ParamRecord]) -> JsonObject:
     """The JSON Schema of a tool's arguments, as shown to a model (no keys, no format switches). Enums keep
     their types, cast to the declared one, and an array's enum describes its items."""
     props: dict[str, Any] = {}
@@ -100,7 +101,7 @@ def json_value(enum: list[Any]) -> str | None:
     return next((e for e in enum if isinstance(e, str) and e.strip().lower() == "json"), None)
 
 
-def _implied_out(param: dict[str, Any]) -> dict[str, Any]:
+def _implied_out(param: JsonObject) -> JsonObject:
     if param.get("item_type") in (None, "string"):  # what an array's items were taken to be before item_type
         param.pop("item_type", None)
     return param
