@@ -35,6 +35,7 @@ from core.settings import Settings, canonical_base, find_override
 from execution.canonical import canonical_call, scalar_text
 from execution.judge import KEY_REFUSED, judge
 from execution.limits import Economy
+from execution.request_parts import RequestParts, redacted_url
 from execution.result import CallResult, Outcome
 from graph import envelopes
 from graph.conversions import answer as local_answer
@@ -339,7 +340,7 @@ class Executor:
             self._secrets.add(key)
         return names, key, where
 
-    def _request(self, tool: ToolRecord, args: dict[str, Any], api: ApiRecord | None) -> dict[str, Any]:
+    def _request(self, tool: ToolRecord, args: dict[str, Any], api: ApiRecord | None) -> RequestParts:
         url = self._url(tool, api)
         query: dict[str, str] = {}
         body: dict[str, Any] = {}
@@ -371,7 +372,7 @@ class Executor:
         if tool.format_param:
             fname, _, fvalue = tool.format_param.partition("=")
             query.setdefault(fname, fvalue)
-        req: dict[str, Any] = {"method": tool.method, "url": url, "params": query, "headers": headers}
+        req: RequestParts = {"method": tool.method, "url": url, "params": query, "headers": headers}
         param = tool.auth_param or (api.auth.param if api else None)
         if tool.key_in_path:
             where = "path"  # the evidence URL keeps the placeholder; the transport puts the key in the wire copy
@@ -513,7 +514,7 @@ class Executor:
             status=status,
             latency_ms=round(latency, 1),
             response_hash=hashlib.sha256(content).hexdigest()[:16],
-            url=_redacted(req),
+            url=redacted_url(req),
         )
         result = _page_position(tool, args, result)
         self._block_on_refused_key(api, result)
@@ -522,7 +523,7 @@ class Executor:
         return result
 
     async def _fetch(
-        self, request: httpx.Request, req: dict[str, Any], started: float
+        self, request: httpx.Request, req: RequestParts, started: float
     ) -> tuple[int, bytes, str] | CallResult:
         """Send one request (built from `req`) and read its body, bounded by MAX_BODY: (status, body, content type),
         or the result of a call that failed on the way (refused host, no answer, a body too large)."""
@@ -538,20 +539,20 @@ class Executor:
                             Outcome.HOSTILE,
                             reason=f"response body over {MAX_BODY} bytes",
                             status=resp.status_code,
-                            url=_redacted(req),
+                            url=redacted_url(req),
                         )
                     chunks.append(chunk)
                 return resp.status_code, b"".join(chunks), resp.headers.get("content-type", "")
             finally:
                 await resp.aclose()
         except DisallowedHost as exc:
-            return CallResult(Outcome.INVALID, reason=str(exc), url=_redacted(req))
+            return CallResult(Outcome.INVALID, reason=str(exc), url=redacted_url(req))
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             return CallResult(
                 Outcome.TRANSIENT,
                 reason=f"{type(exc).__name__}: upstream did not answer",
                 latency_ms=(time.perf_counter() - started) * 1000,
-                url=_redacted(req),
+                url=redacted_url(req),
             )
 
 
@@ -583,8 +584,3 @@ def _page_position(tool: ToolRecord, args: dict[str, Any], result: CallResult) -
     if first is None or (result.total is not None and result.total < first - 1 + len(result.items)):
         return result
     return replace(result, first=first)
-
-
-def _redacted(req: dict[str, Any]) -> str:
-    """The request URL as evidence: built from the request without its secret extension, so it never held a key."""
-    return str(httpx.URL(req["url"], params=req["params"]))

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.json_types import JsonObject
+
 _BLOCK = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
 _FUNCTION = re.compile(r"<function=([^>]*)>(.*?)(</function>|$)", re.S)
 _PARAMETER = re.compile(r"<parameter=([^>]*)>(.*?)</parameter>", re.S)
@@ -58,9 +60,9 @@ def strip_think(text: str) -> str:
     return text.strip()
 
 
-def _schemas(tools: Sequence[dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+def _schemas(tools: Sequence[dict[str, Any]] | None) -> dict[str, JsonObject]:
     """Parameter schemas (`properties`) by tool name, from OpenAI-style tool definitions."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, JsonObject] = {}
     for tool in tools or ():
         fn = tool.get("function", tool) if isinstance(tool, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):

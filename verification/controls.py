@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
+from core.json_types import JsonObject
 from execution.result import CallResult
 from execution.seeds import PAGE_SIZE_PARAMS
 from graph.concepts import stem
@@ -147,7 +148,7 @@ async def _with_partner(
     rows: list[dict[str, Any]],
     siblings: list[LinkRecord],
     doubts: list[str],
-) -> tuple[LinkRecord | None, tuple[str, CallResult, dict[str, Any]] | None]:
+) -> tuple[LinkRecord | None, tuple[str, CallResult, JsonObject] | None]:
     """A filter that works only in a pair: partners are tried in turn, each whose joint trials convince with a
     control call without the filter, until one answers otherwise. Returns the joint verdict of that partner (None
     when none does) and the last control made (None when no partner convinced)."""
@@ -283,10 +284,8 @@ def _honoured(engine: Verifier, tool: str, pname: str, trial: Trial) -> bool:
     return False
 
 
-async def without(
-    engine: Verifier, target: ToolRecord, trial: Trial, pname: str
-) -> tuple[str, CallResult, dict[str, Any]]:
-    args = {k: v for k, v in trial.inputs.items() if k != pname}
+async def without(engine: Verifier, target: ToolRecord, trial: Trial, pname: str) -> tuple[str, CallResult, JsonObject]:
+    args: JsonObject = {k: v for k, v in trial.inputs.items() if k != pname}
     control = await engine.call(target, args)
     if not control.definitive:
         return "transient", control, args

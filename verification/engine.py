@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.json_types import JsonObject
 from core.settings import Settings
 from execution import sampling
 from execution.canonical import call_key
@@ -268,7 +269,7 @@ class Engine:
 
     def _args(
         self, link: LinkRecord, target: ToolRecord, row: dict[str, Any], joint: dict[str, LinkRecord]
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         base, _ = sampling.required_args(target, self.settings)
         for p in target.params:
             if p.name in PAGE_SIZE_PARAMS:

@@ -14,6 +14,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from core.fields import ByKey
+from core.json_types import JsonObject
 from core.settings import Settings
 from execution.executor import Executor
 from execution.limits import Economy, economy_for
@@ -274,11 +275,11 @@ class DemandVerifier:
     def spent(self) -> int:
         return self.economy.calls(self.run.id).get("calls", 0)
 
-    def samples(self) -> Mapping[str, list[dict[str, Any]]]:
+    def samples(self) -> Mapping[str, list[JsonObject]]:
         """The rows discovery sampled per tool (empty before `discover`)."""
         return self.engine.samples if self.engine is not None else {}
 
-    def sample_args(self) -> Mapping[str, dict[str, Any]]:
+    def sample_args(self) -> Mapping[str, JsonObject]:
         """The arguments each tool's sampled rows answered (empty before `discover`)."""
         return self.engine.sample_args if self.engine is not None else {}
 
