@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import redis
 import redis.asyncio as aredis
 
+from core.json_types import JsonObject
 from core.settings import Settings, parse_pairs
 from execution.result import CallResult
 from graph.embedded_store import EmbeddedStore
@@ -75,7 +76,7 @@ def seconds_to_tomorrow() -> int:
     return max(1, int((datetime.combine(now.date() + timedelta(days=1), dt_time(), UTC) - now).total_seconds()))
 
 
-def cache_entry(result: CallResult) -> dict[str, Any]:
+def cache_entry(result: CallResult) -> JsonObject:
     """A cached answer as JSON (what an economy stores): the result, less whether it came from the cache."""
     return {k: v for k, v in result.to_json().items() if k != "cached"}
 

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from core.json_types import JsonObject
+
 
 class Outcome(StrEnum):
     """What a call gave. A `StrEnum`: `outcome == "ok"` holds, and the JSON of an outcome is its text."""
@@ -65,7 +67,7 @@ class CallResult:
     def definitive(self) -> bool:
         return self.outcome in DEFINITIVE
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {**asdict(self), "outcome": self.outcome.value}
 
     @classmethod
