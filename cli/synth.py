@@ -204,7 +204,7 @@ def demo(
     exported = export_all(workdir / "export", result, store, settings, config, tokenizer=tok)
     report = write_report(
         workdir / "report",
-        stats=store.stats(),
+        stats={**store.stats()},
         run=p.model_dump(),
         naive=naive.model_dump(),
         synth=result,

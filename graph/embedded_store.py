@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from graph.models import ApiRecord, LinkRecord, RunRecord, TokenRecord, ToolRecord, utcnow
+from graph.models import ApiRecord, GraphStats, LinkRecord, RunRecord, TokenRecord, ToolRecord, utcnow
 from graph.paths import enumerate_paths
 
 #: SQLite takes 64-bit LIMIT/OFFSET; larger Python ints would overflow, so pages are clamped (and empty).
@@ -367,7 +367,7 @@ class EmbeddedStore:
             "duplicate_structure_removed": 0,
         }
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> GraphStats:
         apis = self._q("SELECT count(*) FROM apis")[0][0]
         tools = self._q("SELECT count(*), sum(status = 'active') FROM tools")[0]
         links = {s: n for s, n in self._q("SELECT status, count(*) FROM links GROUP BY status")}

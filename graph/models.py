@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -14,6 +14,15 @@ Role = Literal["admin", "reader"]
 
 def utcnow() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class GraphStats(TypedDict):
+    """What a store holds (`kopa graph stats`)."""
+
+    apis: int
+    tools: int  # every tool, retired ones included
+    active_tools: int
+    links: dict[str, int]  # by status
 
 
 class AuthConfig(BaseModel):

@@ -28,6 +28,7 @@ from core.settings import Neo4jSettings
 from graph import queries
 from graph.models import (
     ApiRecord,
+    GraphStats,
     LinkRecord,
     RunRecord,
     TokenRecord,
@@ -498,7 +499,7 @@ class Neo4jStore:
         after = int(self._read(queries.REPAIR_COUNT_FEEDS)[0]["n"])
         return {"feeds_before": before, "feeds_after": after, **counts}
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> GraphStats:
         rec = self._read(queries.STATS)[0]
         return {
             "apis": rec["apis"],
