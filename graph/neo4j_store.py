@@ -24,6 +24,7 @@ from neo4j.exceptions import (
 
 from core.egress import hide_addresses
 from core.errors import StoreBusy, StoreUnavailable
+from core.json_types import JsonObject
 from core.settings import Neo4jSettings
 from graph import queries
 from graph.models import (
@@ -462,7 +463,7 @@ class Neo4jStore:
         return [TokenRecord.model_validate(r["token"]) for r in self._read(queries.LIST_TOKENS)]
 
     def revoke_token(self, token_id: str) -> TokenRecord | None:
-        def work(tx: neo4j.ManagedTransaction) -> dict[str, Any] | None:
+        def work(tx: neo4j.ManagedTransaction) -> JsonObject | None:
             rec = tx.run(queries.REVOKE_TOKEN, id=token_id, now=utcnow()).single()
             return dict(rec["token"]) if rec else None
 
