@@ -212,28 +212,31 @@ def _title(req: Request) -> Result:
     return Result([_title_row(b, i + 1) for i, b in enumerate(_buildings(req))])
 
 
+#: The 표제부 fields the 기본개요 repeats, in its order.
+_BASIS_KEEP = (
+    "rnum",
+    "platPlc",
+    "sigunguCd",
+    "bjdongCd",
+    "platGbCd",
+    "bun",
+    "ji",
+    "mgmBldrgstPk",
+    "regstrGbCd",
+    "regstrGbCdNm",
+    "regstrKindCd",
+    "regstrKindCdNm",
+    "newPlatPlc",
+    "bldNm",
+    "crtnDay",
+)
+
+
 def _basis(req: Request) -> Result:
-    keep = (
-        "rnum",
-        "platPlc",
-        "sigunguCd",
-        "bjdongCd",
-        "platGbCd",
-        "bun",
-        "ji",
-        "mgmBldrgstPk",
-        "regstrGbCd",
-        "regstrGbCdNm",
-        "regstrKindCd",
-        "regstrKindCdNm",
-        "newPlatPlc",
-        "bldNm",
-        "crtnDay",
-    )
     rows = []
     for i, b in enumerate(_buildings(req)):
         t = _title_row(b, i + 1)
-        row = {k: t[k] for k in keep}
+        row = {k: t[k] for k in _BASIS_KEEP}
         row.update({"mgmUpBldrgstPk": " ", "jiyukCdNm": "제2종일반주거지역", "jiguCdNm": " ", "guyukCdNm": " "})
         rows.append(row)
     return Result(rows)
@@ -421,28 +424,7 @@ OPERATIONS = [
         "건축물대장 기본개요 조회",
         "시군구코드, 법정동코드, 번, 지로 건축물대장 기본개요를 조회합니다.",
         [_KEY, *_BLD_PARAMS, *paging_params(BLD), *format_param(BLD)],
-        [
-            f
-            for f in _TITLE_FIELDS
-            if f.name
-            in (
-                "rnum",
-                "platPlc",
-                "sigunguCd",
-                "bjdongCd",
-                "platGbCd",
-                "bun",
-                "ji",
-                "mgmBldrgstPk",
-                "regstrGbCd",
-                "regstrGbCdNm",
-                "regstrKindCd",
-                "regstrKindCdNm",
-                "newPlatPlc",
-                "bldNm",
-                "crtnDay",
-            )
-        ]
+        [f for f in _TITLE_FIELDS if f.name in _BASIS_KEEP]
         + [
             Field("mgmUpBldrgstPk", "관리상위건축물대장PK"),
             Field("jiyukCdNm", "지역코드명"),
