@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+
+class ErrorJson(TypedDict):
+    """The body every error is answered with."""
+
+    error: str
+    detail: str
+    locations: NotRequired[list[dict[str, str]]]  # InvalidInput: JSON pointers into the offending document
 
 
 class KopaError(Exception):
     status_code = 500
     code = "internal_error"
 
-    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+    def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
-        self.extra = extra or {}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"error": self.code, "detail": self.detail, **self.extra}
+    def to_dict(self) -> ErrorJson:
+        return {"error": self.code, "detail": self.detail}
 
 
 class NotFound(KopaError):
@@ -36,8 +43,11 @@ class InvalidInput(KopaError):
     code = "invalid_input"
 
     def __init__(self, detail: str, *, locations: list[dict[str, str]] | None = None) -> None:
-        super().__init__(detail, extra={"locations": locations or []})
+        super().__init__(detail)
         self.locations = locations or []
+
+    def to_dict(self) -> ErrorJson:
+        return {**super().to_dict(), "locations": self.locations}
 
 
 #: Problems a detail names (all of them are in `locations`).

@@ -11,6 +11,8 @@ from typing import Any
 import defusedxml.ElementTree as DET
 import orjson
 
+from core.json_types import JsonObject, JsonValue
+
 MAX_BODY = 8 * 1024 * 1024
 
 
@@ -18,11 +20,11 @@ class PayloadError(ValueError):
     """The body cannot be read as JSON or XML (malformed, truncated, hostile or too large)."""
 
 
-def _element(e: Any) -> Any:
+def _element(e: Any) -> JsonValue:
     children = list(e)
     if not children:
-        return (e.text or "").strip() if (e.text or "").strip() else (e.text or "")
-    out: dict[str, Any] = {}
+        return str((e.text or "").strip() if (e.text or "").strip() else (e.text or ""))
+    out: dict[str, JsonValue] = {}
     for child in children:
         value = _element(child)
         if child.tag in out:
@@ -37,11 +39,11 @@ def _element(e: Any) -> Any:
     return {k: list(v) if isinstance(v, _RepeatList) else v for k, v in out.items()}
 
 
-class _RepeatList(list[Any]):
+class _RepeatList(list[JsonValue]):
     _repeated = True
 
 
-def xml_to_obj(body: bytes) -> dict[str, Any]:
+def xml_to_obj(body: bytes) -> JsonObject:
     if len(body) > MAX_BODY:
         raise PayloadError(f"body of {len(body)} bytes is over the {MAX_BODY} byte limit")
     try:
