@@ -13,7 +13,9 @@ canonical forms are equal:
   written with a leading zero (`"0012"` is not `"12"`, even for an integer parameter: upstreams answer the code
   apart from the number, as the sandbox's juso `buldSlno=0000` and `0` do);
 * documented defaults are the call without them (`pageNo=1` is the call that omits it); the page number of a
-  paging pair (`PAGING_PAIRS`) counts from 1 on every gateway, so it defaults to 1 where the document says nothing;
+  portal's paging pair (`graph.envelopes.portal_pair`: data.go.kr `pageNo`/`numOfRows`, juso
+  `currentPage`/`countPerPage`, odcloud `page`/`perPage`, eGovFrame `pageIndex`/`pageSize`) counts from 1, so it
+  defaults to 1 where the document says nothing;
 * the auth parameters (the executor never sends a caller's key) and the executor's own response-format switch
   (`dataType=JSON`, sent when the caller does not) are left out.
 
@@ -34,17 +36,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from graph import envelopes
 from graph.models import ToolRecord
 
-#: Page-number and page-size parameter pairs of the public-API gateways (data.go.kr `pageNo`/`numOfRows`, juso
-#: `currentPage`/`countPerPage`, odcloud `page`/`perPage`, and the common `pageIndex`/`pageSize`). Pages count
-#: from 1 on all of them.
-PAGING_PAIRS = (
-    ("pageNo", "numOfRows"),
-    ("currentPage", "countPerPage"),
-    ("page", "perPage"),
-    ("pageIndex", "pageSize"),
-)
 _DECIMAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 _CODE = re.compile(r"^[+-]?0\d")  # a leading zero: a code, whatever the type says
 
@@ -61,12 +55,8 @@ class CallSpec:
     paging: tuple[str, str] | None = None
 
 
-def _paging(names: set[str]) -> tuple[str, str] | None:
-    return next(((a, b) for a, b in PAGING_PAIRS if a in names and b in names), None)
-
-
 def _spec(types: dict[str, str], defaults: dict[str, Any], **rest: Any) -> CallSpec:
-    paging = _paging(set(types))
+    paging = envelopes.portal_pair(types)
     if paging is not None and defaults.get(paging[0]) is None:
         defaults = {**defaults, paging[0]: 1}  # pages count from 1 where the document says nothing
     return CallSpec(types, {k: v for k, v in defaults.items() if v is not None}, paging=paging, **rest)

@@ -15,29 +15,12 @@ from typing import Any
 
 from core.settings import Settings
 from execution.seeds import configured, expand, now, seed_args, seed_value
-from graph import meaning
+from graph import envelopes, meaning
 from graph.models import ParamRecord, ToolRecord
 
-#: Parameters that page or format, never filters.
-PAGING = {
-    "pageNo",
-    "numOfRows",
-    "page",
-    "perPage",
-    "currentPage",
-    "countPerPage",
-    "pageIndex",
-    "pageSize",
-    "rows",
-    "_type",
-    "dataType",
-    "returnType",
-    "resultType",
-    "type",
-    "ResultType",
-    "MobileOS",
-    "MobileApp",
-}
+#: Parameters that format the answer or name the calling app, never filters (those that page are read off the
+#: providers' paging names, `graph.envelopes.pages`).
+PRESENTATION = {"_type", "dataType", "returnType", "resultType", "type", "ResultType", "MobileOS", "MobileApp"}
 _EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
 _DATE_FORMATS = (("YYYYMMDDHH", "%Y%m%d%H"), ("YYYY-MM-DD", "%Y-%m-%d"), ("YYYYMMDD", "%Y%m%d"), ("YYYYMM", "%Y%m"))
 #: A provider's way of saying that some optional filter must be given.
@@ -104,9 +87,16 @@ def required_args(
 
 
 def filters(tool: ToolRecord) -> list[ParamRecord]:
-    fmt = tool.format_name
+    """A tool's optional query parameters that narrow its answer: not its format switch, presentation or paging."""
+    typed = [(p.name, p.type) for p in tool.params]
     return [
-        p for p in tool.params if not p.required and p.name != fmt and p.name not in PAGING and p.location != "path"
+        p
+        for p in tool.params
+        if not p.required
+        and p.name != tool.format_name
+        and p.name not in PRESENTATION
+        and not envelopes.pages(p.name, typed)
+        and p.location != "path"
     ]
 
 

@@ -5,15 +5,37 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from core.clock import world_now
 from core.settings import Settings
+from graph import envelopes
 from graph.models import ParamRecord, ToolRecord
 
 KST = timezone(timedelta(hours=9))
-PAGE_SIZE_PARAMS = {"numOfRows": "30", "countPerPage": "30"}
+#: The page size a sampling call asks for, where a tool has a portal's page size: more rows, more distinct values.
+SAMPLE_ROWS = "30"
+
+
+class _SampleSizes(Mapping[str, str]):
+    """Page-size parameter name (any case) -> `SAMPLE_ROWS`, for the sizes of the portals' page pairs
+    (`graph.envelopes.portal_size`, read at each look-up, so a pair added there counts here)."""
+
+    def __getitem__(self, name: str) -> str:
+        if envelopes.portal_size(name):
+            return SAMPLE_ROWS
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(p.size for p in envelopes.PAGE_PAIRS if not p.generic))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+PAGE_SIZE_PARAMS: Mapping[str, str] = _SampleSizes()
 _DYNAMIC = re.compile(r"\{(now|today)([+-]\d+[dhm])?:([^}]+)\}")
 _VILAGE = (2, 5, 8, 11, 14, 17, 20, 23)
 

@@ -142,7 +142,7 @@ def note(total: int, shown: int, tool: ToolLike, *, first: int = 1, next_token: 
             )
         parts[-1] += (" " + " ".join(how)) if how else " (this tool has no filter or paging parameters)"
     if cursor:
-        value = next_token if cursor.lower() in envelopes.PAGE_NAMES else json.dumps(next_token)
+        value = next_token if cursor.lower() in envelopes.page_names() else json.dumps(next_token)
         parts.append(f"more rows follow this page: call again with {cursor}={value}")
     return "; ".join(parts)
 

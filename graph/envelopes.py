@@ -12,7 +12,8 @@ are never rows. A result code next to a message (`resultCode`/`resultMsg`, `retu
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from functools import lru_cache
+from typing import Any, NamedTuple, TypeVar
 
 #: Names under which a single record (an object, not a list) is a row: XML-to-JSON gives one `item` for one row.
 ROW_NAMES = ("item", "items", "row", "rows", "data", "list", "record", "records", "juso", "result")
@@ -102,9 +103,66 @@ TOTAL_NAMES = (
     "total",
     "count",
 )
-#: Names of the page number and the page size a response echoes (data.go.kr, juso, odcloud, other portals).
-PAGE_NAMES = ("pageno", "currentpage", "page", "pageindex", "page_no")
-SIZE_NAMES = ("numofrows", "countperpage", "perpage", "pagesize", "page_size", "size")
+
+
+# ---------------------------------------------------------------------- the providers' paging names
+# The one home of what the engines know about how providers page: the readers below, and the sampling filters and
+# page size (execution.sampling, execution.seeds), the names never linked (graph.link_scoring.NON_LINKABLE), the
+# canonical call's first page (execution.canonical) and the view's paging note, all read these names when asked.
+
+
+class PagePair(NamedTuple):
+    """A page-number parameter and the page-size parameter beside it (lower case). A portal's pair counts pages
+    from 1 and takes pages of 30 rows and more; a `generic` spelling is shared by unrelated APIs whose first page
+    and largest page differ (Spring Data's `page` counts from 0, Kakao's `size` stops at 15)."""
+
+    page: str
+    size: str
+    generic: bool = False
+
+
+#: Page-number + page-size pairs, in the order they are matched: data.go.kr `pageNo`/`numOfRows`, juso
+#: `currentPage`/`countPerPage`, odcloud `page`/`perPage`, eGovFrame `pageIndex`/`pageSize`, then generic ones.
+PAGE_PAIRS: tuple[PagePair, ...] = (
+    PagePair("pageno", "numofrows"),
+    PagePair("currentpage", "countperpage"),
+    PagePair("page", "perpage"),
+    PagePair("pageindex", "pagesize"),
+    PagePair("page_no", "page_size", generic=True),
+    PagePair("page", "size", generic=True),
+)
+#: Page sizes that only requests spell (`rows` of Solr-backed portals, eGovFrame `pageUnit`).
+REQUEST_SIZE_NAMES = ("rows", "pageunit")
+
+
+def page_names() -> tuple[str, ...]:
+    """Names (lower case) of a page number, as a request sends it or a response echoes it, in `PAGE_PAIRS` order."""
+    return _pair_names(PAGE_PAIRS)[0]
+
+
+def size_names() -> tuple[str, ...]:
+    """Names (lower case) of a page size, as a request sends it or a response echoes it, in `PAGE_PAIRS` order."""
+    return _pair_names(PAGE_PAIRS)[1]
+
+
+@lru_cache(maxsize=8)
+def _pair_names(pairs: tuple[PagePair, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return tuple(dict.fromkeys(p.page for p in pairs)), tuple(dict.fromkeys(p.size for p in pairs))
+
+
+def portal_pair(names: Collection[str]) -> tuple[str, str] | None:
+    """(page, size) as a tool spells them, of the first portal pair (not `generic`) among its parameter names;
+    None when it has none."""
+    lowered = {n.lower(): n for n in names}
+    pairs = [p for p in PAGE_PAIRS if not p.generic and p.page in lowered and p.size in lowered]
+    return (lowered[pairs[0].page], lowered[pairs[0].size]) if pairs else None
+
+
+def portal_size(name: str) -> bool:
+    """Whether a parameter of this name (any case) is the page size of a portal pair (not `generic`)."""
+    return any(not p.generic and p.size == name.lower() for p in PAGE_PAIRS)
+
+
 #: Parameters of index-range paging (서울 열린데이터광장 `/{START_INDEX}/{END_INDEX}`, 식품안전나라
 #: `/{startIdx}/{endIdx}`): 1-based positions of the first and the last row asked for. Bare `start`/`end`
 #: count only as integers, in a pair.
@@ -131,16 +189,21 @@ LIMIT_NAMES = ("limit", "maxresults", "max_results")
 CURSOR_NAMES = ("cursor", "pagetoken", "page_token", "nexttoken", "next_token", "continuationtoken")
 
 
-#: Every parameter name (lower case) that pages rather than filters: the names above, and page sizes that only
-#: requests spell (`rows` of Solr-backed portals, eGovFrame `pageUnit`).
-PAGING_PARAMS = frozenset(
-    (*PAGE_NAMES, *SIZE_NAMES, *START_NAMES, *END_NAMES, *OFFSET_NAMES, *LIMIT_NAMES, *CURSOR_NAMES, "rows", "pageunit")
-)
+def paging_name(name: str) -> bool:
+    """Whether a parameter of this name (any case) pages rather than filters, whatever the tool: a name above.
+    Bare `start`/`end` page only as a pair of integers (`pages`)."""
+    groups = (REQUEST_SIZE_NAMES, START_NAMES, END_NAMES, OFFSET_NAMES, LIMIT_NAMES, CURSOR_NAMES)
+    return name.lower() in _all_names(PAGE_PAIRS, groups)
+
+
+@lru_cache(maxsize=8)
+def _all_names(pairs: tuple[PagePair, ...], groups: tuple[tuple[str, ...], ...]) -> frozenset[str]:
+    return frozenset((*_pair_names(pairs)[0], *_pair_names(pairs)[1], *(n for g in groups for n in g)))
 
 
 def pages(name: str, params: list[tuple[str, str]]) -> bool:
     """Whether parameter `name` of a tool with these (name, type) parameters pages through its answer."""
-    return name.lower() in PAGING_PARAMS or name in (index_range(params) or ())
+    return paging_name(name) or name in (index_range(params) or ())
 
 
 def paging_kind(params: list[tuple[str, str]]) -> tuple[str, list[str]]:
@@ -152,7 +215,7 @@ def paging_kind(params: list[tuple[str, str]]) -> tuple[str, list[str]]:
     for kind, groups in (
         ("cursor", (CURSOR_NAMES,)),
         ("offset", (OFFSET_NAMES, LIMIT_NAMES)),
-        ("page", (PAGE_NAMES, SIZE_NAMES)),
+        ("page", (page_names(), size_names())),
     ):
         names = [name for name, _ in params if any(name.lower() in g for g in groups)]
         if names and (kind != "offset" or any(n.lower() in OFFSET_NAMES for n in names)):
@@ -164,7 +227,7 @@ def size_param(params: list[tuple[str, str]]) -> str | None:
     """The parameter that sets how many rows a page holds, by `paging_kind` (`numOfRows`, `perPage`, `limit`); None
     for an index range (its end says it) and for the kinds without one."""
     kind, names = paging_kind(params)
-    group = SIZE_NAMES if kind == "page" else LIMIT_NAMES if kind == "offset" else ()
+    group = size_names() if kind == "page" else LIMIT_NAMES if kind == "offset" else ()
     return next((n for n in names if n.lower() in group), None)
 
 
@@ -179,7 +242,7 @@ def page_args(params: list[tuple[str, str]], n: int, size: int) -> dict[str, Any
         start = next(x for x in names if x.lower() in OFFSET_NAMES)
         limit = size_param(params)
         return {start: (n - 1) * size + (0 if start.lower() in ZERO_BASED else 1), **({limit: size} if limit else {})}
-    page = next((x for x in names if x.lower() in PAGE_NAMES), None) if kind == "page" else None
+    page = next((x for x in names if x.lower() in page_names()), None) if kind == "page" else None
     return {page: n} if page else {}
 
 
@@ -217,6 +280,7 @@ def detect_paging(doc: Any, rows: list[dict[str, Any]]) -> tuple[int | None, int
     (0 when not stated). Read in the top levels, never inside a row."""
     skip = {id(r) for r in rows}
     found: dict[str, int] = {}
+    page_keys, size_keys = page_names(), size_names()
 
     def visit(node: Any, depth: int) -> None:
         if depth > 4 or id(node) in skip:
@@ -230,7 +294,7 @@ def detect_paging(doc: Any, rows: list[dict[str, Any]]) -> tuple[int | None, int
         for key, value in node.items():
             k = str(key).lower()
             n = _count(value)
-            if n is not None and k not in found and k in (*TOTAL_NAMES, *PAGE_NAMES, *SIZE_NAMES):
+            if n is not None and k not in found and k in (*TOTAL_NAMES, *page_keys, *size_keys):
                 found[k] = n
             elif isinstance(value, dict | list):
                 visit(value, depth + 1)
@@ -239,8 +303,8 @@ def detect_paging(doc: Any, rows: list[dict[str, Any]]) -> tuple[int | None, int
     total = next((found[k] for k in TOTAL_NAMES if k in found), None)
     if total is not None and total < len(rows):
         total = None  # a count of something else (a page's, a field's): the rows are the evidence
-    page = next((found[k] for k in PAGE_NAMES if k in found), 0)
-    size = next((found[k] for k in SIZE_NAMES if k in found), 0)
+    page = next((found[k] for k in page_keys if k in found), 0)
+    size = next((found[k] for k in size_keys if k in found), 0)
     return total, page, size
 
 
@@ -334,7 +398,7 @@ def next_param(params: list[tuple[str, str]]) -> str | None:
     if kind == "cursor":
         return names[0]
     if kind == "page":
-        return next((n for n in names if n.lower() in PAGE_NAMES), None)
+        return next((n for n in names if n.lower() in page_names()), None)
     return None
 
 

@@ -8,37 +8,45 @@ import contextlib
 import hashlib
 import json
 import re
+from collections.abc import Container
 from dataclasses import dataclass, replace
 from typing import Any
 
-from graph import transforms
+from graph import envelopes, transforms
 from graph.concepts import CODE_PARTS, Signals, crs_from_values, filtered_norm, signals, value_shape
 from graph.models import FieldRecord, ParamRecord, ToolRecord
 
-#: Parameters that steer paging or presentation, never data links.
-NON_LINKABLE = {
-    "pageNo",
-    "numOfRows",
-    "currentPage",
-    "countPerPage",
-    "MobileOS",
-    "MobileApp",
-    "arrange",
-    "ver",
-    "hstryYn",
-    "firstSort",
-    "addInfoYn",
-    "lDongListYn",
-    "dataTerm",
-    "_type",
-    "dataType",
-    "returnType",
-    "resultType",
-    "type",
-    # index-range paging (graph.envelopes.index_range): START_INDEX/END_INDEX, startIdx/endIdx
-    *(f"{w}{x}" for w in ("START", "END") for x in ("_INDEX", "_IDX")),
-    *(f"{w}{x}" for w in ("start", "end") for x in ("Index", "Idx", "_index", "_idx")),
-}
+#: Parameters that steer presentation, never data links: response-format switches and TourAPI's app identity,
+#: sort order and detail flags.
+PRESENTATION = frozenset(
+    {
+        "MobileOS",
+        "MobileApp",
+        "arrange",
+        "ver",
+        "hstryYn",
+        "firstSort",
+        "addInfoYn",
+        "lDongListYn",
+        "dataTerm",
+        "_type",
+        "dataType",
+        "returnType",
+        "resultType",
+        "type",
+    }
+)
+
+
+class _NotLinkable(Container[str]):
+    """Parameter names that steer paging or presentation, never data links: `PRESENTATION`, and the providers'
+    paging names (`graph.envelopes.paging_name`, read at each look-up, so a pair added there counts here)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in PRESENTATION or envelopes.paging_name(name))
+
+
+NON_LINKABLE: Container[str] = _NotLinkable()
 #: Concepts too common to be evidence of a link on their own (every record has a date).
 WEAK_CONCEPTS = {"date", "year_month"}
 
