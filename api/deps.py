@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from fastapi import Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
@@ -17,10 +17,20 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from api.security import Principal, principal, require
-from core.errors import TooManyRequests
+from core.errors import NotFound, TooManyRequests
 from core.settings import Settings
 from graph.models import Role
 from graph.store import GraphStore
+
+T = TypeVar("T")
+
+
+def found(value: T | None, missing: str) -> T:
+    """`value`, or 404 with `missing` (what was asked for and where to look) when the store has none."""
+    if value is None:
+        raise NotFound(missing)
+    return value
+
 
 #: Paging bounds of every list route (documented in the OpenAPI document): offsets past the last item give an
 #: empty page; offsets above MAX_OFFSET are refused with 422.

@@ -61,6 +61,17 @@ def open_configured_store(settings: Settings | None = None) -> GraphStore:
     return store
 
 
+def with_store(use: Callable[[GraphStore], R]) -> R:
+    """`use` on the configured store, closed after; a domain error it raises ends the command in one line."""
+    store = open_configured_store()
+    try:
+        return use(store)
+    except KopaError as exc:
+        fail(exc.detail)
+    finally:
+        store.close()
+
+
 def option(field: str) -> str:
     """A request field as the CLI spells its option: `min_steps` -> `--min-steps` (`shapes[0]` -> `--shapes`)."""
     return "--" + field.split("[")[0].split(".")[0].replace("_", "-")

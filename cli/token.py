@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from api.security import mint_token, parse_duration
-from cli.common import fail, open_configured_store
+from cli.common import fail, with_store
 from core.errors import KopaError
 
 app = typer.Typer(help="Bearer tokens for the REST API.", no_args_is_help=True)
@@ -32,25 +32,13 @@ def token_create(
         lifetime = parse_duration(expires_in) if expires_in is not None else None
     except KopaError as exc:
         fail(f"--expires-in: {exc.detail}")
-    store = open_configured_store()
-    try:
-        typer.echo(mint_token(store, role, name, lifetime))  # type: ignore[arg-type]
-    except KopaError as exc:
-        fail(exc.detail)
-    finally:
-        store.close()
+    typer.echo(with_store(lambda store: mint_token(store, role, name, lifetime)))  # type: ignore[arg-type]
 
 
 @app.command("list")
 def token_list() -> None:
     """List tokens: id, role, name (team), state, created, expires. Secrets are never shown (not even stored)."""
-    store = open_configured_store()
-    try:
-        tokens = store.list_tokens()
-    except KopaError as exc:
-        fail(exc.detail)
-    finally:
-        store.close()
+    tokens = with_store(lambda store: store.list_tokens())
     typer.echo(f"{'id':12}  {'role':6}  {'state':7}  {'created':25}  {'expires':25}  name")
     for t in tokens:
         typer.echo(f"{t.id:12}  {t.role:6}  {t.state():7}  {t.created_at:25}  {t.expires_at or 'never':25}  {t.name}")
@@ -59,13 +47,7 @@ def token_list() -> None:
 @app.command("revoke")
 def token_revoke(token_id: Annotated[str, typer.Argument(help="The token's id (see `kopa token list`).")]) -> None:
     """Revoke a token: it is refused from now on (it stays listed as revoked)."""
-    store = open_configured_store()
-    try:
-        record = store.revoke_token(token_id)
-    except KopaError as exc:
-        fail(exc.detail)
-    finally:
-        store.close()
+    record = with_store(lambda store: store.revoke_token(token_id))
     if record is None:
         fail(f"no token with id {token_id!r}; `kopa token list` shows them")
     typer.echo(f"revoked {record.id} ({record.role}, {record.name}) at {record.revoked_at}")

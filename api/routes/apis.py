@@ -19,8 +19,9 @@ from api.deps import (
     SettingsDep,
     StoreDep,
     errors,
+    found,
 )
-from core.errors import InvalidInput, KopaError, NotFound
+from core.errors import InvalidInput, KopaError
 from graph.models import ApiRecord, AuthConfig, RegistrationMeta, RegistrationResult
 from graph.openapi import load_document
 from graph.registry import register, unregister
@@ -273,7 +274,7 @@ async def post_api(
     return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.created else 200)
 
 
-@router.get("", response_model=ApiPage, summary="List registered APIs", responses=errors(*READ_ERRORS))
+@router.get("", summary="List registered APIs", responses=errors(*READ_ERRORS))
 def list_apis(
     store: StoreDep, _: ReaderDep, offset: Offset = 0, limit: Annotated[int, Query(ge=1, le=500)] = 50
 ) -> ApiPage:
@@ -281,13 +282,9 @@ def list_apis(
     return ApiPage(items=items, total=total, offset=offset, limit=limit)
 
 
-@router.get(
-    "/{api_id}", response_model=ApiDetail, summary="One API with its tools", responses=errors(*READ_ERRORS, 404)
-)
+@router.get("/{api_id}", summary="One API with its tools", responses=errors(*READ_ERRORS, 404))
 def get_api(api_id: str, store: StoreDep, _: ReaderDep) -> ApiDetail:
-    api = store.get_api(api_id)
-    if api is None:
-        raise NotFound(f"no API {api_id!r}; GET /v1/apis lists the registered ones")
+    api = found(store.get_api(api_id), f"no API {api_id!r}; GET /v1/apis lists the registered ones")
     tools = [
         ToolRef(name=t.name, op=t.op_key, status=t.status)
         for t in sorted(store.tools_of_api(api_id), key=lambda t: t.name)
@@ -297,7 +294,6 @@ def get_api(api_id: str, store: StoreDep, _: ReaderDep) -> ApiDetail:
 
 @router.delete(
     "/{api_id}",
-    response_model=Deleted,
     summary="Delete an API, its tools and their links",
     responses=errors(401, 403, 404, 422, 503),
 )

@@ -19,12 +19,12 @@ from api.deps import (
     SettingsDep,
     StoreDep,
     errors,
+    found,
     slot_key,
     stream_slots,
 )
 from api.jobs import dispatch
 from api.security import Principal
-from core.errors import NotFound
 from core.settings import Settings
 from graph.store import GraphStore
 from synthesis.batches import Batch, BatchRequest, Format, fail_batch, new_batch, run_batch, visible_batch
@@ -56,9 +56,7 @@ def state_bounds(schema: dict[str, Any], settings: Settings) -> None:
 
 def _visible(store: GraphStore, batch_id: str, who: Principal) -> Batch:
     batch = visible_batch(store, batch_id, None if who.role == "admin" else who.team)
-    if batch is None:  # another team's batch looks exactly like a missing one
-        raise NotFound(f"no trajectory batch {batch_id!r}")
-    return batch
+    return found(batch, f"no trajectory batch {batch_id!r}")  # another team's batch looks exactly like a missing one
 
 
 @router.post(
@@ -93,7 +91,6 @@ async def create(
 
 @router.get(
     "/{batch_id}",
-    response_model=Batch,
     response_model_exclude_none=True,
     summary="Progress of a batch (your team's, or any for admins)",
     responses=errors(*READ_ERRORS, 404),

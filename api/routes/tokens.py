@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, Field
 
-from api.deps import AdminDep, KopaRoute, StoreDep, errors
+from api.deps import AdminDep, KopaRoute, StoreDep, errors, found
 from api.security import new_token, parse_duration
-from core.errors import InvalidInput, NotFound
+from core.errors import InvalidInput
 from graph.models import Role, TokenRecord
 
 router = APIRouter(prefix="/v1/tokens", tags=["tokens"], route_class=KopaRoute)
@@ -29,15 +29,7 @@ class TokenInfo(BaseModel):
 
     @classmethod
     def of(cls, record: TokenRecord) -> TokenInfo:
-        return cls(
-            id=record.id,
-            name=record.name,
-            role=record.role,
-            created_at=record.created_at,
-            expires_at=record.expires_at,
-            revoked_at=record.revoked_at,
-            state=record.state(),
-        )
+        return cls.model_validate({**record.model_dump(include=set(cls.model_fields)), "state": record.state()})
 
 
 #: A positive duration of at most ten years (api.security.MAX_EXPIRY), written N followed by its unit, no leading
@@ -95,7 +87,6 @@ class TokenCreated(TokenInfo):
 
 @router.get(
     "",
-    response_model=list[TokenInfo],
     summary="List tokens (ids, names, roles, expiry; never secrets)",
     responses=errors(401, 403, 503),
 )
@@ -106,7 +97,6 @@ def list_tokens(store: StoreDep, _: AdminDep) -> list[TokenInfo]:
 @router.post(
     "",
     status_code=201,
-    response_model=TokenCreated,
     summary="Mint a token (the secret is shown once)",
     responses=errors(400, 401, 403, 413, 422, 503),
 )
@@ -119,12 +109,8 @@ def create_token(body: TokenRequest, store: StoreDep, _: AdminDep) -> TokenCreat
 
 @router.delete(
     "/{token_id}",
-    response_model=TokenInfo,
     summary="Revoke a token (idempotent; it stays listed)",
     responses=errors(401, 403, 404, 422, 503),
 )
 def revoke_token(token_id: TokenId, store: StoreDep, _: AdminDep) -> TokenInfo:
-    record = store.revoke_token(token_id)
-    if record is None:
-        raise NotFound(f"no token {token_id!r}; GET /v1/tokens lists them")
-    return TokenInfo.of(record)
+    return TokenInfo.of(found(store.revoke_token(token_id), f"no token {token_id!r}; GET /v1/tokens lists them"))

@@ -7,8 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from api.deps import READ_ERRORS, KopaRoute, Offset, ReaderDep, StoreDep, errors
-from core.errors import NotFound
+from api.deps import READ_ERRORS, KopaRoute, Offset, ReaderDep, StoreDep, errors, found
 from graph.models import ToolRecord
 from graph.specs import function_spec
 
@@ -38,7 +37,6 @@ class ToolDetail(ToolRecord):
 
 @router.get(
     "",
-    response_model=ToolPage,
     summary="List tools (paginated; filter by API, text, status)",
     responses=errors(*READ_ERRORS),
 )
@@ -52,29 +50,15 @@ def list_tools(
     status: Literal["active", "retired", "all"] = "active",
 ) -> ToolPage:
     tools, total = store.list_tools(offset, limit, api_id, q, None if status == "all" else status)
-    items = [
-        ToolSummary(
-            name=t.name,
-            api_id=t.api_id,
-            method=t.method,
-            url=t.url,
-            summary=t.summary,
-            status=t.status,
-            envelope=t.envelope,
-        )
-        for t in tools
-    ]
+    items = [ToolSummary.model_validate(t, from_attributes=True) for t in tools]
     return ToolPage(items=items, total=total, offset=offset, limit=limit)
 
 
 @router.get(
     "/{name}",
-    response_model=ToolDetail,
     summary="One tool, with parameters, output fields and JSON Schema",
     responses=errors(*READ_ERRORS, 404),
 )
 def get_tool(name: str, store: StoreDep, _: ReaderDep) -> ToolDetail:
-    tool = store.get_tool(name)
-    if tool is None:
-        raise NotFound(f"no tool {name!r}; GET /v1/tools?q=... searches them")
+    tool = found(store.get_tool(name), f"no tool {name!r}; GET /v1/tools?q=... searches them")
     return ToolDetail(**tool.model_dump(), function=function_spec(tool))

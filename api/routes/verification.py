@@ -20,6 +20,7 @@ from api.deps import (
     SettingsDep,
     StoreDep,
     errors,
+    found,
 )
 from api.jobs import QueueUnavailable, dispatch
 from api.security import Principal
@@ -116,7 +117,6 @@ def visible_runs(store: GraphStore, who: Principal, limit: int) -> list[RunRecor
 
 @router.get(
     "/v1/verification-runs/{run_id}",
-    response_model=RunProgress,
     summary="Progress of a run (a run a team's batch started: that team's, or any for admins)",
     responses=errors(*READ_ERRORS, 404),
 )
@@ -129,7 +129,6 @@ def get_run(run_id: str, store: StoreDep, who: PrincipalDep) -> RunProgress:
 
 @router.get(
     "/v1/verification-runs",
-    response_model=list[RunProgress],
     summary="Recent runs (those of other teams' batches left out)",
     responses=errors(*READ_ERRORS),
 )
@@ -137,7 +136,7 @@ def list_runs(store: StoreDep, who: PrincipalDep, limit: Annotated[int, Query(ge
     return [run_progress(store, r) for r in visible_runs(store, who, limit)]
 
 
-@router.get("/v1/links", response_model=LinkPage, summary="Links with their evidence", responses=errors(*READ_ERRORS))
+@router.get("/v1/links", summary="Links with their evidence", responses=errors(*READ_ERRORS))
 def list_links(
     store: StoreDep,
     _: ReaderDep,
@@ -152,20 +151,15 @@ def list_links(
 
 @router.get(
     "/v1/links/{link_id}",
-    response_model=LinkRecord,
     summary="One link, its evidence and history",
     responses=errors(*READ_ERRORS, 404),
 )
 def get_link(link_id: str, store: StoreDep, _: ReaderDep) -> LinkRecord:
-    link = store.get_link(link_id)
-    if link is None:
-        raise NotFound(f"no link {link_id!r}")
-    return link
+    return found(store.get_link(link_id), f"no link {link_id!r}")
 
 
 @router.get(
     "/v1/reports/yield",
-    response_model=YieldReport,
     summary="Calls per verified link and per candidate, quota use, by run",
     responses=errors(401, 503),
 )
@@ -175,7 +169,6 @@ def report_yield(store: StoreDep, who: PrincipalDep) -> YieldReport:
 
 @router.get(
     "/v1/reports/drift",
-    response_model=DriftReport,
     summary="Verdicts that changed, links flagged by API changes, vanished fields",
     responses=errors(401, 503),
 )
