@@ -4,6 +4,10 @@ that name the first three labels of a final row, requests with API labels, (tool
 gate.
 
     .venv/bin/kopa demo --workdir /tmp/demo && python -m perf.request_figures /tmp/demo
+    KOPA_STORE=embedded KOPA_EMBEDDED_PATH=/tmp/demo/graph.sqlite3 kopa synth --sandbox --count 3000 --out /tmp/s3k \
+        && python -m perf.request_figures /tmp/s3k --graph /tmp/demo/graph.sqlite3
+
+(the second runs `kopa synth` on the graph the demo verified; copy graph.sqlite3 first to keep the demo's as it was.)
 
 An API label is a field's name (`rbf_tax_type`) or a documented label the API files a value under (코드, 메세지,
 서열, 최하위…, 일련, 순번, PK, ID) or one of the form labels the reading of docs/data_reading.md found (대지위치,
@@ -66,11 +70,19 @@ def first_labels(step: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(x for x in (answer_label(k) for k in row) if x))[:3]
 
 
-def figures(folder: Path) -> dict[str, Any]:
-    store = EmbeddedStore(folder / "graph.sqlite3")
+def records_file(folder: Path) -> Path:
+    """The records of a `kopa demo --workdir` folder (its export/) or of a `kopa synth --out` folder."""
+    demo = folder / "export" / "records.jsonl"
+    return demo if demo.is_file() else folder / "records.jsonl"
+
+
+def figures(folder: Path, graph: Path | None = None) -> dict[str, Any]:
+    """The figures of the records in `folder`, the tools read from `graph` (the demo folder's graph.sqlite3 when
+    None; for `kopa synth`, the embedded graph it ran on)."""
+    store = EmbeddedStore(graph or folder / "graph.sqlite3")
     tools = {t.name: t for t in store.all_tools()}
     store.close()
-    recs = [json.loads(line) for line in (folder / "export" / "records.jsonl").open(encoding="utf-8")]
+    recs = [json.loads(line) for line in records_file(folder).open(encoding="utf-8")]
     spoken = [r for r in recs if r["steps"]]
     asked_by: Counter[str] = Counter()
     first3 = api = 0
@@ -92,13 +104,18 @@ def figures(folder: Path) -> dict[str, Any]:
         "api_labels_in_requests": api,
         "asked_pairs": q["world"]["asked_pairs"],
         "judge_gate": f"{q['facts_confirmed_on_own_answer']}/{q['records_with_facts']}",
+        "world": q["world"],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, help="a kopa demo --workdir folder")
-    f = figures(parser.parse_args().folder)
+    parser.add_argument("folder", type=Path, help="a kopa demo --workdir folder, or a kopa synth --out folder")
+    parser.add_argument(
+        "--graph", type=Path, help="the embedded graph the records were made on (default: FOLDER/graph.sqlite3)"
+    )
+    args = parser.parse_args()
+    f = figures(args.folder, args.graph)
     n = max(1, f["records_with_steps"])
     asked = f["final_steps_asked_by"]
     print(f"records {f['records']} ({f['records_with_steps']} with calls), request frames {f['request_frames']}")
@@ -112,6 +129,16 @@ def main() -> None:
     )
     print(f"requests with API labels {f['api_labels_in_requests']}, (tool, asked facts) pairs {f['asked_pairs']}")
     print(f"judge gate (facts confirmed on their own answer) {f['judge_gate']}")
+    w, total = f["world"], max(1, f["records"])
+    print(
+        f"distinct now {w['clocks']}, tools used {w['tools_used']}, KMA grid cells {w['grid_cells']}, places "
+        f"(시도 시군구 started from) {w['places']}"
+    )
+    print("shapes " + ", ".join(f"{k} {v} ({v / total:.1%})" for k, v in w["shapes"].items()))
+    print(
+        f"counts that are not the provider's total {w['counts_not_total']}, extremes over rows not all seen "
+        f"{w['extremes_over_partial_rows']}"
+    )
 
 
 if __name__ == "__main__":

@@ -19,10 +19,11 @@ from synthesis.routes import row_area
 if TYPE_CHECKING:
     from synthesis.verified_graph import VerifiedGraph
 
-#: Second-round harvest calls per tool, each with user values drawn from the first round's pools (area first): enough
-#: to reach most districts rather than the documents' examples (the sandbox: 4 reach 7 of its 43 시군구 for the
-#: 법정동 names, 8 reach 17), a few calls per tool (48 tools: about 150 calls).
-HARVEST_SPREAD = 8
+#: Second-round harvest calls (and later pages) per tool, each with user values drawn from the first round's pools
+#: (area first): enough to reach most districts and most places in them rather than the documents' examples (the
+#: sandbox, 40 시군구: with 8 the pharmacy names reach 25 of them and the pharmacies 40 of the world's 62 KMA grid
+#: cells, with 16 they reach 37 and 55), a few calls per tool (48 tools: about 200 calls).
+HARVEST_SPREAD = 16
 #: Most values kept per user parameter's pool.
 POOL_MAX = 300
 _ADDRESS_FIELDS = (
@@ -108,13 +109,17 @@ def later_pages(tool: ToolRecord, total: int, got: int, token: str, rnd: random.
 
 def fill_pools(graph: VerifiedGraph, rows: dict[str, list[dict[str, Any]]]) -> None:
     """Each user parameter's pool: the values the world's rows give it, each with the area (시도, 시군구) of the
-    row it came from, kept spread over the areas (`user_value` draws an area first)."""
+    row it came from, kept spread over the areas (`user_value` draws an area first). A field of the parameter's
+    name is read from the tool's own rows when they state it (the pharmacy search's names are pharmacies'), from
+    other tools' rows only when they never do (a hospital's name finds no pharmacy)."""
     by_field: dict[str, list[tuple[Any, str]]] = {}
-    for items in rows.values():
+    own: dict[tuple[str, str], list[tuple[Any, str]]] = {}
+    for name, items in rows.items():
         for r in items:
             area = row_area(r)
             for k, v in r.items():
                 by_field.setdefault(norm(k), []).append((v, area))
+                own.setdefault((name, norm(k)), []).append((v, area))
     for tool in graph.tools.values():
         for p in tool.params:
             if graph.role(tool, p) != "user":
@@ -132,7 +137,7 @@ def fill_pools(graph: VerifiedGraph, rows: dict[str, list[dict[str, Any]]]) -> N
                 for f in names:
                     values.extend(by_field.get(norm(f), []))
             elif n not in ("numofrows", "pageno"):
-                values.extend(by_field.get(n, []))
+                values.extend(own.get((tool.name, n)) or by_field.get(n, []))
             unique: dict[str, tuple[Any, str]] = {}
             for x, area in values:
                 v = _pool_value(x)

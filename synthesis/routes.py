@@ -24,7 +24,7 @@ from typing import Any
 
 from graph.concepts import concepts_of, norm
 from graph.models import LinkRecord, ToolRecord
-from graph.regions import SIDO, SIGUNGU
+from graph.regions import FORMER_SIGUNGU, SIDO, SIGUNGU
 
 #: Concepts of a target parameter that locate a place rather than identify an entity.
 PLACE_CONCEPTS = {
@@ -261,16 +261,18 @@ def row_identified(row: dict[str, Any], said: str) -> bool:
 
 def row_area(row: dict[str, Any]) -> str:
     """The 시도 and 시군구 a row is in ("서울특별시 종로구"): read from its address text, else from its area fields
-    (a 시도 name in one field, a 시군구 of it in another); empty when it states none."""
+    (a 시도 name in one field, a 시군구 of it in another); empty when it states none. A 시군구 since merged or
+    split (인천 중구, 동구, 서구 before 2026-07) is an area of its own: addresses and data still name it."""
     words = [w for v in row.values() if isinstance(v, str) for w in v.split()]
     found = ""
     for i, w in enumerate(words):
         sido = w if w in SIGUNGU else next((k for k, short in SIDO.items() if short == w), None)
         if sido is None:
             continue
-        if i + 1 < len(words) and words[i + 1] in SIGUNGU.get(sido, ()):
+        units = (*SIGUNGU.get(sido, ()), *FORMER_SIGUNGU.get(sido, {}))
+        if i + 1 < len(words) and words[i + 1] in units:
             return f"{sido} {words[i + 1]}"  # an address: the 시군구 right after its 시도
-        sgg = next((x for x in words if x in SIGUNGU.get(sido, ())), None)
+        sgg = next((x for x in words if x in units), None)
         if sgg is not None and not found:
             found = f"{sido} {sgg}"
     return found
