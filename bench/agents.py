@@ -19,7 +19,6 @@ An agent sees an `EpisodeContext` and returns an `AgentReply`; it never raises f
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import time
@@ -27,12 +26,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import httpx
 
 from bench.gold import GoldError, compute_facts, depends, from_value, resolve_args, when_holds
+from bench.records import AgentInfo, ChatMessage, TemplateMessage, WireToolCall
 from bench.tasks import FromArg, GoldStep, Task, UserArg
+from core.json_types import JsonObject
 from execution.result import CallResult
 from execution.tool_calls import parse_tool_calls, strip_think
 from synthesis.facts import render_fact
@@ -62,7 +63,7 @@ class AgentReply:
 @dataclass
 class EpisodeContext:
     task: Task
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     tools: list[dict[str, Any]]
     now: datetime
     user_turn: int = 0
@@ -73,7 +74,7 @@ class EpisodeContext:
 class Agent(Protocol):
     name: str
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> AgentInfo: ...
 
     async def reply(self, ctx: EpisodeContext) -> AgentReply: ...
 
@@ -151,28 +152,50 @@ def _parsable_arguments(arguments: Any) -> str:
     return "{}"
 
 
-def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation as an OpenAI-compatible server parses it: every assistant tool call with a name and
-    arguments that decode to a JSON object (vLLM json.loads replayed arguments and fails the request otherwise).
-    The episode's own record keeps what the model wrote."""
+def wire_messages(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The conversation as an OpenAI-compatible server parses it: every assistant tool call with arguments that
+    decode to a JSON object (vLLM json.loads replayed arguments and fails the request otherwise). The episode's
+    own record keeps what the model wrote."""
+    out = []
+    for m in messages:
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            calls: list[WireToolCall] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {
+                        "name": c["function"]["name"],
+                        "arguments": _parsable_arguments(c["function"]["arguments"]),
+                    },
+                }
+                for c in m["tool_calls"]
+            ]
+            m = {**m, "tool_calls": calls}
+        out.append(m)
+    return out
+
+
+def template_messages(messages: list[Any]) -> list[TemplateMessage]:
+    """OpenAI wire messages (an episode's, or a request's as `bench.serve_local` receives them) as chat templates
+    take them: tool-call arguments as objects ({} when they are not one), no content as ""."""
     out = []
     for m in messages:
         if m.get("role") == "assistant" and m.get("tool_calls"):
             calls = []
             for c in m["tool_calls"]:
-                fn = c.get("function") if isinstance(c.get("function"), dict) else {}
-                calls.append(
-                    {
-                        **c,
-                        "type": "function",
-                        "function": {
-                            "name": str(fn.get("name") or ""),
-                            "arguments": _parsable_arguments(fn.get("arguments")),
-                        },
-                    }
-                )
+                fn = dict(c.get("function") or {})
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args or "{}")
+                    except json.JSONDecodeError:
+                        args = {}
+                fn["arguments"] = args if isinstance(args, dict) else {}
+                calls.append({**c, "type": "function", "function": fn})
             m = {**m, "tool_calls": calls}
-        out.append(m)
+        if m.get("content") is None:
+            m = {**m, "content": ""}
+        out.append(cast(TemplateMessage, m))
     return out
 
 
@@ -215,7 +238,7 @@ class OpenAIChatAgent:
                 headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, transport=transport)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentInfo:
         return {
             "adapter": "openai",
             "endpoint": self.url,
@@ -268,23 +291,6 @@ class OpenAIChatAgent:
         )
 
 
-def _template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Chat-template messages: tool-call arguments as objects (what tool-aware templates expect; a malformed call
-    as {}, like `wire_messages`)."""
-    out = []
-    for m in wire_messages(messages):
-        if m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c["function"])
-                with contextlib.suppress(json.JSONDecodeError, TypeError):
-                    fn["arguments"] = json.loads(fn.get("arguments") or "{}")
-                calls.append({**c, "function": fn})
-            m = {**m, "tool_calls": calls}
-        out.append(m)
-    return out
-
-
 class TransformersAgent:
     """A local transformers model directory (tokenizer with a tool-aware chat template, causal LM)."""
 
@@ -312,7 +318,7 @@ class TransformersAgent:
         self._lock = asyncio.Lock()
         self._loaded: tuple[Any, Any] | None = None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentInfo:
         return {
             "adapter": "transformers",
             "model_dir": str(self.model_dir),
@@ -341,12 +347,12 @@ class TransformersAgent:
             self._loaded = (tok, model)
         return self._loaded
 
-    def _generate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> tuple[str, int, int]:
+    def _generate(self, messages: list[ChatMessage], tools: list[dict[str, Any]]) -> tuple[str, int, int]:
         import torch
 
         tok, model = self._load()
         prompt = tok.apply_chat_template(
-            _template_messages(messages), tools=tools, add_generation_prompt=True, tokenize=False
+            template_messages(wire_messages(messages)), tools=tools, add_generation_prompt=True, tokenize=False
         )
         enc = tok(prompt, return_tensors="pt", add_special_tokens=False)
         ids = enc["input_ids"]
@@ -400,7 +406,7 @@ class NoToolAgent:
 
     name = "no_tool"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentInfo:
         return {"adapter": "reference", "model": "no_tool"}
 
     async def aclose(self) -> None:
@@ -416,15 +422,15 @@ class OracleAgent:
 
     name = "oracle"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentInfo:
         return {"adapter": "reference", "model": self.name}
 
     async def aclose(self) -> None:
         return None
 
     def adjust(
-        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, task: Task, step: GoldStep, args: JsonObject, results: dict[str, CallResult], scratch: dict[str, Any]
+    ) -> JsonObject:
         return args
 
     def answer(self, task: Task, results: dict[str, CallResult]) -> str:
@@ -473,7 +479,7 @@ class OracleAgent:
         return AgentReply(self.answer(task, results))
 
 
-def _corrupt_text(value: Any) -> Any:
+def _corrupt_text(value: Any) -> str:
     text = str(value)
     digits = [i for i, ch in enumerate(text) if ch.isdigit()]
     if digits:
@@ -493,8 +499,8 @@ class WrongCallsAgent(OracleAgent):
         self.affected: set[str] = set()
 
     def adjust(
-        self, task: Task, step: GoldStep, args: dict[str, Any], results: dict[str, CallResult], scratch: dict[str, Any]
-    ) -> dict[str, Any]:
+        self, task: Task, step: GoldStep, args: JsonObject, results: dict[str, CallResult], scratch: dict[str, Any]
+    ) -> JsonObject:
         if scratch.get("corrupted"):
             return args
         if step.expect != "ok":
@@ -503,7 +509,7 @@ class WrongCallsAgent(OracleAgent):
         for name, src in step.args.items():
             if isinstance(src, FromArg):
                 try:
-                    _, row = from_value(src, results)
+                    row = from_value(src, results).row
                 except GoldError:
                     continue
                 right = str(args[name])

@@ -23,6 +23,7 @@ from bench.agents import REFERENCE_AGENTS, Agent, OpenAIChatAgent, TransformersA
 from bench.backends import LiveBackend, ReplayBackend, Snapshot, SnapshotError
 from bench.check import CheckResult, check_tasks
 from bench.gold import clock_now
+from bench.records import EnvMeta
 from bench.run import BenchEnv, BenchError
 from bench.tasks import Task, TaskError, check_tools, load_tasks
 from core.settings import Settings
@@ -92,9 +93,16 @@ async def open_env(
                 recorder.save(record)
 
 
-def _meta(upstream: str, graph_snapshot: str, now: datetime, snapshot: str = "") -> dict[str, Any]:
-    meta = {"upstream": upstream, **({"snapshot": snapshot} if snapshot else {})}
-    return {**meta, "graph_snapshot": graph_snapshot, "clock": now.isoformat()}
+def _meta(upstream: str, graph_snapshot: str, now: datetime, snapshot: str = "") -> EnvMeta:
+    meta: EnvMeta = {
+        "upstream": upstream,
+        "snapshot": snapshot,
+        "graph_snapshot": graph_snapshot,
+        "clock": now.isoformat(),
+    }
+    if not snapshot:
+        del meta["snapshot"]
+    return meta
 
 
 def select_tasks(tasks_dir: Path | None, only: str = "") -> list[Task]:

@@ -12,10 +12,19 @@ import random
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from bench.agents import Agent, AgentReply, EpisodeContext, ToolCall
 from bench.backends import Backend
+from bench.records import (
+    CallRecord,
+    CanonicalEpisode,
+    ChatMessage,
+    EpisodeRecord,
+    FirstReply,
+    Tokens,
+    TurnRecord,
+)
 from bench.tasks import Task
 from execution.canonical import canonical_call
 from execution.result import CallResult, Outcome
@@ -33,7 +42,15 @@ def system_prompt(now: datetime) -> str:
     return system_text(now if now.tzinfo else now.replace(tzinfo=KST))
 
 
-def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dict[str, Any]], list[str]]:
+@dataclass(frozen=True)
+class Offered:
+    """The function specs offered in a task and which of them are distractors."""
+
+    specs: list[dict[str, Any]]
+    distractors: list[str]
+
+
+def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> Offered:
     """The function specs offered in a task (named subset plus seeded distractors, or the whole registry)."""
     if "*" in task.tools.offered:
         names = sorted(registry)
@@ -45,7 +62,7 @@ def offered_tools(task: Task, registry: dict[str, ToolRecord]) -> tuple[list[dic
         distractors = rnd.sample(others, min(task.tools.distractors, len(others)))
         names = [*names, *distractors]
         rnd.shuffle(names)
-    return [function_spec(registry[n]) for n in names], distractors
+    return Offered([function_spec(registry[n]) for n in names], distractors)
 
 
 def tool_message(obs: CallResult, tool: ToolLike = None) -> str:
@@ -61,8 +78,8 @@ def tool_message(obs: CallResult, tool: ToolLike = None) -> str:
     )
 
 
-def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, Any]:
-    msg: dict[str, Any] = {"role": "assistant", "content": reply.content or ""}
+def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> ChatMessage:
+    msg: ChatMessage = {"role": "assistant", "content": reply.content or ""}
     if calls:
         msg["tool_calls"] = [
             {
@@ -82,14 +99,14 @@ def _assistant_message(reply: AgentReply, calls: list[ToolCall]) -> dict[str, An
 class _Tally:
     """What an episode accumulates over its turns (the record's behaviour fields)."""
 
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[TurnRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
     status: str = "answered"
     error: str = ""
     final: str = ""
-    first_reply: dict[str, Any] | None = None
+    first_reply: FirstReply | None = None
     model_ms: float = 0.0
-    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
+    tokens: Tokens = field(default_factory=lambda: Tokens(prompt=0, completion=0))
     seq: int = 0
 
 
@@ -102,13 +119,13 @@ async def run_episode(
     now: datetime,
     trial: int = 0,
     max_turns: int = DEFAULT_MAX_TURNS,
-) -> dict[str, Any]:
+) -> EpisodeRecord:
     """Play one episode and return its record (JSON-ready). Never raises for anything the model does."""
     started = time.perf_counter()
-    specs, distractors = offered_tools(task, registry)
-    offered = {s["function"]["name"] for s in specs}
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(now)}]
-    ctx = EpisodeContext(task=task, messages=messages, tools=specs, now=now)
+    tools = offered_tools(task, registry)
+    offered = {s["function"]["name"] for s in tools.specs}
+    messages: list[ChatMessage] = [{"role": "system", "content": system_prompt(now)}]
+    ctx = EpisodeContext(task=task, messages=messages, tools=tools.specs, now=now)
     tally = _Tally()
     for ui, user_text in enumerate(task.turns):
         messages.append({"role": "user", "content": user_text})
@@ -120,7 +137,7 @@ async def run_episode(
             tally.status, tally.error = "loop", f"no final answer after {max_turns} model turns"
             break
     harness_ms = (time.perf_counter() - started) * 1000 - tally.model_ms
-    return _episode_record(task, agent, backend, ctx, tally, offered, distractors, trial, harness_ms)
+    return _episode_record(task, agent, backend, ctx, tally, offered, tools.distractors, trial, harness_ms)
 
 
 async def _user_turn(
@@ -128,7 +145,7 @@ async def _user_turn(
     backend: Backend,
     registry: dict[str, ToolRecord],
     ctx: EpisodeContext,
-    messages: list[dict[str, Any]],
+    messages: list[ChatMessage],
     offered: set[str],
     tally: _Tally,
     ui: int,
@@ -168,12 +185,12 @@ async def _user_turn(
     return False
 
 
-def _record_turn(tally: _Tally, reply: AgentReply, ui: int, mt: int) -> dict[str, Any]:
+def _record_turn(tally: _Tally, reply: AgentReply, ui: int, mt: int) -> TurnRecord:
     """Count the reply's time and tokens and append its (still empty) turn record."""
     tally.model_ms += reply.latency_ms
     tally.tokens["prompt"] += reply.prompt_tokens
     tally.tokens["completion"] += reply.completion_tokens
-    turn: dict[str, Any] = {
+    turn: TurnRecord = {
         "user_turn": ui,
         "model_turn": mt,
         "content": reply.content,
@@ -201,7 +218,7 @@ def _unique_ids(tool_calls: list[ToolCall], ctx: EpisodeContext, tally: _Tally) 
 
 def _record_call(
     tally: _Tally,
-    turn: dict[str, Any],
+    turn: TurnRecord,
     c: ToolCall,
     obs: CallResult,
     content: str,
@@ -247,7 +264,7 @@ def _episode_record(
     distractors: list[str],
     trial: int,
     harness_ms: float,
-) -> dict[str, Any]:
+) -> EpisodeRecord:
     return {
         "task": task.id,
         "category": task.category,
@@ -285,10 +302,11 @@ async def _execute(call: ToolCall, offered: set[str], backend: Backend) -> CallR
 TIMING_FIELDS = ("model_ms", "harness_ms", "mode")
 
 
-def canonical_episode(ep: dict[str, Any]) -> dict[str, Any]:
+def canonical_episode(ep: EpisodeRecord) -> CanonicalEpisode:
+    """The episode without what depends on time (`TIMING_FIELDS` and each turn's latency)."""
     out = {k: v for k, v in ep.items() if k not in TIMING_FIELDS}
     out["turns"] = [{k: v for k, v in t.items() if k != "latency_ms"} for t in ep["turns"]]
-    return out
+    return cast(CanonicalEpisode, out)
 
 
 __all__ = ["DEFAULT_MAX_TURNS", "canonical_episode", "offered_tools", "run_episode", "tool_message"]

@@ -10,8 +10,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from bench.backends import Backend
+from bench.records import GoldRecord
 from bench.tasks import ConstArg, DateArg, FactSpec, FromArg, GoldStep, Row, Task, UserArg, When, Where
 from core.errors import KopaError
+from core.json_types import JsonObject
 from execution.result import CallResult, Outcome
 from execution.view import ToolLike, parameters
 from graph import transforms
@@ -49,7 +51,7 @@ def clock_value(src: DateArg, now: datetime) -> str:
     return base.strftime(src.format)
 
 
-def pick_row(items: list[dict[str, Any]], row: Row) -> dict[str, Any] | None:
+def pick_row(items: list[dict[str, Any]], row: Row) -> JsonObject | None:
     if isinstance(row, Where):
         for it in items:
             if all(str(it.get(k)) == str(v) for k, v in row.where.items()):
@@ -58,7 +60,15 @@ def pick_row(items: list[dict[str, Any]], row: Row) -> dict[str, Any] | None:
     return items[row] if -len(items) <= row < len(items) else None
 
 
-def from_value(src: FromArg | When, results: dict[str, CallResult]) -> tuple[Any, dict[str, Any]]:
+@dataclass(frozen=True)
+class Picked:
+    """The value a `from:` (or `when:`) reads, and the row it comes from."""
+
+    value: Any
+    row: JsonObject
+
+
+def from_value(src: FromArg | When, results: dict[str, CallResult]) -> Picked:
     obs = results.get(src.from_)
     if obs is None:
         raise GoldError(f"step {src.from_!r} has no result")
@@ -67,20 +77,18 @@ def from_value(src: FromArg | When, results: dict[str, CallResult]) -> tuple[Any
         raise GoldError(f"step {src.from_!r} has no row {_row_text(src.row)} ({len(obs.items)} rows)")
     if src.field not in row or row[src.field] in (None, ""):
         raise GoldError(f"step {src.from_!r} row {_row_text(src.row)} has no field {src.field!r}")
-    return row[src.field], row
+    return Picked(row[src.field], row)
 
 
 def _row_text(row: Row) -> str:
     return str(row) if isinstance(row, int) else str(row.where)
 
 
-def resolve_args(
-    step: GoldStep, results: dict[str, CallResult], now: datetime, tool: ToolLike = None
-) -> dict[str, Any]:
+def resolve_args(step: GoldStep, results: dict[str, CallResult], now: datetime, tool: ToolLike = None) -> JsonObject:
     """The step's arguments. With the step's `tool`, a single `from:` value into a parameter its schema types
     `array` is sent as a one-item list (a business number into `b_no`), as the wrap_list transform would."""
     props = parameters(tool).get("properties") or {}
-    args: dict[str, Any] = {}
+    args: JsonObject = {}
     for name, src in step.args.items():
         if isinstance(src, UserArg):
             args[name] = src.user
@@ -89,13 +97,9 @@ def resolve_args(
         elif isinstance(src, DateArg):
             args[name] = clock_value(src, now)
         elif isinstance(src, FromArg):
-            value, row = from_value(src, results)
+            picked = from_value(src, results)
             try:
-                args[name] = (
-                    transforms.apply(src.transform, value, row)
-                    if src.transform
-                    else transforms.apply(transforms.IDENTITY, value, row)
-                )
+                args[name] = transforms.apply(src.transform or transforms.IDENTITY, picked.value, picked.row)
             except transforms.TransformError as exc:
                 raise GoldError(f"step {step.id!r} argument {name!r}: transform failed: {exc}") from None
             if (props.get(name) or {}).get("type") == "array" and not isinstance(args[name], list):
@@ -113,7 +117,7 @@ def _num(v: Any) -> float | None:
 def when_holds(when: When | None, results: dict[str, CallResult]) -> bool:
     if when is None:
         return True
-    value, _ = from_value(when, results)
+    value = from_value(when, results).value
     if when.op == "in":
         options = when.value if isinstance(when.value, list) else [when.value]
         return str(value) in {str(o) for o in options}
@@ -208,7 +212,7 @@ class GoldResult:
     def tools(self) -> list[str]:
         return [c.tool for c in self.calls]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GoldRecord:
         return {
             "task": self.task,
             "skipped": self.skipped,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 
 from bench.agents import OracleAgent
 from bench.episode import run_episode
+from bench.records import EpisodeRecord, GoldRecord
 from bench.run import BenchEnv, prepare_gold
 from bench.scores import score_episode
 from bench.tasks import Task
@@ -75,12 +77,10 @@ def load_corpus(folder: Path = CORPUS) -> list[Labelled]:
     return out
 
 
-async def oracle_episodes(
-    tasks: list[Task], env: BenchEnv
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+async def oracle_episodes(tasks: list[Task], env: BenchEnv) -> tuple[dict[str, GoldRecord], dict[str, EpisodeRecord]]:
     """The executed gold programs and the oracle's episode of every task: the context each answer is judged in."""
     gold, _ = await prepare_gold(tasks, env.backend, env.now)
-    episodes: dict[str, dict[str, Any]] = {}
+    episodes: dict[str, EpisodeRecord] = {}
     for task in tasks:
         if task.id in gold:
             episodes[task.id] = await run_episode(task, OracleAgent(), env.backend, env.registry, now=env.now)
@@ -89,8 +89,8 @@ async def oracle_episodes(
 
 def decide(
     task: Task,
-    gold: dict[str, Any],
-    episode: dict[str, Any],
+    gold: Mapping[str, Any],
+    episode: Mapping[str, Any],
     answer: str,
     *,
     tools: dict[str, ToolRecord] | None = None,
@@ -108,8 +108,8 @@ def decide(
 def evaluate(
     items: list[Labelled],
     tasks: dict[str, Task],
-    gold: dict[str, dict[str, Any]],
-    episodes: dict[str, dict[str, Any]],
+    gold: Mapping[str, Mapping[str, Any]],
+    episodes: Mapping[str, Mapping[str, Any]],
     *,
     tools: dict[str, ToolRecord] | None = None,
     now: datetime | None = None,

@@ -7,6 +7,7 @@ labelled with its run folder and its k."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ def _args(args: Any) -> str:
     return json.dumps(args, ensure_ascii=False, default=str) if args is not None else "(unreadable)"
 
 
-def failure_examples(doc: dict[str, Any], *, limit: int = MAX_EXAMPLES) -> list[str]:
+def failure_examples(doc: Mapping[str, Any], *, limit: int = MAX_EXAMPLES) -> list[str]:
     """Markdown: one example per failed task (its first failed trial): the reason, the failed checks, the
     missing facts, the missed calls, and the last messages of the episode."""
     episodes = {(e["task"], int(e["trial"])): e for e in doc.get("episodes", [])}
@@ -109,7 +110,7 @@ def failure_examples(doc: dict[str, Any], *, limit: int = MAX_EXAMPLES) -> list[
     return lines
 
 
-def replay_misses(doc: dict[str, Any], *, limit: int = 20) -> list[str]:
+def replay_misses(doc: Mapping[str, Any], *, limit: int = 20) -> list[str]:
     """Markdown: the calls replay could not answer, most frequent first."""
     counts: dict[str, int] = {}
     for e in doc.get("episodes", []):
@@ -151,7 +152,7 @@ def _group_table(title: str, group: dict[str, Any], k: int, label: str = "group"
     return [*lines, ""]
 
 
-def plots(out: Path, doc: dict[str, Any]) -> list[str]:
+def plots(out: Path, doc: Mapping[str, Any]) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -193,7 +194,7 @@ def plots(out: Path, doc: dict[str, Any]) -> list[str]:
     return made
 
 
-def write_report(out: Path, doc: dict[str, Any], *, with_plots: bool = True) -> Path:
+def write_report(out: Path, doc: Mapping[str, Any], *, with_plots: bool = True) -> Path:
     """report.md (and its PNGs) next to results.json."""
     sc = doc["scores"]
     run = doc["run"]

@@ -11,15 +11,16 @@ import asyncio
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.agents import Agent
 from bench.backends import Backend
 from bench.episode import DEFAULT_MAX_TURNS, run_episode
 from bench.gold import GoldError, execute_gold
+from bench.records import EnvMeta, EpisodeRecord, GoldRecord, ResultsDoc, RunMeta
 from bench.scores import aggregate, score_episode
 from bench.tasks import Task, task_set_hash
 from core.errors import KopaError
@@ -36,15 +37,15 @@ class BenchEnv:
     registry: dict[str, ToolRecord]
     backend: Backend
     now: datetime
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: EnvMeta
 
 
 async def prepare_gold(
     tasks: list[Task], backend: Backend, now: datetime, *, concurrency: int = 8
-) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+) -> tuple[dict[str, GoldRecord], dict[str, str]]:
     """Execute every task's gold program: (gold by task id, refusal reason by task id)."""
     sem = asyncio.Semaphore(concurrency)
-    gold: dict[str, dict[str, Any]] = {}
+    gold: dict[str, GoldRecord] = {}
     refused: dict[str, str] = {}
 
     async def one(t: Task) -> None:
@@ -58,18 +59,18 @@ async def prepare_gold(
     return gold, refused
 
 
-def read_episodes(path: Path) -> list[dict[str, Any]]:
+def read_episodes(path: Path) -> list[EpisodeRecord]:
     """Finished episodes of a results file; a torn or corrupt line (a crash mid-write) is skipped."""
     if not path.exists():
         return []
-    out = []
+    out: list[EpisodeRecord] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             doc = json.loads(line)
         except json.JSONDecodeError:
             continue
         if isinstance(doc, dict) and "task" in doc and "trial" in doc:
-            out.append(doc)
+            out.append(cast(EpisodeRecord, doc))  # a line `_Writer.write` wrote
     return out
 
 
@@ -86,7 +87,7 @@ class _Writer:
                     fh.write("\n")
         self.fh = path.open("a", encoding="utf-8")
 
-    def write(self, ep: dict[str, Any]) -> None:
+    def write(self, ep: EpisodeRecord) -> None:
         self.fh.write(json.dumps(ep, ensure_ascii=False, default=str) + "\n")
         self.fh.flush()
         os.fsync(self.fh.fileno())
@@ -95,7 +96,7 @@ class _Writer:
         self.fh.close()
 
 
-def _harness_failure(task: Task, trial: int, agent: Agent, mode: str, exc: BaseException) -> dict[str, Any]:
+def _harness_failure(task: Task, trial: int, agent: Agent, mode: str, exc: BaseException) -> EpisodeRecord:
     return {
         "task": task.id,
         "category": task.category,
@@ -130,13 +131,28 @@ async def run_bench(
     seed: int = 0,
     resume: bool = True,
     progress: Any = None,
-) -> dict[str, Any]:
+) -> ResultsDoc:
     """Run (or resume) the benchmark into `out` and return the results document (also written to results.json)."""
     if k < 1 or concurrency < 1 or max_turns < 1:
         raise BenchError("k, concurrency and max turns must be at least 1")
     out.mkdir(parents=True, exist_ok=True)
     tset = task_set_hash(tasks)
-    run_meta = {
+    run_file = out / "run.json"
+    ep_file = out / "episodes.jsonl"
+    started_at = utcnow()
+    if run_file.exists() and resume:
+        old = json.loads(run_file.read_text(encoding="utf-8"))
+        same = {"agent": agent.name, "task_set_hash": tset, "mode": env.backend.mode}
+        for key, value in same.items():
+            if old.get(key) != value:
+                raise BenchError(
+                    f"{out} holds a run with another {key} ({old.get(key)} != {value}): "
+                    "use another --out or --no-resume"
+                )
+        started_at = old.get("started_at", started_at)
+    else:
+        ep_file.unlink(missing_ok=True)
+    run_meta: RunMeta = {
         "agent": agent.name,
         "model": agent.describe(),
         "mode": env.backend.mode,
@@ -146,21 +162,8 @@ async def run_bench(
         "max_turns": max_turns,
         "seed": seed,
         **env.meta,
+        "started_at": started_at,
     }
-    run_file = out / "run.json"
-    ep_file = out / "episodes.jsonl"
-    if run_file.exists() and resume:
-        old = json.loads(run_file.read_text(encoding="utf-8"))
-        for key in ("agent", "task_set_hash", "mode"):
-            if old.get(key) != run_meta.get(key):
-                raise BenchError(
-                    f"{out} holds a run with another {key} ({old.get(key)} != {run_meta.get(key)}): "
-                    "use another --out or --no-resume"
-                )
-        run_meta["started_at"] = old.get("started_at", utcnow())
-    else:
-        ep_file.unlink(missing_ok=True)
-        run_meta["started_at"] = utcnow()
     run_file.write_text(json.dumps(run_meta, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
 
     gold, refused = await prepare_gold(tasks, env.backend, env.now)
@@ -206,8 +209,8 @@ async def run_bench(
 def finish(
     out: Path,
     tasks: list[Task],
-    run_meta: dict[str, Any],
-    gold: dict[str, dict[str, Any]],
+    run_meta: RunMeta,
+    gold: dict[str, GoldRecord],
     refused: dict[str, str],
     k: int,
     *,
@@ -215,9 +218,9 @@ def finish(
     wall_s: float = 0.0,
     resumed: int = 0,
     tools: dict[str, ToolRecord] | None = None,
-) -> dict[str, Any]:
+) -> ResultsDoc:
     by_id = {t.id: t for t in tasks}
-    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    latest: dict[tuple[str, int], EpisodeRecord] = {}
     for e in read_episodes(out / "episodes.jsonl"):
         if e["task"] in gold and e["task"] in by_id and int(e["trial"]) < k:
             latest[(e["task"], int(e["trial"]))] = e
@@ -226,7 +229,7 @@ def finish(
     now = datetime.fromisoformat(clock) if isinstance(clock, str) and clock else None
     scored = [score_episode(by_id[e["task"]], gold[e["task"]], e, tools, now=now) for e in episodes]
     scores = aggregate(scored, k, seed=seed)
-    doc = {
+    doc: ResultsDoc = {
         "run": {
             **run_meta,
             "finished_at": utcnow(),

@@ -12,11 +12,13 @@ import random
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from datetime import datetime
 from math import comb, sqrt
 from statistics import mean
 from typing import Any
 
+from bench.records import ScoredEpisode, Scores, Summary
 from bench.tasks import FromArg, Task
 from execution.canonical import canonical_value, spec_of
 from graph.models import ToolRecord
@@ -70,7 +72,7 @@ _CHECK_FAILURE = {
 }
 
 
-def failure_reason(ep: dict[str, Any], checks: dict[str, bool]) -> str | None:
+def failure_reason(ep: Mapping[str, Any], checks: dict[str, bool]) -> str | None:
     """Why an episode failed (one of FAILURES), None when it passed."""
     failed = {_CHECK_FAILURE[c] for c, ok in checks.items() if not ok}
     if not failed:
@@ -107,7 +109,7 @@ def _arg_values(
     return out
 
 
-def seen_in(task: Task, ep: dict[str, Any], now: datetime | None = None) -> Seen:
+def seen_in(task: Task, ep: Mapping[str, Any], now: datetime | None = None) -> Seen:
     """What the model of an episode saw: every tool result it read, the user's turns and the clock."""
     results = tuple(str(r.get("content", "")) for t in ep.get("turns", []) for r in t.get("results", []))
     sent = tuple(str(v) for c in ep.get("calls", []) for v in (c.get("args") or {}).values())
@@ -116,12 +118,12 @@ def seen_in(task: Task, ep: dict[str, Any], now: datetime | None = None) -> Seen
 
 def score_episode(
     task: Task,
-    gold: dict[str, Any],
-    ep: dict[str, Any],
+    gold: Mapping[str, Any],
+    ep: Mapping[str, Any],
     tools: dict[str, ToolRecord] | None = None,
     *,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> ScoredEpisode:
     """Pass/fail and diagnostics of one episode against the task and its executed gold program, the answer judged
     by what it claims against what the model saw (`synthesis.facts.check_answer`). With `tools`, arguments compare
     after the tools' canonicalisation (documented defaults, number and text forms)."""
@@ -253,9 +255,9 @@ def _avg(xs: list[float | None]) -> float | None:
     return round(mean(vals), 4) if vals else None
 
 
-def summarise(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[str, Any]:
+def summarise(scored: list[ScoredEpisode], k: int, *, seed: int = 0) -> Summary:
     """Aggregates of a group of scored episodes (tasks with their trials)."""
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_task: dict[str, list[ScoredEpisode]] = defaultdict(list)
     for s in scored:
         by_task[s["task"]].append(s)
     hat = [pass_hat_k(len(v), sum(x["passed"] for x in v), k) for v in by_task.values()]
@@ -285,16 +287,16 @@ def summarise(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[st
         "loops": sum(1 for s in scored if s["status"] == "loop"),
         "replay_misses": sum(s["replay_misses"] for s in scored),
         "replay_miss_episodes": sum(1 for s in scored if s["replay_misses"]),
-        "failures": dict(sorted(Counter(s["failure"] for s in scored if s.get("failure")).items())),
+        "failures": dict(sorted(Counter(f for s in scored if (f := s["failure"])).items())),
     }
 
 
-def aggregate(scored: list[dict[str, Any]], k: int, *, seed: int = 0) -> dict[str, Any]:
+def aggregate(scored: list[ScoredEpisode], k: int, *, seed: int = 0) -> Scores:
     """Overall, per category, per provider and per number of gold calls summaries, and the irrelevance refusal
     rate."""
-    cats: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    provs: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    sizes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    cats: dict[str, list[ScoredEpisode]] = defaultdict(list)
+    provs: dict[str, list[ScoredEpisode]] = defaultdict(list)
+    sizes: dict[str, list[ScoredEpisode]] = defaultdict(list)
     for s in scored:
         cats[s["category"]].append(s)
         sizes[gold_bucket(s["gold_calls"])].append(s)

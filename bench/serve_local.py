@@ -20,41 +20,20 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 
+from bench.agents import template_messages
+from bench.records import ChatCompletion, ChatMessage, ModelList
 from execution.tool_calls import parse_tool_calls, strip_think
 
 SPECIAL_TEXT = ("<|im_end|>", "<|endoftext|>", "</s>", "<eos>")
 
 
-def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI wire messages as chat templates take them: tool-call arguments as objects ({} when they are not)."""
-    out = []
-    for m in messages:
-        if m.get("role") == "assistant" and m.get("tool_calls"):
-            calls = []
-            for c in m["tool_calls"]:
-                fn = dict(c.get("function") or {})
-                args = fn.get("arguments")
-                if isinstance(args, str):
-                    try:
-                        args = json.loads(args or "{}")
-                    except json.JSONDecodeError:
-                        args = {}
-                fn["arguments"] = args if isinstance(args, dict) else {}
-                calls.append({**c, "type": "function", "function": fn})
-            m = {**m, "tool_calls": calls}
-        if m.get("content") is None:
-            m = {**m, "content": ""}
-        out.append(m)
-    return out
-
-
-def completion(text: str, tools: list[dict[str, Any]] | None, model: str, n_in: int, n_out: int) -> dict[str, Any]:
+def completion(text: str, tools: list[dict[str, Any]] | None, model: str, n_in: int, n_out: int) -> ChatCompletion:
     """The chat completion of one generated text: calls read from it as `tool_calls`, the rest as content."""
     for special in SPECIAL_TEXT:
         text = text.replace(special, "")
     content, calls = parse_tool_calls(strip_think(text), tools)
     readable = [c for c in calls if c.arguments is not None]
-    message: dict[str, Any] = {"role": "assistant", "content": content if readable else strip_think(text)}
+    message: ChatMessage = {"role": "assistant", "content": content if readable else strip_think(text)}
     if readable:
         message["tool_calls"] = [
             {
@@ -133,12 +112,12 @@ def make_app(model_dir: Path, name: str, *, chat_template_kwargs: dict[str, Any]
     local = LocalModel(model_dir, chat_template_kwargs=chat_template_kwargs)
     app = FastAPI(title=f"kopa serve-local {name}")
 
-    @app.get("/v1/models")
-    def models() -> dict[str, Any]:
+    @app.get("/v1/models", response_model=None)  # the typed dict is the body, as built
+    def models() -> ModelList:
         return {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "local"}]}
 
-    @app.post("/v1/chat/completions")
-    async def chat(request: Request) -> dict[str, Any]:
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat(request: Request) -> ChatCompletion:
         body = await request.json()
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise HTTPException(400, "a chat completion request needs a messages list")

@@ -20,6 +20,7 @@ from bench.compare import MARGIN, compare_all
 from bench.environment import MODES, catalog_registry, make_agent, open_env, select_tasks, validate_tasks
 from bench.judge_eval import CORPUS, evaluate, load_corpus, oracle_episodes, render
 from bench.overlap import overlap_report
+from bench.records import CheckSummary, ResultsDoc, RunSummary
 from bench.report import write_report
 from bench.run import BenchEnv, BenchError, run_bench
 from bench.serve_local import serve as serve_local
@@ -114,7 +115,7 @@ def run_cmd(
         api_key_env=api_key_env,
     )
 
-    async def go() -> dict[str, Any]:
+    async def go() -> ResultsDoc:
         try:
             async with bench_env(mode=mode, live=live, snapshot=snapshot, record=record) as env:
                 return await run_bench(
@@ -139,7 +140,7 @@ def run_cmd(
     typer.echo(f"results in {out / 'results.json'}; report: {report}", err=True)
 
 
-def run_summary(doc: dict[str, Any], agent: str, mode: str) -> dict[str, Any]:
+def run_summary(doc: ResultsDoc, agent: str, mode: str) -> RunSummary:
     """The one JSON line `kopa bench run` prints: the overall scores of a results document."""
     o = doc["scores"]["overall"]
     return {
@@ -221,7 +222,7 @@ def check_summary(
     results: dict[str, CheckResult],
     errors: list[str],
     invalid: list[InvalidTask] | None = None,
-) -> dict[str, Any]:
+) -> CheckSummary:
     """The one JSON line `kopa bench check` prints, counting tasks (not problem lines): every task (`tasks`) is
     `valid`, `refused` (its gold program, solvability or the oracle's answer) or `invalid` (a schema error, a file
     the loader cannot read, or an unknown tool); tasks by category; refused tasks by class (a task counts once

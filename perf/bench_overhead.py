@@ -17,12 +17,13 @@ from typing import Any
 
 from bench.agents import OracleAgent
 from bench.episode import canonical_episode
+from bench.records import ResultsDoc
 from bench.run import run_bench
 from bench.tasks import load_tasks
 from cli.bench import bench_env
 
 
-async def one_run(tasks: Any, out: Path, k: int, **env_kw: Any) -> tuple[dict[str, Any], float]:
+async def one_run(tasks: Any, out: Path, k: int, **env_kw: Any) -> tuple[ResultsDoc, float]:
     async with bench_env(**env_kw) as env:
         started = time.perf_counter()
         doc = await run_bench(tasks, OracleAgent(), env, out, k=k, concurrency=1, resume=False)

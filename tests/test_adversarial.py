@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from bench.agents import OracleAgent
+from bench.records import ResultsDoc, ScoredEpisode
 from bench.run import run_bench
 from bench.tasks import load_tasks
 from cli.bench import bench_env
@@ -47,12 +48,12 @@ pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ResultsDoc]:
     root = tmp_path_factory.mktemp("adversarial")
     snap = root / "snapshot.json"
 
-    async def go() -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
+    async def go() -> dict[str, ResultsDoc]:
+        out: dict[str, ResultsDoc] = {}
         async with bench_env(record=snap) as env:
             out["oracle"] = await run_bench(TASKS, OracleAgent(), env, root / "oracle", k=1, concurrency=8)
         for cls in GAMING_AGENTS:
@@ -63,11 +64,11 @@ def bench_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, 
     return asyncio.run(go())
 
 
-def _with_facts(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _with_facts(doc: ResultsDoc) -> list[ScoredEpisode]:
     return [s for s in doc["scored"] if s["facts_total"] > 0]
 
 
-def test_the_oracle_passes_every_task_with_facts(bench_runs: dict[str, dict[str, Any]]) -> None:
+def test_the_oracle_passes_every_task_with_facts(bench_runs: dict[str, ResultsDoc]) -> None:
     scored = _with_facts(bench_runs["oracle"])
     assert len(scored) >= 100 and not bench_runs["oracle"]["refused"]
     failed = [(s["task"], s["checks"], s["missing"]) for s in scored if not s["passed"]]
@@ -75,7 +76,7 @@ def test_the_oracle_passes_every_task_with_facts(bench_runs: dict[str, dict[str,
 
 
 @pytest.mark.parametrize("agent", [cls.name for cls in GAMING_AGENTS])
-def test_a_gaming_agent_passes_no_task_with_facts(bench_runs: dict[str, dict[str, Any]], agent: str) -> None:
+def test_a_gaming_agent_passes_no_task_with_facts(bench_runs: dict[str, ResultsDoc], agent: str) -> None:
     doc = bench_runs[agent]
     scored = _with_facts(doc)
     assert len(scored) == len(_with_facts(bench_runs["oracle"]))

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from bench.agents import OpenAIChatAgent, OracleAgent, parse_tool_blocks, wire_messages
+from bench.records import ChatMessage, EpisodeRecord, ResultsDoc, WireToolCall
 from bench.run import run_bench
 from bench.tasks import load_tasks
 from cli.bench import bench_env
@@ -116,10 +117,10 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "s.json"
 
 
-def _episode(server: StrictServer, snapshot: Path, out: Path) -> dict[str, Any]:
+def _episode(server: StrictServer, snapshot: Path, out: Path) -> EpisodeRecord:
     agent = OpenAIChatAgent(server.url, "strict-model", timeout_s=10)
 
-    async def go() -> dict[str, Any]:
+    async def go() -> ResultsDoc:
         try:
             async with bench_env(mode="replay", snapshot=snapshot) as env:
                 return await run_bench([TASK], agent, env, out, k=1, max_turns=4)
@@ -128,16 +129,15 @@ def _episode(server: StrictServer, snapshot: Path, out: Path) -> dict[str, Any]:
 
     doc = asyncio.run(go())
     assert len(doc["episodes"]) == 1
-    ep: dict[str, Any] = doc["episodes"][0]
-    return ep
+    return doc["episodes"][0]
 
 
-def _call(cid: str, arguments: str) -> dict[str, Any]:
+def _call(cid: str, arguments: str) -> WireToolCall:
     return {"id": cid, "type": "function", "function": {"name": TOOL, "arguments": arguments}}
 
 
 def test_the_server_is_strict_like_vllm() -> None:
-    bad: list[dict[str, Any]] = [
+    bad: list[ChatMessage] = [
         {"role": "user", "content": "q"},
         {"role": "assistant", "content": "", "tool_calls": [_call("c1", "{oops")]},
         {"role": "tool", "tool_call_id": "c1", "content": "{}"},

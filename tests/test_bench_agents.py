@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from bench.agents import OpenAIChatAgent, TransformersAgent, parse_openai_calls, parse_tool_blocks
+from bench.records import ResultsDoc
 from bench.run import read_episodes, run_bench
 from bench.tasks import Task, load_tasks
 from cli.bench import bench_env
@@ -105,8 +106,8 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "s.json"
 
 
-def _run(agent: Any, out: Path, snapshot: Path, tasks: list[Task] = TASKS) -> dict[str, Any]:
-    async def go() -> dict[str, Any]:
+def _run(agent: Any, out: Path, snapshot: Path, tasks: list[Task] = TASKS) -> ResultsDoc:
+    async def go() -> ResultsDoc:
         try:
             async with bench_env(mode="replay", snapshot=snapshot) as env:
                 return await run_bench(tasks, agent, env, out, k=1, concurrency=2, max_turns=2)
@@ -116,7 +117,7 @@ def _run(agent: Any, out: Path, snapshot: Path, tasks: list[Task] = TASKS) -> di
     return asyncio.run(go())
 
 
-def _assert_scored_failures(doc: dict[str, Any], out: Path, tasks: list[Task] = TASKS) -> None:
+def _assert_scored_failures(doc: ResultsDoc, out: Path, tasks: list[Task] = TASKS) -> None:
     assert doc["run"]["episodes"] == len(tasks) and len(read_episodes(out / "episodes.jsonl")) == len(tasks)
     assert doc["refused"] == {}
     by_cat = doc["scores"]["by_category"]

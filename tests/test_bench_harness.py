@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from bench.agents import AgentReply, EpisodeContext, NoToolAgent, OracleAgent, ToolCall, WrongCallsAgent
 from bench.episode import canonical_episode, run_episode
 from bench.gold import GoldError, execute_gold
+from bench.records import AgentInfo, ChatMessage, EpisodeRecord, ResultsDoc
 from bench.run import read_episodes, run_bench
 from bench.scores import bootstrap_ci, pass_at_k, pass_hat_k, wilson_ci
 from bench.tasks import SHIPPED_TASKS, TaskError, load_tasks, task_set_hash
@@ -39,7 +40,7 @@ def run(coro: Any) -> Any:
 
 async def _bench(agent: Any, out: Path, **env: Any) -> dict[str, Any]:
     async with bench_env(**env) as e:
-        doc: dict[str, Any] = await run_bench(TASKS, agent, e, out, k=2, concurrency=4, resume=False)
+        doc: dict[str, Any] = dict(await run_bench(TASKS, agent, e, out, k=2, concurrency=4, resume=False))
         return doc
 
 
@@ -234,10 +235,10 @@ class Scripted:
 
     def __init__(self, replies: list[AgentReply]) -> None:
         self.replies = replies
-        self.seen: list[list[dict[str, Any]]] = []
+        self.seen: list[list[ChatMessage]] = []
 
-    def describe(self) -> dict[str, Any]:
-        return {"adapter": "test"}
+    def describe(self) -> AgentInfo:
+        return {"adapter": "test", "model": "scripted"}
 
     async def aclose(self) -> None:
         return None
@@ -267,7 +268,7 @@ def test_malformed_unknown_and_looping_calls_are_answered_and_scored(runs: dict[
         ]
     )
 
-    async def go(a: Any, max_turns: int = 8) -> dict[str, Any]:
+    async def go(a: Any, max_turns: int = 8) -> EpisodeRecord:
         async with bench_env(mode="replay", snapshot=runs["snapshot"]) as env:
             return await run_episode(task, a, env.backend, env.registry, now=env.now, max_turns=max_turns)
 
@@ -303,7 +304,7 @@ def test_runs_resume_and_never_lose_recorded_episodes(runs: dict[str, Any], tmp_
     (out / "episodes.jsonl").write_text("\n".join(kept) + "\n" + lines[5][: len(lines[5]) // 2], encoding="utf-8")
     assert len(read_episodes(out / "episodes.jsonl")) == 5  # the torn line (a crash mid-write) is skipped
 
-    async def go(agent: Any, resume: bool = True) -> dict[str, Any]:
+    async def go(agent: Any, resume: bool = True) -> ResultsDoc:
         async with bench_env(mode="replay", snapshot=runs["snapshot"]) as env:
             return await run_bench(TASKS, agent, env, out, k=2, concurrency=3, resume=resume)
 

@@ -87,7 +87,7 @@ async def _bench(
             e = BenchEnv(e.registry, ReplayBackend(e.backend.snapshot), e.now, e.meta)
         if callable(agent):
             agent = agent(e.registry)
-        doc: dict[str, Any] = await run_bench(tasks, agent, e, out, k=k, concurrency=4, resume=False)
+        doc: dict[str, Any] = dict(await run_bench(tasks, agent, e, out, k=k, concurrency=4, resume=False))
         doc["agent_obj"] = agent
         return doc
 

@@ -25,6 +25,7 @@ from bench.bfcl.categories import MULTI_TURN, OFFLINE_DEFAULT, not_run, resolve
 from bench.bfcl.env import data_dir, default_venv, ensure_venv, is_ready
 from bench.bfcl.results import bfcl_summary, compare_columns, load_summary, percent, render_table
 from bench.bfcl.run import BfclRequest, normalise_endpoint, registry_name, run_bfcl
+from bench.records import BfclSummary
 from cli.bfcl import bfcl_cmd
 from core.errors import InvalidInput, NotFound
 from tests.conftest import IN_CI
@@ -64,7 +65,7 @@ def bfcl_data(bfcl_venv: Path) -> Path:
     return data_dir(bfcl_venv)
 
 
-def _run(venv: Path, url: str, out: Path, categories: list[str], **kw: object) -> dict[str, object]:
+def _run(venv: Path, url: str, out: Path, categories: list[str], **kw: object) -> BfclSummary:
     request = BfclRequest(
         endpoint=url,
         model=MODEL,
@@ -78,9 +79,8 @@ def _run(venv: Path, url: str, out: Path, categories: list[str], **kw: object) -
     return run_bfcl(request, log=lambda _line: None)
 
 
-def _accuracies(summary: dict[str, object]) -> dict[str, tuple[float, int]]:
+def _accuracies(summary: BfclSummary) -> dict[str, tuple[float, int]]:
     cats = summary["categories"]
-    assert isinstance(cats, dict)
     return {c: (s["accuracy"], s["total"]) for c, s in cats.items()}
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from bench.serve_local import completion, template_messages
+from bench.agents import template_messages
+from bench.serve_local import completion
 from training.tiny import FAMILIES, chat_template
 
 TOOLS: list[dict[str, Any]] = [

@@ -15,6 +15,7 @@ import pytest
 
 from bench.agents import TransformersAgent
 from bench.episode import run_episode
+from bench.records import EpisodeRecord
 from bench.tasks import Task
 from cli.bench import bench_env
 from core.settings import Settings
@@ -162,7 +163,7 @@ def test_sft_row_grpo_prompt_and_bench_episode_render_identical_tool_specs(
         facts=[{"kind": "count", "from": "s1"}],
     )
 
-    async def episode() -> dict[str, Any]:
+    async def episode() -> EpisodeRecord:
         async with bench_env() as e:
             assert {n: function_spec(e.registry[n]) for n in names} == {t["function"]["name"]: t for t in rec.tools}
             return await run_episode(

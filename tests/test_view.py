@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from bench.records import AgentInfo
 from core.clock import world_at
 from execution.view import BUDGET, Budget, narrowing, tool_view, view_object, visible
 
@@ -108,8 +109,8 @@ class _Replaying:
     def __init__(self, steps: list[Any]) -> None:
         self.steps = list(steps)
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name}
+    def describe(self) -> AgentInfo:
+        return {"adapter": "test", "model": self.name}
 
     async def reply(self, ctx: Any) -> Any:
         from bench.agents import AgentReply, ToolCall

@@ -15,31 +15,25 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from bench.bfcl.categories import ALL_SCORING, LIVE, MEMORY, MULTI_TURN, NON_LIVE, WEB_SEARCH, not_run
+from bench.records import BfclSummary, CategoryScore
 from core.errors import InvalidInput, NotFound
 
 SUMMARY_FILE = "results.json"
 CSV_FILES = ("data_overall", "data_non_live", "data_live", "data_multi_turn", "data_agentic")
-GROUP_COLUMNS = {
-    "non_live": ("data_overall", "Non-Live AST Acc"),
-    "live": ("data_overall", "Live Acc"),
-    "multi_turn": ("data_overall", "Multi Turn Acc"),
-    "web_search": ("data_overall", "Web Search Acc"),
-    "memory": ("data_overall", "Memory Acc"),
-    "relevance": ("data_overall", "Relevance Detection"),
-    "irrelevance": ("data_overall", "Irrelevance Detection"),
-}
-GROUP_CATEGORIES = {
-    "non_live": [c for c in NON_LIVE if c != "irrelevance"],
-    "live": [c for c in LIVE if c not in ("live_irrelevance", "live_relevance")],
-    "multi_turn": MULTI_TURN,
-    "web_search": WEB_SEARCH,
-    "memory": MEMORY,
-    "relevance": ["live_relevance"],
-    "irrelevance": ["irrelevance", "live_irrelevance"],
+#: Each group of data_overall.csv: its column there and the categories it scores (None when none of them ran).
+GROUPS: dict[str, tuple[str, list[str]]] = {
+    "non_live": ("Non-Live AST Acc", [c for c in NON_LIVE if c != "irrelevance"]),
+    "live": ("Live Acc", [c for c in LIVE if c not in ("live_irrelevance", "live_relevance")]),
+    "multi_turn": ("Multi Turn Acc", MULTI_TURN),
+    "web_search": ("Web Search Acc", WEB_SEARCH),
+    "memory": ("Memory Acc", MEMORY),
+    "relevance": ("Relevance Detection", ["live_relevance"]),
+    "irrelevance": ("Irrelevance Detection", ["irrelevance", "live_irrelevance"]),
 }
 OVERALL_NOTE = (
     "BFCL's own Overall Acc: a weighted mean (non-live 10, live 10, irrelevance 10, multi-turn 30, "
@@ -70,8 +64,8 @@ def _read_csv_row(path: Path, registry: str, display: str | None) -> dict[str, s
     return {k: v for k, v in rows[0].items() if k is not None} if len(rows) == 1 else {}
 
 
-def _category_scores(score_root: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _category_scores(score_root: Path) -> dict[str, CategoryScore]:
+    out: dict[str, CategoryScore] = {}
     for path in sorted(score_root.rglob("BFCL_v4_*_score.json")):
         category = path.name[len("BFCL_v4_") : -len("_score.json")]
         if category not in ALL_SCORING:
@@ -86,7 +80,7 @@ def _category_scores(score_root: Path) -> dict[str, dict[str, Any]]:
     return {c: out[c] for c in ALL_SCORING if c in out}
 
 
-def bfcl_summary(run_dir: Path | str) -> dict[str, Any]:
+def bfcl_summary(run_dir: Path | str) -> BfclSummary:
     """The results JSON of one `kopa bench bfcl` run folder (run.json + bfcl/score/**)."""
     run_dir = Path(run_dir)
     meta_path = run_dir / "run.json"
@@ -105,9 +99,10 @@ def bfcl_summary(run_dir: Path | str) -> dict[str, Any]:
         if path.is_file():
             tables[name] = _read_csv_row(path, registry, None)
     # BFCL prints 0.00% for a group that did not run; the results JSON says None there instead.
+    overall_row = tables.get("data_overall", {})
     groups = {
-        g: percent(tables.get(table, {}).get(column)) if any(c in categories for c in GROUP_CATEGORIES[g]) else None
-        for g, (table, column) in GROUP_COLUMNS.items()
+        g: percent(overall_row.get(column)) if any(c in categories for c in members) else None
+        for g, (column, members) in GROUPS.items()
     }
     missing = not_run(list(categories))
     return {
@@ -124,7 +119,7 @@ def bfcl_summary(run_dir: Path | str) -> dict[str, Any]:
         "not_run": {c: meta.get("not_run", {}).get(c, why) for c, why in missing.items()},
         "groups": groups,
         "overall": {
-            "bfcl_overall": percent(tables.get("data_overall", {}).get("Overall Acc")),
+            "bfcl_overall": percent(overall_row.get("Overall Acc")),
             "counted_as_zero": sorted(missing),
             "note": OVERALL_NOTE,
         },
@@ -132,7 +127,7 @@ def bfcl_summary(run_dir: Path | str) -> dict[str, Any]:
     }
 
 
-def write_summary(run_dir: Path, summary: dict[str, Any]) -> Path:
+def write_summary(run_dir: Path, summary: BfclSummary) -> Path:
     path = Path(run_dir) / SUMMARY_FILE
     path.write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
     return path
@@ -143,7 +138,7 @@ def load_summary(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     if path.is_dir():
         if not (path / SUMMARY_FILE).is_file():
-            return bfcl_summary(path)
+            return dict(bfcl_summary(path))
         path = path / SUMMARY_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -154,7 +149,7 @@ def load_summary(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def compare_columns(summary: dict[str, Any]) -> dict[str, float | None]:
+def compare_columns(summary: Mapping[str, Any]) -> dict[str, float | None]:
     """Flat `bfcl.*` columns (fractions) for a side-by-side table with KOPA-Bench: the groups, BFCL's overall
     and every category that ran."""
     cols: dict[str, float | None] = {f"bfcl.{g}": v for g, v in summary.get("groups", {}).items()}
@@ -164,7 +159,7 @@ def compare_columns(summary: dict[str, Any]) -> dict[str, float | None]:
     return cols
 
 
-def render_table(summary: dict[str, Any]) -> str:
+def render_table(summary: Mapping[str, Any]) -> str:
     """A plain-text report: one line per category that ran, the groups, BFCL's overall, what did not run."""
     lines = [
         f"BFCL ({summary.get('bfcl_eval_version')}) · {summary.get('model')} · mode {summary.get('mode')}"

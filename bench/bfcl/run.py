@@ -24,6 +24,7 @@ import httpx
 from bench.bfcl.categories import not_run
 from bench.bfcl.env import BFCL_EVAL_VERSION, default_venv, ensure_venv, venv_python
 from bench.bfcl.results import bfcl_summary, write_summary
+from bench.records import BfclSummary
 from core.errors import InvalidInput, KopaError
 
 RUNNER = Path(__file__).with_name("runner.py")
@@ -95,7 +96,7 @@ def _default_out(model: str) -> Path:
     return Path(".kopa") / "bfcl" / f"{registry_name(model)}-{stamp}"
 
 
-def run_bfcl(request: BfclRequest, log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_bfcl(request: BfclRequest, log: Callable[[str], None] = print) -> BfclSummary:
     """Generate and score with bfcl-eval; returns (and writes to results.json) bfcl_summary of the run."""
     if not request.categories:
         raise InvalidInput("no BFCL category selected")

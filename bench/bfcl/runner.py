@@ -23,7 +23,7 @@ import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypedDict
 
 from bfcl_eval._llm_response_generation import main as generation_main  # type: ignore[import-not-found]
 from bfcl_eval.constants.eval_config import PROJECT_ROOT  # type: ignore[import-not-found]
@@ -41,16 +41,41 @@ from bfcl_eval.utils import (  # type: ignore[import-not-found]
     sort_key,
 )
 
+
+class ClientKwargs(TypedDict):
+    """What the OpenAI client of the handler is built with."""
+
+    base_url: str
+    api_key: str
+    timeout: float
+    max_retries: int
+
+
+class ParsedResponse(TypedDict):
+    """One model response as bfcl-eval's handlers return it from `_parse_query_response_*`."""
+
+    model_responses: list[dict[str, str]] | str
+    model_responses_message_for_chat_history: dict[str, Any]
+    input_token: int
+    output_token: int
+
+
+class ParsedCallResponse(ParsedResponse):
+    """A function-calling response, with the ids of its calls."""
+
+    tool_call_ids: list[str]
+
+
 THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 HERMES_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 XML_FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)</function>", re.DOTALL)
 XML_PARAMETER = re.compile(r"<parameter=([^>\s]+)>(.*?)</parameter>", re.DOTALL)
 
 
-def _xml_value(raw: str, schema: dict[str, Any] | None) -> Any:
+def _xml_value(raw: str, string: bool) -> Any:
     """A <parameter> body: kept as text for a string parameter, else read as JSON when it parses."""
     text = raw.strip("\n")
-    if schema is not None and schema.get("type") == "string":
+    if string:
         return text
     try:
         return json.loads(text)
@@ -58,16 +83,20 @@ def _xml_value(raw: str, schema: dict[str, Any] | None) -> Any:
         return text
 
 
-def _xml_args(name: str, body: str, schemas: dict[str, dict[str, Any]]) -> str:
-    properties = schemas.get(name, {})
-    return json.dumps({k: _xml_value(v, properties.get(k)) for k, v in XML_PARAMETER.findall(body)})
+def _xml_args(name: str, body: str, strings: dict[str, set[str]]) -> str:
+    texts = strings.get(name, set())
+    return json.dumps({k: _xml_value(v, k in texts) for k, v in XML_PARAMETER.findall(body)})
 
 
-def _schemas(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _string_params(tools: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Per tool name, the parameters its schema types `string` (their XML values stay text)."""
+    out: dict[str, set[str]] = {}
     for tool in tools:
         function = tool.get("function", tool)
-        out[str(function.get("name"))] = dict(function.get("parameters", {}).get("properties", {}))
+        properties = function.get("parameters", {}).get("properties", {})
+        out[str(function.get("name"))] = {
+            k for k, schema in properties.items() if isinstance(schema, dict) and schema.get("type") == "string"
+        }
     return out
 
 
@@ -75,13 +104,13 @@ def parse_text_tool_calls(content: str, tools: list[dict[str, Any]] | None = Non
     """Tool calls a server left in the text instead of `tool_calls` (its parser did not match the template):
     Hermes/Qwen JSON inside <tool_call>, or the XML <function=NAME><parameter=P>V</parameter> style (values typed
     by the tool's schema). Returns (name, JSON arguments) pairs; [] when the text holds no call."""
-    schemas = _schemas(tools or [])
+    strings = _string_params(tools or [])
     text = THINK.sub("", content)
     calls: list[tuple[str, str]] = []
     for block in HERMES_CALL.findall(text):
         xml = XML_FUNCTION.findall(block)
         if xml:
-            calls.extend((name, _xml_args(name, body, schemas)) for name, body in xml)
+            calls.extend((name, _xml_args(name, body, strings)) for name, body in xml)
             continue
         try:
             obj = json.loads(block)
@@ -91,7 +120,7 @@ def parse_text_tool_calls(content: str, tools: list[dict[str, Any]] | None = Non
             args = obj.get("arguments", obj.get("parameters", {}))
             calls.append((obj["name"], args if isinstance(args, str) else json.dumps(args)))
     if not calls:
-        calls.extend((name, _xml_args(name, body, schemas)) for name, body in XML_FUNCTION.findall(text))
+        calls.extend((name, _xml_args(name, body, strings)) for name, body in XML_FUNCTION.findall(text))
     return calls
 
 
@@ -108,7 +137,7 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
         max_tokens = os.environ.get("KOPA_BFCL_MAX_TOKENS")
         self.max_tokens = int(max_tokens) if max_tokens else None
 
-    def _build_client_kwargs(self) -> dict[str, Any]:
+    def _build_client_kwargs(self) -> ClientKwargs:
         return {
             "base_url": os.environ["KOPA_BFCL_BASE_URL"],
             "api_key": os.environ.get("KOPA_BFCL_API_KEY") or "EMPTY",
@@ -137,7 +166,7 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
         inference_data["inference_input_log"] = {"message": repr(inference_data["message"])}
         return self._create(messages=inference_data["message"], model=self.model_name, temperature=self.temperature)
 
-    def _parse_query_response_FC(self, api_response: Any) -> dict[str, Any]:
+    def _parse_query_response_FC(self, api_response: Any) -> ParsedCallResponse:
         message = api_response.choices[0].message
         content = message.content or ""
         calls = [(c.function.name, c.function.arguments) for c in (message.tool_calls or [])]
@@ -161,7 +190,7 @@ class KopaChatHandler(OpenAICompletionsHandler):  # type: ignore[misc]
             "output_token": getattr(usage, "completion_tokens", 0) if usage else 0,
         }
 
-    def _parse_query_response_prompting(self, api_response: Any) -> dict[str, Any]:
+    def _parse_query_response_prompting(self, api_response: Any) -> ParsedResponse:
         message = api_response.choices[0].message
         visible = THINK.sub("", message.content or "").strip()
         usage = api_response.usage

@@ -8,6 +8,7 @@ from typing import Any
 
 from bench.agents import REFUSAL, AgentReply, EpisodeContext, OracleAgent, ToolCall
 from bench.gold import GoldError, compute_facts
+from bench.records import AgentInfo
 from bench.tasks import Task
 from execution.result import CallResult
 from synthesis.fact_terms import negative as _negative
@@ -66,7 +67,7 @@ def dump_text(results: dict[str, CallResult], *, units: bool = True) -> str:
 
 
 class _Gaming(OracleAgent):
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AgentInfo:
         return {"adapter": "adversarial", "model": self.name}
 
     def facts_text(self, task: Task, results: dict[str, CallResult]) -> str:
