@@ -101,16 +101,5 @@ def media_kind(media: str) -> str | None:
     return main if main in (FORM_MEDIA, MULTIPART_MEDIA) else None
 
 
-def _response_rank(media: str) -> int:
-    main = media.split(";", 1)[0].strip().lower()
-    if main == JSON_MEDIA:
-        return 0
-    if "*" in main:
-        return 2
-    if media_kind(main) == JSON_MEDIA:
-        return 1
-    return 3 if main.endswith(("/xml", "+xml")) else 4
-
-
 def has_schema(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("schema"), dict) and bool(obj["schema"])

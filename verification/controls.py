@@ -53,7 +53,9 @@ async def control(
     evidence = dict(verdict.evidence)
     first = next(t for t in trials if t.result.ok)
     if param is None or param.required:
-        return await _control_required(engine, verdict, before, trials, first, param, evidence)
+        # one control at a time per parameter: the first that shows it honoured spares the calls of the others
+        async with engine.control_locks.setdefault((target.name, pname), asyncio.Lock()):
+            return await _control_required(engine, verdict, before, trials, first, param, evidence)
     outcome, answer, args = await without(engine, target, first, pname)
     doubts: list[str] = []  # a control lost to a transient fault might have shown the filter works: never refute
     if outcome == "same":
@@ -76,15 +78,8 @@ async def control(
         "same_answer": outcome == "same",
     }
     if outcome == "transient" or (outcome == "same" and doubts):
-        return verdict.model_copy(
-            update={
-                "evidence": evidence,
-                "status": "inconclusive",
-                "needs_reverify": True,
-                "verified_at": before.verified_at,
-                "reason": doubts[0] if doubts else f"control call without {pname} failed transiently: {answer.reason}",
-            }
-        )
+        reason = doubts[0] if doubts else f"control call without {pname} failed transiently: {answer.reason}"
+        return _inconclusive(verdict, before, evidence, reason)
     if outcome == "same":
         return verdict.model_copy(
             update={
@@ -171,6 +166,20 @@ async def _with_partner(
     return None, last
 
 
+def _inconclusive(verdict: LinkRecord, before: LinkRecord, evidence: dict[str, Any], reason: str) -> LinkRecord:
+    """A control lost to a transient fault: neither verified nor refuted, to be verified again (the link keeps
+    the time it was last verified)."""
+    return verdict.model_copy(
+        update={
+            "evidence": evidence,
+            "status": "inconclusive",
+            "needs_reverify": True,
+            "verified_at": before.verified_at,
+            "reason": reason,
+        }
+    )
+
+
 async def _control_required(
     engine: Verifier,
     verdict: LinkRecord,
@@ -183,21 +192,6 @@ async def _control_required(
     """A required parameter cannot be dropped, but its value can be ignored (a provider that answers the same
     list whatever the code). Trials that answered differently for different values already show that the value
     selects; otherwise one call with a value of the same shape must answer differently, or the link is vacuous."""
-    target, pname = engine.tools[verdict.target_tool], verdict.target_param.split(":", 1)[1]
-    # one control at a time per parameter: the first that shows it honoured spares the calls of the others
-    async with engine.control_locks.setdefault((target.name, pname), asyncio.Lock()):
-        return await _control_required_locked(engine, verdict, before, trials, first, param, evidence)
-
-
-async def _control_required_locked(
-    engine: Verifier,
-    verdict: LinkRecord,
-    before: LinkRecord,
-    trials: list[Trial],
-    first: Trial,
-    param: Any,
-    evidence: dict[str, Any],
-) -> LinkRecord:
     target, pname = engine.tools[verdict.target_tool], verdict.target_param.split(":", 1)[1]
     answers = {frozenset(row_set(t.result.items)) for t in trials if t.result.ok}
     if len(answers) >= 2 or _honoured(engine, target.name, pname, first):
@@ -228,15 +222,8 @@ async def _control_required_locked(
             "same_answer": same,
         }
         if not alt.definitive:
-            return verdict.model_copy(
-                update={
-                    "evidence": evidence,
-                    "status": "inconclusive",
-                    "needs_reverify": True,
-                    "verified_at": before.verified_at,
-                    "reason": f"control call with {pname}={other} failed transiently: {alt.reason}",
-                }
-            )
+            reason = f"control call with {pname}={other} failed transiently: {alt.reason}"
+            return _inconclusive(verdict, before, evidence, reason)
         if not same:
             engine.honoured.add((target.name, pname))
             return verdict.model_copy(
