@@ -80,6 +80,25 @@ def _rows(props: dict[str, tuple[str, str]]) -> JsonObject:
     }
 
 
+#: The point to convert, as the two coordinate operations take it.
+_XY = (_query("x", "number", _X, 126.9779692), _query("y", "number", _Y, 37.5662952))
+
+
+def _get(
+    op_id: str, summary: str, description: str, intent: str, params: list[JsonValue], rows: dict[str, tuple[str, str]]
+) -> JsonObject:
+    """One GET operation of the document, answering one row of `rows` (name -> (type, description))."""
+    op: JsonObject = {
+        "operationId": op_id,
+        "summary": summary,
+        "description": description,
+        "x-kopa-intent": intent,
+        "parameters": params,
+        "responses": _rows(rows),
+    }
+    return {"get": op}
+
+
 DOCUMENT: dict[str, Any] = {
     "openapi": "3.0.3",
     "info": {
@@ -89,69 +108,55 @@ DOCUMENT: dict[str, Any] = {
     },
     "servers": [{"url": SERVER_URL}],
     "paths": {
-        "/to-kma-grid": {
-            "get": {
-                "operationId": "toKmaGrid",
-                "summary": "좌표를 기상청 격자(nx, ny)로 변환",
-                "description": (
-                    "위경도(WGS84)·UTM-K·TM 좌표를 기상청 예보 격자(5 km, nx 1-149, ny 1-253)로 변환합니다. "
-                    "단기예보·초단기실황의 nx, ny에 그대로 넣으세요."
-                ),
-                "x-kopa-intent": "위치 주변의 기상청 예보 격자 변환",
-                "parameters": [
-                    _query("x", "number", _X, 126.9779692),
-                    _query("y", "number", _Y, 37.5662952),
-                    _query("crs", "string", "x, y의 좌표계: " + _CRS, "WGS84", CRS),
-                ],
-                "responses": _rows(
-                    {
-                        "nx": ("integer", "예보지점 X 좌표 (기상청 격자)"),
-                        "ny": ("integer", "예보지점 Y 좌표 (기상청 격자)"),
-                        "lon": ("number", "입력 지점의 WGS84 경도"),
-                        "lat": ("number", "입력 지점의 WGS84 위도"),
-                    }
-                ),
-            }
-        },
-        "/coordinates": {
-            "get": {
-                "operationId": "coordinates",
-                "summary": "좌표계 변환 (WGS84, UTM-K, TM)",
-                "description": (
-                    "x, y를 from_crs에서 to_crs 좌표계로 변환합니다 (예: 위경도 → 에어코리아 근접측정소 tmX, tmY). "
-                    "WGS84는 소수 7자리, 미터는 3자리로 답합니다."
-                ),
-                "x-kopa-intent": "위치 주변의 좌표 변환",
-                "parameters": [
-                    _query("x", "number", _X, 126.9779692),
-                    _query("y", "number", _Y, 37.5662952),
-                    _query("from_crs", "string", "입력 x, y의 좌표계: " + _CRS, "WGS84", CRS),
-                    _query("to_crs", "string", "결과 x, y의 좌표계", "TM", CRS),
-                ],
-                "responses": _rows(
-                    {
-                        "x": ("number", "변환된 x 좌표 (WGS84 경도, 또는 미터 단위 easting)"),
-                        "y": ("number", "변환된 y 좌표 (WGS84 위도, 또는 미터 단위 northing)"),
-                        "crs": ("string", "결과 좌표계 (to_crs)"),
-                    }
-                ),
-            }
-        },
-        "/from-kma-grid": {
-            "get": {
-                "operationId": "fromKmaGrid",
-                "summary": "기상청 격자(nx, ny)를 위경도로 변환",
-                "description": "기상청 격자 한 칸(nx, ny)의 중심점을 WGS84 위경도로 변환합니다.",
-                "x-kopa-intent": "기상청 격자 위치 변환",
-                "parameters": [
-                    _query("nx", "integer", "예보지점 X 좌표 (기상청 격자, 1-149)", 60),
-                    _query("ny", "integer", "예보지점 Y 좌표 (기상청 격자, 1-253)", 127),
-                ],
-                "responses": _rows(
-                    {"lon": ("number", "격자 중심의 WGS84 경도"), "lat": ("number", "격자 중심의 WGS84 위도")}
-                ),
-            }
-        },
+        "/to-kma-grid": _get(
+            "toKmaGrid",
+            "좌표를 기상청 격자(nx, ny)로 변환",
+            (
+                "위경도(WGS84)·UTM-K·TM 좌표를 기상청 예보 격자(5 km, nx 1-149, ny 1-253)로 변환합니다. "
+                "단기예보·초단기실황의 nx, ny에 그대로 넣으세요."
+            ),
+            "위치 주변의 기상청 예보 격자 변환",
+            [
+                *_XY,
+                _query("crs", "string", "x, y의 좌표계: " + _CRS, "WGS84", CRS),
+            ],
+            {
+                "nx": ("integer", "예보지점 X 좌표 (기상청 격자)"),
+                "ny": ("integer", "예보지점 Y 좌표 (기상청 격자)"),
+                "lon": ("number", "입력 지점의 WGS84 경도"),
+                "lat": ("number", "입력 지점의 WGS84 위도"),
+            },
+        ),
+        "/coordinates": _get(
+            "coordinates",
+            "좌표계 변환 (WGS84, UTM-K, TM)",
+            (
+                "x, y를 from_crs에서 to_crs 좌표계로 변환합니다 (예: 위경도 → 에어코리아 근접측정소 tmX, tmY). "
+                "WGS84는 소수 7자리, 미터는 3자리로 답합니다."
+            ),
+            "위치 주변의 좌표 변환",
+            [
+                *_XY,
+                _query("from_crs", "string", "입력 x, y의 좌표계: " + _CRS, "WGS84", CRS),
+                _query("to_crs", "string", "결과 x, y의 좌표계", "TM", CRS),
+            ],
+            {
+                "x": ("number", "변환된 x 좌표 (WGS84 경도, 또는 미터 단위 easting)"),
+                "y": ("number", "변환된 y 좌표 (WGS84 위도, 또는 미터 단위 northing)"),
+                "crs": ("string", "결과 좌표계 (to_crs)"),
+            },
+        ),
+        "/from-kma-grid": _get(
+            "fromKmaGrid",
+            "기상청 격자(nx, ny)를 위경도로 변환",
+            "기상청 격자 한 칸(nx, ny)의 중심점을 WGS84 위경도로 변환합니다.",
+            "기상청 격자 위치 변환",
+            [
+                _query("nx", "integer", "예보지점 X 좌표 (기상청 격자, 1-149)", 60),
+                _query("ny", "integer", "예보지점 Y 좌표 (기상청 격자, 1-253)", 127),
+            ],
+            {"lon": ("number", "격자 중심의 WGS84 경도"), "lat": ("number", "격자 중심의 WGS84 위도")},
+        ),
     },
 }
 
