@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.json_types import JsonObject
 from graph import envelopes
 from graph.models import FieldRecord
 from graph.openapi_schema import JSON_MEDIA, DocContext, alternatives, escape, has_schema, media_kind, type_of
@@ -66,7 +67,7 @@ class _Reader:
         self.ctx = ctx
         self.where = where
 
-    def props(self, s: dict[str, Any], w: str | None = None) -> dict[str, Any]:
+    def props(self, s: Any, w: str | None = None) -> JsonObject:
         """A schema's properties, those of its anyOf/oneOf alternatives included."""
         w = self.where if w is None else w
         s = self.ctx.schema(s, w)
@@ -75,7 +76,7 @@ class _Reader:
             out.update(self.ctx.schema(alt, f"{w}/anyOf/{i}").get("properties") or {})
         return out
 
-    def array_item(self, s: Any, w: str | None = None) -> dict[str, Any] | None:
+    def array_item(self, s: Any, w: str | None = None) -> JsonObject | None:
         """The item schema when a schema (or one of its alternatives) is an array, else None."""
         w = self.where if w is None else w
         s = self.ctx.schema(s, w)
@@ -116,8 +117,9 @@ class _Reader:
                 return "mfds", "body.items[]", arr
         if "StanReginCd" in top:
             rows = array_item(top["StanReginCd"])
-            if rows is not None and "row" in (rows.get("properties") or {}):
-                arr = array_item(rows["properties"]["row"])
+            members = rows.get("properties") if rows is not None else None
+            if isinstance(members, dict) and "row" in members:
+                arr = array_item(members["row"])
                 if arr is not None:
                     return "stanreg", "StanReginCd[].row[]", arr
         if "results" in top and "juso" in props(top["results"]):
@@ -130,17 +132,15 @@ class _Reader:
                 return "odcloud", "data[]", arr
         return None
 
-    def rows_in(
-        self, members: dict[str, Any], prefix: str, look_inside: bool
-    ) -> tuple[int, str, dict[str, Any]] | None:
+    def rows_in(self, members: dict[str, Any], prefix: str, look_inside: bool) -> tuple[int, str, JsonObject] | None:
         """The best-ranked member holding an array of records (HAL's `_embedded` looked inside first, then by
         resource name, never a metadata member): (rank, items path, item schema)."""
-        best: tuple[int, str, dict[str, Any]] | None = None
+        best: tuple[int, str, JsonObject] | None = None
         for name, sub in members.items():
             low = str(name).lower()
             if low in META_NAMES:
                 continue
-            got: tuple[int, str, dict[str, Any]] | None = None
+            got: tuple[int, str, JsonObject] | None = None
             if low in CONTAINER_NAMES and look_inside:
                 inner = self.rows_in(self.props(sub), f"{prefix}{name}.", False)
                 got = (-1, inner[1], inner[2]) if inner is not None else None
@@ -156,7 +156,7 @@ class _Reader:
                 best = got
         return best
 
-    def without_meta(self, node: Any) -> dict[str, Any]:
+    def without_meta(self, node: Any) -> JsonObject:
         s = self.ctx.schema(node, self.where)
         members = s.get("properties")
         if isinstance(members, dict) and any(str(k).lower() in META_NAMES for k in members):
@@ -268,7 +268,7 @@ def item_fields(ctx: DocContext, item: dict[str, Any], items_path: str, where: s
     return out
 
 
-def response_schema(ctx: DocContext, op: dict[str, Any], where: str, swagger2: bool) -> dict[str, Any]:
+def response_schema(ctx: DocContext, op: dict[str, Any], where: str, swagger2: bool) -> JsonObject:
     responses = op.get("responses") or {}
     if not isinstance(responses, dict):
         ctx.err(where + "/responses", "responses must be an object")
