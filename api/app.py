@@ -20,6 +20,7 @@ from api.bodylimit import BodyLimit
 from api.routes import apis, batches, browser, tokens, tools, verification
 from core.egress import hide_addresses
 from core.errors import KopaError, invalid_input
+from core.json_types import JsonObject
 from core.logging import install_redaction
 from core.settings import Settings, get_settings
 from graph.store import GraphStore, open_store
@@ -107,11 +108,11 @@ def create_app(settings: Settings | None = None, store: GraphStore | None = None
     return app
 
 
-def _openapi(app: FastAPI, settings: Settings) -> Callable[[], dict[str, Any]]:
+def _openapi(app: FastAPI, settings: Settings) -> Callable[[], JsonObject]:
     """FastAPI's document (built once, then cached), with the bounds that come from the settings written in."""
     build = app.openapi
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> JsonObject:
         schema = build()
         batches.state_bounds(schema, settings)
         return schema
