@@ -7,7 +7,11 @@ Runs of one model trained or sampled with several seeds (served names ending `-s
 are also aggregated as mean ± spread (sample standard deviation, and min-max), and, with a reference model (the
 untuned 27B), each model's KOPA-Bench result is compared with the reference's by a paired bootstrap over tasks: the
 per-task pass rate (trials and seeds averaged) minus the reference's, resampled over the tasks both ran; "nearly
-matches" is non-inferiority, the lower end of the 95 % interval of that difference above -margin."""
+matches" is non-inferiority, the lower end of the 95 % interval of that difference above -margin.
+
+Per-task pass rates are also split by the tasks' overlap with the training data (`bench.overlap.overlap_classes`)
+and, for a held-out provider one tuned arm never saw in training, into the tasks that call that provider's tools and
+the others (`provider_classes`), every model scored on the same tasks."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import random
 import re
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +27,9 @@ from bench.bfcl.results import compare_columns, load_summary
 from bench.overlap import OVERLAP_CLASSES, overlap_classes
 from bench.report import compare_runs, load_results, run_labels
 from bench.run import BenchError
-from bench.tasks import load_tasks
+from bench.tasks import Task, load_tasks
 from core.errors import KopaError
+from graph.openapi_names import provider_of
 
 BFCL_COLUMNS = ("bfcl.overall", "bfcl.non_live", "bfcl.live", "bfcl.multi_turn", "bfcl.irrelevance")
 #: "Nearly matches": the tuned model's KOPA-Bench pass rate is at most this far below the reference's (5 points),
@@ -189,13 +195,35 @@ def reference_table(
     return out
 
 
+def _pooled_rates(docs: list[tuple[Path, str, dict[str, Any]]]) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """Per model (seeds pooled) and KOPA-Bench mode, each task's pass rates, one per run."""
+    out: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for _path, kind, doc in docs:
+        if kind == "kopa":
+            key = (seed_group(_model_name(kind, doc)), str(doc["run"].get("mode", "")))
+            for task, rate in task_pass_rates(doc).items():
+                out[key][task].append(rate)
+    return out
+
+
+def _class_rows(
+    docs: list[tuple[Path, str, dict[str, Any]]], classes: dict[str, str], columns: Sequence[str]
+) -> list[str]:
+    """Table rows: per model (seeds pooled) and mode, the mean per-task pass rate over the tasks of each class
+    (trials and seeds averaged per task first), with the number of tasks."""
+    rows = []
+    for (group, mode), per_task in sorted(_pooled_rates(docs).items()):
+        cells = []
+        for cls in columns:
+            values = [statistics.fmean(v) for t, v in per_task.items() if classes.get(t) == cls]
+            cells.append(f"{statistics.fmean(values) * 100:.1f}% ({len(values)})" if values else "–")
+        rows.append(f"| {group} | {mode} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def overlap_table(docs: list[tuple[Path, str, dict[str, Any]]], classes: dict[str, str], training: str) -> list[str]:
     """Per model (seeds pooled) and KOPA-Bench mode, the mean per-task pass rate over the tasks of each overlap
     class with the training data (`bench.overlap.overlap_classes`), with the number of tasks in each."""
-    rates: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
-    for _path, kind, doc in docs:
-        if kind == "kopa":
-            rates[(seed_group(_model_name(kind, doc)), str(doc["run"].get("mode", "")))].append(task_pass_rates(doc))
     head = ["model (seeds pooled)", "mode", *OVERLAP_CLASSES]
     out = [
         f"## By overlap with the training data ({training}): mean per-task pass rate (tasks)",
@@ -207,17 +235,39 @@ def overlap_table(docs: list[tuple[Path, str, dict[str, Any]]], classes: dict[st
         "| " + " | ".join(head) + " |",
         "|---" * len(head) + "|",
     ]
-    for (group, mode), runs in sorted(rates.items()):
-        per_task: dict[str, list[float]] = defaultdict(list)
-        for run in runs:
-            for task, rate in run.items():
-                per_task[task].append(rate)
-        cells = []
-        for cls in OVERLAP_CLASSES:
-            values = [statistics.fmean(v) for t, v in per_task.items() if classes.get(t) == cls]
-            cells.append(f"{statistics.fmean(values) * 100:.1f}% ({len(values)})" if values else "–")
-        out.append(f"| {group} | {mode} | " + " | ".join(cells) + " |")
+    return out + _class_rows(docs, classes, OVERLAP_CLASSES)
+
+
+def provider_classes(tasks: list[Task], provider: str) -> dict[str, str]:
+    """Each task's relation to a held-out provider: `uses <provider>` (a gold call of one of its tools), `other
+    providers` (gold calls, none of its tools) or `no calls`; a provider no task calls is a BenchError."""
+    out = {}
+    for t in tasks:
+        providers = {provider_of(s.tool) for s in t.gold}
+        out[t.id] = f"uses {provider}" if provider in providers else ("other providers" if providers else "no calls")
+    if f"uses {provider}" not in out.values():
+        known = sorted({provider_of(s.tool) for t in tasks for s in t.gold})
+        raise BenchError(f"no KOPA-Bench task calls a tool of provider {provider!r} (they call {', '.join(known)})")
     return out
+
+
+def provider_table(docs: list[tuple[Path, str, dict[str, Any]]], classes: dict[str, str], provider: str) -> list[str]:
+    """Per model (seeds pooled) and mode, the mean per-task pass rate on the tasks that call the held-out
+    provider's tools and on the others (`provider_classes`): the held-out arm never saw that provider in training,
+    every other model is scored on the same tasks."""
+    head = ["model (seeds pooled)", "mode", f"uses {provider}", "other providers", "no calls"]
+    out = [
+        f"## Held-out provider {provider}: mean per-task pass rate (tasks)",
+        "",
+        f"The held-out arm (`grpo-no-{provider}-…` in scripts/experiment.sh) trained on the EDGE data without "
+        f"{provider}: no record calling its tools, none offering them. Transfer to an unseen provider is its "
+        f"`uses {provider}` column against the EDGE arm's (trained with it) and the untuned models'; its `other "
+        "providers` column shows what the smaller data cost elsewhere.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---" * len(head) + "|",
+    ]
+    return out + _class_rows(docs, classes, head[2:])
 
 
 def compare_all(
@@ -227,10 +277,11 @@ def compare_all(
     margin: float = MARGIN,
     seed: int = 0,
     training: Path | None = None,
+    heldout_provider: str | None = None,
 ) -> str:
     """The combined table, the seeds aggregated, each model against the reference (when named), the split by
-    overlap with the training data (when given: a records.jsonl or export folder), then the KOPA-Bench detail
-    tables (when there are KOPA-Bench runs)."""
+    overlap with the training data (when given: a records.jsonl or export folder), the split by a held-out provider
+    (when named), then the KOPA-Bench detail tables (when there are KOPA-Bench runs)."""
     docs = [(p, *_kind(p)) for p in paths]
     labels = run_labels(paths)
     rows: list[dict[str, Any]] = []
@@ -282,6 +333,8 @@ def compare_all(
         out += ["", *reference_table(docs, reference, margin=margin, seed=seed)]
     if training is not None:
         out += ["", *overlap_table(docs, overlap_classes(training, load_tasks()), str(training))]
+    if heldout_provider:
+        out += ["", *provider_table(docs, provider_classes(load_tasks(), heldout_provider), heldout_provider)]
     kopa_paths = [p for p, kind, _ in docs if kind == "kopa"]
     text = "\n".join(out) + "\n"
     if kopa_paths:

@@ -315,6 +315,13 @@ def compare_cmd(
             "sequence seen / tools seen / unseen)."
         ),
     ] = None,
+    heldout_provider: Annotated[
+        str | None,
+        typer.Option(
+            help="A provider one tuned arm never saw in training (a tool-name prefix, e.g. airkorea): pass rates "
+            "on the tasks that call its tools and on the others."
+        ),
+    ] = None,
 ) -> None:
     """Side-by-side tables of several runs: one row per run folder with KOPA-Bench pass^k / pass@k next to BFCL's
         overall and groups (a BFCL run joins the one KOPA-Bench run of its model), then KOPA-Bench per category, per
@@ -324,7 +331,9 @@ def compare_cmd(
 
         Example:
         [bold]kopa bench compare runs/9b runs/9b-tuned runs/27b runs/9b-bfcl runs/9b-tuned-bfcl runs/27b-bfcl[/bold]"""
-    text = compare_all(runs, reference=reference, margin=margin, seed=seed, training=training)
+    text = compare_all(
+        runs, reference=reference, margin=margin, seed=seed, training=training, heldout_provider=heldout_provider
+    )
     if out:
         out.write_text(text, encoding="utf-8")
     typer.echo(text)

@@ -53,6 +53,12 @@ def snake(name: str) -> str:
     return "".join(out).strip("_") or "op"
 
 
+def provider_of(tool: str) -> str:
+    """The provider (API family) a tool belongs to: the prefix `tool_prefix` gave its name (`airkorea`, `kma`,
+    `tago`; `kopa` for the built-in conversions)."""
+    return tool.split("_", 1)[0]
+
+
 def tool_prefix(server_url: str, title: str) -> str:
     parsed = urlparse(server_url)
     segments = parsed.path.strip("/").split("/")

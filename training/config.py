@@ -14,6 +14,8 @@ data:
                              # null: the configured store when it is Neo4j, else none
   verification: true         # false: the graph gives live tools only, no refuted links (no verification signal:
                              # the ablation's synthesise-then-filter arm)
+  heldout_provider: null     # a provider (tool-name prefix, e.g. airkorea) the run never sees: records calling its
+                             # tools are dropped, the others stop offering them (the held-out-provider arm)
 lora: {enabled: true, r: 16, alpha: 32, dropout: 0.05, target_modules: auto}
                              # auto: every linear layer of the model but the output head (read from its modules,
                              # so hybrid families such as Qwen3.5's linear-attention layers are covered), or a list
@@ -96,6 +98,7 @@ class DataConfig(_Section):
     benchmark: Path | None = None
     graph: Path | None = None
     verification: bool = True
+    heldout_provider: str | None = None
 
 
 class LoraConfig(_Section):

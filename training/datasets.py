@@ -35,6 +35,7 @@ from typing import Any
 from core.errors import KopaError
 from graph.concepts import KMA_CATEGORIES, answer_label
 from graph.models import LinkRecord
+from graph.openapi_names import provider_of
 from synthesis.answer_values import unit_at
 from synthesis.export import (
     HF_JSON_COLUMNS,
@@ -74,6 +75,51 @@ def load_records(path: Path) -> list[Trajectory]:
     if not out:
         raise DatasetError(f"{file} holds no trajectory records")
     return out
+
+
+def record_providers(record: Trajectory) -> set[str]:
+    """The providers (`graph.openapi_names.provider_of`) of the tools a record offers, calls or tried."""
+    names = [t["function"]["name"] for t in record.tools] + [s.tool for s in record.steps]
+    return {provider_of(n) for n in [*names, *(a.tool for a in record.attempts)]}
+
+
+def without_provider(records: Sequence[Trajectory], provider: str) -> tuple[list[Trajectory], dict[str, Any]]:
+    """The records as if `provider` did not exist (the held-out-provider arm): a record that calls (or tried) one
+    of its tools is dropped, the others no longer offer its tools (distractors the model never called), and a
+    record left offering none is dropped; with what was done. A provider no record offers is an error: holding it
+    out would leave the data as it is."""
+    known = set().union(*(record_providers(r) for r in records))
+    if provider not in known:
+        raise DatasetError(
+            f"data.heldout_provider {provider!r} is no provider of the data's tools "
+            f"(they are {', '.join(sorted(known))}: a tool name's prefix)"
+        )
+    kept: list[Trajectory] = []
+    calling = stripped = emptied = 0
+    for r in records:
+        if any(provider_of(t) == provider for t in [*(s.tool for s in r.steps), *(a.tool for a in r.attempts)]):
+            calling += 1
+            continue
+        tools = [t for t in r.tools if provider_of(t["function"]["name"]) != provider]
+        if len(tools) == len(r.tools):
+            kept.append(r)
+        elif not tools:
+            emptied += 1
+        else:
+            stripped += 1
+            distractors = [d for d in r.distractors if provider_of(d) != provider]
+            kept.append(r.model_copy(update={"tools": tools, "distractors": distractors}))
+    if not kept:
+        raise DatasetError(f"every record uses provider {provider!r}: nothing is left to train on without it")
+    report = {
+        "provider": provider,
+        "records": len(records),
+        "kept": len(kept),
+        "dropped_calling": calling,
+        "dropped_offering_only_it": emptied,
+        "offers_stripped": stripped,
+    }
+    return kept, report
 
 
 def split_by_sequence(

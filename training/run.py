@@ -48,6 +48,7 @@ from training.datasets import (
     sft_row,
     split_by_sequence,
     to_dataset,
+    without_provider,
 )
 from training.environment import Backend, ReplayBackend, environment_factories
 from training.rewards import selected
@@ -99,6 +100,9 @@ def load_model(model_dir: Path) -> Any:
 
 def _records(cfg: RunConfig) -> tuple[list[Trajectory], list[Trajectory], list[Trajectory]]:
     records = load_records(cfg.data.records)
+    if cfg.data.heldout_provider:
+        records, held = without_provider(records, cfg.data.heldout_provider)
+        sys.stderr.write(f"held-out provider: {json.dumps(held)}\n")
     if cfg.data.limit:
         records = records[: cfg.data.limit]
     train, evaluation = split_by_sequence(records, cfg.data.eval_fraction, cfg.data.split_seed)
