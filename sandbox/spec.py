@@ -46,9 +46,10 @@ class Provider:
     key: str
     title: str  # Korean service family title
     org: str
-    host: str
-    envelope: Envelope
     format_param: str | None  # e.g. "dataType", "_type", "returnType", "type", "resultType"
+    #: The defaults are those of the data.go.kr gateway, which most providers answer through.
+    host: str = "apis.data.go.kr"
+    envelope: Envelope = "datagokr"
     formats: tuple[str, ...] = ("xml", "json")  # the first is the default
     success_code: str = "00"
     success_msg: str = "NORMAL SERVICE."

@@ -15,13 +15,9 @@ AIRKOREA = Provider(
     key="B552584",
     title="한국환경공단_에어코리아",
     org="한국환경공단",
-    host="apis.data.go.kr",
     envelope="airkorea",
     format_param="returnType",
-    formats=("xml", "json"),
-    success_code="00",
     success_msg="NORMAL_CODE",
-    empty="empty_string",
     daily_quota=500,
 )
 SIDO_NAMES = (

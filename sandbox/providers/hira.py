@@ -13,12 +13,7 @@ HIRA = Provider(
     key="B551182",
     title="건강보험심사평가원_병원정보서비스",
     org="건강보험심사평가원",
-    host="apis.data.go.kr",
-    envelope="datagokr",
     format_param="_type",
-    formats=("xml", "json"),
-    success_msg="NORMAL SERVICE.",
-    empty="empty_string",
     single_as_object=True,
 )
 

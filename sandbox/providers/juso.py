@@ -14,7 +14,6 @@ JUSO = Provider(
     host="business.juso.go.kr",
     envelope="juso",
     format_param="resultType",
-    formats=("xml", "json"),
     success_code="0",
     success_msg="정상",
     key_param="confmKey",

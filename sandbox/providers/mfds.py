@@ -11,11 +11,8 @@ MFDS = Provider(
     key="1471000",
     title="식품의약품안전처_의약품정보",
     org="식품의약품안전처",
-    host="apis.data.go.kr",
     envelope="mfds",
     format_param="type",
-    formats=("xml", "json"),
-    success_msg="NORMAL SERVICE.",
     empty="absent",
     missing_error=("11", "NO_MANDATORY_REQUEST__PARAMETER_ERROR"),
 )

@@ -13,12 +13,8 @@ TAGO = Provider(
     key="1613000",
     title="국토교통부_(TAGO)_버스정보",
     org="국토교통부",
-    host="apis.data.go.kr",
-    envelope="datagokr",
     format_param="_type",
-    formats=("xml", "json"),
     success_msg="NORMAL SERVICE",
-    empty="empty_string",
     single_as_object=True,
     digits_as_numbers=True,
 )

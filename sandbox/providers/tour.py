@@ -23,13 +23,9 @@ TOUR = Provider(
     key="B551011",
     title="한국관광공사_국문 관광정보 서비스_GW",
     org="한국관광공사",
-    host="apis.data.go.kr",
-    envelope="datagokr",
     format_param="_type",
-    formats=("xml", "json"),
     success_code="0000",
     success_msg="OK",
-    empty="empty_string",
     single_as_object=True,
     daily_quota=1000,
 )
