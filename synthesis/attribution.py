@@ -26,6 +26,7 @@ from synthesis.fact_terms import (
 )
 from synthesis.qualifiers import (
     Qualifier,
+    clock_spans,
     named,
     names_other_day,
     names_other_hour,
@@ -171,6 +172,8 @@ def said_of_other(
         return True  # said of another hour than the row's (`오전 10시` for the 14:00 reading)
     if dated and days and names_other_weekday(clause, max(days), now):
         return True
+    if dated and _at_rival_hour(clause, own, fact, now):
+        return True  # said at another row's hour (`오후 6시` for the 17:00 forecast), whatever day it names
     if any(named(clause, q, now) for q in own):
         return False
     others = [q for r in fact.rivals for q in quals(list(r.get("about") or []))]
@@ -182,6 +185,19 @@ def said_of_other(
     if any(named(clause, q, now) for q in others):
         return True
     return _labelled_other(clause, fact, facts)
+
+
+def _at_rival_hour(clause: str, own: list[Qualifier], fact: Fact, now: datetime | None) -> bool:
+    """The clause names the hour of another row of the fact's (a rival forecast hour) and none of the fact's own
+    hours (its row's forecast or issue time)."""
+    mine = [q for q in own if q.kind == "time"]
+    if not mine or not fact.rivals:
+        return False
+    said = {x for mins, _, _ in clock_spans(clause) for x in mins}
+    if not said or any(named(clause, q, now) for q in mine):
+        return False
+    theirs = {x for r in fact.rivals for q in quals(list(r.get("about") or [])) if q.kind == "time" for x in q.minutes}
+    return bool(said & (theirs - {x for q in mine for x in q.minutes}))
 
 
 #: An area written as the point a distance is measured from (`혜화동에서 가장 가까운`, `혜화동 근처`).

@@ -394,6 +394,17 @@ _PARTICLE = re.compile(
     r"(?:이에요|예요|입니다|이고|이며|에서|으로|이나|부터|까지|에는|이랑|하고|은|는|이|가|을|를|에|의|과|와|도|로|나|랑|만)$"
 )
 _FACILITY_WORD = re.compile(rf"([가-힣]*?)(?:{_FACILITY})")
+#: The facility nouns a name may stand before as a word of its own (`코엑스 아쿠아리움`, `남산 전망대`); a pharmacy or a
+#: stop after a word is mostly a kind (`나쁨이라 약국`, `경유 정류소`).
+_ATTRACTION = re.compile(r"아쿠아리움|수족관|박물관|미술관|기념관|전시관|과학관|전망대|타워")
+
+
+def _name_word(word: str) -> bool:
+    """A word before a facility noun that can be its name: no particle, no ending of a describing word (`가까운`,
+    `유명한`, `갈`: a last syllable closed by ㄴ or ㄹ), no area (`강남구`, judged as a place)."""
+    if not re.fullmatch(r"[가-힣]{2,6}", word) or re.search(r"[구시군도동읍면리은는이가을를에의과와로랑만]$", word):
+        return False
+    return (ord(word[-1]) - 0xAC00) % 28 not in (4, 8)
 
 
 def facilities_in(text: str) -> list[tuple[str, str]]:
@@ -414,6 +425,8 @@ def facilities_in(text: str) -> list[tuple[str, str]]:
         own, shown = m.group(1), m.group()
         if not own and i > 0 and re.fullmatch(r"[가-힣]{1,6}[동읍면리]", words[i - 1]):  # named by its area
             own, shown = words[i - 1], f"{words[i - 1]} {m.group()}"
+        elif not own and i > 0 and _ATTRACTION.fullmatch(m.group()) and _name_word(words[i - 1]):
+            own, shown = words[i - 1], f"{words[i - 1]} {m.group()}"  # by a name of its own (`코엑스 아쿠아리움`)
         if len(own) < 2 or own in _KIND_WORDS:
             continue
         out.append((shown, normalise_name(own)))
@@ -443,6 +456,11 @@ _GRADE_SAID = re.compile(
     r"(?:기준|이상|이하|이면|이라면|일 때|아니|아닌|미만|까지|부터|보다|에는|에 못|에서))"
 )
 _GRADE_CODE = {"좋음": "1", "보통": "2", "나쁨": "3", "매우나쁨": "4"}
+#: A grade said as a bound the figure is at (`61㎍/㎥라 나쁨(3등급) 이상입니다`): a claim of every grade from it up
+#: (이상) or down (이하), not a threshold (`나쁨 이상이면`).
+_GRADE_BOUND = re.compile(
+    r"(매우\s?나쁨|좋음|보통|나쁨)\s*\(?\s*\d?\s*(?:등급)?\)?\s*(이상|이하)\s*(?:입니|이에|이예|이라서|이라|이네|이고|이야|인\s)"
+)
 
 
 def misgraded(answer: str, seen: Seen) -> str:
@@ -455,11 +473,15 @@ def misgraded(answer: str, seen: Seen) -> str:
     text = prepare_text(answer)
     for a, b in clauses(text):
         clause = text[a:b]
-        said = {_GRADE_CODE[re.sub(r"\s", "", m.group(1))] for m in _GRADE_SAID.finditer(clause)}
+        said = list({frozenset({_GRADE_CODE[re.sub(r"\s", "", m.group(1))]}) for m in _GRADE_SAID.finditer(clause)})
+        for m in _GRADE_BOUND.finditer(clause):
+            code = _GRADE_CODE[re.sub(r"\s", "", m.group(1))]
+            bound = frozenset(c for c in _GRADE_CODE.values() if (c >= code if m.group(2) == "이상" else c <= code))
+            said += [bound] if bound not in said else []
         graded = {m.value for m in mentions(clause) if m.value in grades and unit_family(m.unit) in ("conc", "")}
         if len(said) != 1 or len(graded) != 1:
             continue
         value = next(iter(graded))
-        if not said & grades[value]:
+        if not said[0] & grades[value]:
             return f"{value:g} is graded otherwise than {clause.strip()}"
     return ""

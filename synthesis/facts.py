@@ -63,12 +63,13 @@ from synthesis.fact_terms import (
     hedge,
     labels_of,
 )
-from synthesis.listing_claims import misattributed, wrong_extreme
+from synthesis.listing_claims import invented_coded_name, misattributed, wrong_extreme
 from synthesis.number_facts import inside_date_or_time, number_hit, rival_claim
 from synthesis.qualifiers import (
     names_other_day,
     names_other_month,
 )
+from synthesis.reasons import unsupported_reason
 from synthesis.seen import Seen
 from synthesis.text_facts import date_hit, text_hit
 
@@ -190,28 +191,6 @@ def absent_of_other_month(answer: str, facts: list[Fact], seen: Seen) -> str:
         if _SAYS_ABSENT.search(clause) and names_other_month(clause, list(months), seen.now):
             return clause.strip()
     return ""
-
-
-#: An absence explained as the service or the area not being covered: `…서비스는 지원하지 않아요`, `…를 제공하지 않는
-#: 지역이에요`, `관측소가 없는 지역이에요`, `the service isn't supported`.
-_NOT_COVERED = re.compile(
-    r"(?:서비스|기능|API)(?:는|은|가|이|를|을|에서는?)?\s*(?:지원|제공)(?:하지|되지)\s*않"
-    r"|(?:지원|제공)(?:하지|되지)\s*않는\s*(?:지역|곳|도시)|없는\s*(?:지역|도시)(?:이|입니|예)"
-    r"|\b(?:service|API) (?:is not|isn't) (?:supported|available)|\bnot a supported (?:area|region|city)\b",
-    re.I,
-)
-_SAYS_COVERAGE = re.compile(r"지원|제공|support|provide|cover|available", re.I)
-
-
-def denied_coverage(answer: str, seen: Seen) -> str:
-    """An answer that explains what came back (an empty result, a row or an error) by the service or the area not
-    being covered (`주소 검색 서비스는 지원하지 않아요`, `종로구는 … 제공하지 않는 지역이에요`) where no result or
-    error message the model saw speaks of what is covered or provided: a reason the results do not give, said of a
-    tool that answered. The words, or ''."""
-    m = _NOT_COVERED.search(nfkc(answer))
-    if not m or not seen.results or any(_SAYS_COVERAGE.search(r) for r in seen.results):
-        return ""
-    return m.group(0)
 
 
 def _siblings(fact: Fact, seen: Seen) -> set[str]:
@@ -364,7 +343,7 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"said of another row: {w} is not the extreme the answer's own figures show"
     if seen is not None and (w := misgraded(answer, seen)):
         return f"said of another grade: {w}"
-    if seen is not None and (w := denied_coverage(answer, seen)):
+    if seen is not None and (w := unsupported_reason(answer, seen, [str(f.value) for f in facts])):
         return f"unsupported: a reason no result gives ({w})"
     if seen is not None and (w := absent_of_other_month(answer, facts, seen)):
         return f"said of another month: {w}"
@@ -372,6 +351,9 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"said of another day: {w}"
     if seen is not None and (w := invented_item(answer, facts, seen)):
         return f"unsupported: {w} listed among the rows' values"
+    asked = {normalise_name(str(f.value)) for f in facts if f.kind == "name"}
+    if seen is not None and (w := invented_coded_name(answer, asked, seen)):
+        return f"unsupported: {w} listed beside an asked value"
     if seen is not None and (w := said_of_sibling(answer, facts, seen)):
         return f"said of another row: {w}"
     if w := address_of_nothing(answer, facts):

@@ -184,6 +184,16 @@ _LEAST = re.compile(
     r"|\b(?:coldest|coolest|lowest|cleanest|cheapest|fewest|least)\b",
     re.I,
 )
+#: The same said as a comparison (`서초구가 더 많았습니다`, `Seocho had fewer`): a superlative where two figures are
+#: given, nothing where more are (more than what?).
+_MORE = re.compile(
+    r"더\s*(?:따뜻|덥|더운|더웠|높|많|비싸|비싼|비쌌|나쁘|나쁜|나빴)|\b(?:warmer|hotter|higher|more expensive|worse)\b",
+    re.I,
+)
+_LESS = re.compile(
+    r"더\s*(?:춥|추운|추웠|쌀쌀|낮|적(?!합|당|절)|깨끗|싸|싼|쌌|시원)|\b(?:colder|cooler|lower|cheaper|fewer|cleaner)\b",
+    re.I,
+)
 _NAMED_FIGURE = re.compile(r"([가-힣]{1,10}|[A-Z][a-z]+)\s*(?::\s*|\s)(-?\d+(?:\.\d+)?)(?![\d.])")
 
 
@@ -204,7 +214,8 @@ def wrong_extreme(answer: str) -> str:
             figures.setdefault(name, x)
         if len(figures) < 2:
             continue
-        for pattern, pick in ((_MOST, max), (_LEAST, min)):
+        said_as = [(_MOST, max), (_LEAST, min)] + ([(_MORE, max), (_LESS, min)] if len(figures) == 2 else [])
+        for pattern, pick in said_as:
             for m in pattern.finditer(sentence):
                 before = [end for _, _, end in pairs if end <= m.start()]
                 if not before:
@@ -213,4 +224,24 @@ def wrong_extreme(answer: str) -> str:
                 said = [n for n in figures if re.search(rf"(?<![가-힣A-Za-z]){re.escape(n)}", between)]
                 if len(said) == 1 and figures[said[0]] != pick(figures.values()):
                     return said[0]
+    return ""
+
+
+#: A route or line number as a name writes it: letters and a number (`탄방5`, `관평1번`, `마을02`).
+_CODED = r"[가-힣]{1,4}\d{1,4}"
+_CODED_PAIR = re.compile(
+    rf"(?<![가-힣\d])({_CODED})번?\s*(?:과|와|이랑|랑|하고|및|,|·|/|and)\s*({_CODED})번?(?![\d])", re.I
+)
+
+
+def invented_coded_name(answer: str, asked: set[str], seen: Seen) -> str:
+    """A route number (letters and a number) listed beside an asked one (`탄방5번과 관평1번`) that no result or user
+    turn names: a value made up beside a real one, as `invented_item` finds among words. `asked`: the asked values,
+    normalised. The item, or ''."""
+    text = nfkc(answer)
+    for m in _CODED_PAIR.finditer(text):
+        a, b = normalise_name(m.group(1)), normalise_name(m.group(2))
+        for mine, other in ((a, b), (b, a)):
+            if mine in asked and other not in asked and other not in seen.text:
+                return m.group(2) if other == b else m.group(1)
     return ""

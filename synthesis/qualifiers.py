@@ -58,6 +58,9 @@ class Qualifier:
     minutes: frozenset[int] = frozenset()
     day: date | None = None
     name: str = ""
+    #: what a product name gives in its closing parenthesis (`…캡슐20밀리그램(로라타딘)`: its ingredient), another
+    #: name of it
+    alias: str = ""
 
 
 @lru_cache(maxsize=4096)
@@ -74,7 +77,8 @@ def qualifier(raw: str) -> Qualifier | None:
         return Qualifier("date", day=d) if d else None
     name = normalise_name(text)
     if len(name) >= 2 and (re.search(r"[가-힣]", name) or re.fullmatch(r"\d{6,}", name)):
-        return Qualifier("name", name=name)
+        inner = re.fullmatch(r"[^()]*[가-힣A-Za-z0-9][^()]*\(([가-힣]{2,})\)", text)
+        return Qualifier("name", name=name, alias=normalise_name(inner.group(1)) if inner else "")
     return None
 
 
@@ -93,7 +97,12 @@ def named(clause: str, q: Qualifier, now: datetime | None) -> bool:
     if q.kind == "name":
         text = normalise_name(clause)
         road = _road_of(q.name)
-        return q.name in text or (road is not None and road in text)
+        if q.name in text or (road is not None and road in text) or (q.alias and q.alias in text):
+            return True
+        # a district or 동 by its short name, as a word of its own (`서초 7㎍/㎥` for 서초구, `송도 032-…` for 송도동;
+        # not 서초동)
+        short = q.name[:-1] if re.fullmatch(r"[가-힣]{2,4}[구군동]", q.name) else ""
+        return bool(short) and re.search(rf"(?<![가-힣]){short}(?![가-힣])", clause) is not None
     hit = False
     if q.minutes:
         hit = any(mins & q.minutes for mins, _, _ in clock_spans(clause))
@@ -200,6 +209,8 @@ def names_other_month(clause: str, about: list[str], now: datetime | None) -> bo
         if re.search(rf"(?<![가-힣]){word}(?!세)", clause):  # 전월, not 전월세
             m0 = now.year * 12 + now.month - 1 + k
             said.add((m0 // 12, m0 % 12 + 1))
+    if said and (year, month) not in said:
+        return True  # `이번 달(9월)` for last month's deals: the month written does not make 이번 달 last month
     for m in re.finditer(r"(?:((?:19|20)\d{2})\s*년\s*)?(?<!\d)(\d{1,2})\s*월(?!\s*\d{1,2}\s*일)", clause):
         said.add((int(m.group(1)) if m.group(1) else year, int(m.group(2))))
     return bool(said) and (year, month) not in said

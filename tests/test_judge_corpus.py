@@ -2,10 +2,10 @@
 write the judge's rules), each answer judged in its task's oracle episode against the in-process sandbox, exactly as
 `kopa bench judge-eval` does.
 
-Targets (issue 32): recall >= 97 % on the correct answers and false passes <= 1 % on the wrong ones. The judge does
-not reach them yet on every part; these tests hold the figures it reaches (`FLOOR` on the tuned parts, one floor
-per held-out part), so a rule that wins one by losing the other, or that loses either, fails here. Raise the floors
-as the judge improves."""
+Targets (issue 32): recall >= 97 % on the correct answers and false passes <= 1 % on the wrong ones. The judge
+reaches them over the tuned parts together, not yet on every part; these tests hold the figures it reaches (`FLOOR`
+on the tuned parts, one floor per part and per held-out part), so a rule that wins one by losing the other, or that
+loses either, fails here. Raise the floors as the judge improves."""
 
 from __future__ import annotations
 
@@ -18,30 +18,34 @@ from bench.judge_eval import CORPUS, CorpusError, evaluate, load_corpus, oracle_
 from bench.tasks import CATEGORIES, load_tasks
 from cli.bench import bench_env
 
-#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 98.0 % and
-#: 1.3 % (`kopa bench judge-eval`, parts 1-7, 3,621 answers), rounded a little towards failing.
-FLOOR = {"recall": 0.978, "false_pass": 0.014}
+#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 97.9 % and
+#: 0.95 % (`kopa bench judge-eval`, parts 1-8, 4,468 answers; 98.0 % / 1.3 % on parts 1-7 before the part8 rules),
+#: rounded a little towards failing. Issue 32 asks 97 % / 1 %.
+FLOOR = {"recall": 0.978, "false_pass": 0.0095}
 #: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 100.0 / 1.4,
-#: 99.3 / 0.8, 99.7 / 1.5, 94.6 / 0.0, 100.0 / 1.0, 95.7 / 2.5 %.
+#: 99.3 / 0.8, 99.7 / 1.2, 94.6 / 0.0, 100.0 / 0.3, 95.7 / 1.5, 97.6 / 1.1 %.
 PART_FLOORS = {
     "part1.jsonl": {"recall": 0.99, "false_pass": 0.016},
     "part2.jsonl": {"recall": 0.985, "false_pass": 0.016},
     "part3.jsonl": {"recall": 0.985, "false_pass": 0.01},
-    "part4.jsonl": {"recall": 0.995, "false_pass": 0.016},
+    "part4.jsonl": {"recall": 0.995, "false_pass": 0.012},
     "part5.jsonl": {"recall": 0.945, "false_pass": 0.004},
     # writer-6, tuned on since issue 32's part6 rules (it read 96.5 % / 3.9 % held out before them)
-    "part6.jsonl": {"recall": 0.995, "false_pass": 0.011},
+    "part6.jsonl": {"recall": 0.995, "false_pass": 0.004},
     # writer-7, tuned on since issue 32's part7 rules (it read 93.1 % / 5.3 % held out before them)
-    "part7.jsonl": {"recall": 0.955, "false_pass": 0.026},
+    "part7.jsonl": {"recall": 0.955, "false_pass": 0.016},
+    # writer-8, tuned on since issue 32's part8 rules (it read 96.8 % / 4.5 % held out at f0f7900, 97.6 % / 3.7 %
+    # before them)
+    "part8.jsonl": {"recall": 0.975, "false_pass": 0.011},
 }
-#: Held-out parts (`judge_corpus/holdout/<file>`, written after the rules and never tuned on) with the figures the
-#: judge reached when each was written: a rule must not lower them. Only a part given a floor here is judged (one
-#: being written is not), and the folder may be empty: a part moves to the tuned ones once rules are tuned on it.
+#: Held-out parts (`judge_corpus/holdout/<file>`, written after the rules and never tuned on, nor read by a rule's
+#: author) with the floor each must hold: a rule must not lower them. A part named here is judged once its file
+#: exists (the check skips while it is being written), and only its figures are asserted: its answers and the
+#: disagreements are never printed, so that no rule is tuned on it. A part moves to the tuned ones once rules are.
 HOLDOUT = CORPUS / "holdout"
 HOLDOUT_FLOORS: dict[str, dict[str, float]] = {
-    # writer-8, written while the rules were tuned on part7 and never read by a rule's author: 96.8 % / 4.5 % at the
-    # session's start (f0f7900), 97.2 % / 4.2 % after the part6 rules, 97.6 % / 3.7 % after the part7 rules
-    "part8.jsonl": {"recall": 0.97, "false_pass": 0.04},
+    # writer-9, written while the rules were tuned on part8
+    "part9.jsonl": {"recall": 0.95, "false_pass": 0.05},
 }
 
 
@@ -53,11 +57,15 @@ def reports() -> dict[str, dict[str, Any]]:
         async with bench_env() as env:
             gold, episodes = await oracle_episodes(tasks, env)
             by_id = {t.id: t for t in tasks}
-            folders = [("corpus", CORPUS)] + [(name, HOLDOUT / name) for name in HOLDOUT_FLOORS]
-            return {
-                name: evaluate(load_corpus(folder), by_id, gold, episodes, tools=env.registry, now=env.now)
-                for name, folder in folders
-            }
+            out = {"corpus": evaluate(load_corpus(CORPUS), by_id, gold, episodes, tools=env.registry, now=env.now)}
+            for name in (n for n in HOLDOUT_FLOORS if (HOLDOUT / n).is_file()):
+                try:  # a part still being written may end in a half line: that fails its own check only
+                    held = load_corpus(HOLDOUT / name)
+                except CorpusError as exc:
+                    out[name] = {"error": str(exc)}
+                    continue
+                out[name] = evaluate(held, by_id, gold, episodes, tools=env.registry, now=env.now)
+            return out
 
     return asyncio.run(go())
 
@@ -68,11 +76,17 @@ def report(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def test_each_held_out_part_holds_its_floor(reports: dict[str, dict[str, Any]]) -> None:
-    for name, floor in HOLDOUT_FLOORS.items():
-        held = reports[name]
-        assert held["answers"] >= 300 and held["tasks"] >= 100 and not held["unknown_tasks"], name
-        assert held["recall"] >= floor["recall"], (name, held["disagreements"][:5])
-        assert held["false_pass"] <= floor["false_pass"], name
+    written = [name for name in HOLDOUT_FLOORS if name in reports]
+    if not written:
+        pytest.skip("no held-out part is written yet")
+    for name in written:
+        assert "error" not in reports[name], reports[name].get("error")
+        # figures only (pytest would print a subexpression's value): a held-out part's answers are not shown
+        held = {k: reports[name][k] for k in ("answers", "tasks", "recall", "false_pass")}
+        unknown = len(reports[name]["unknown_tasks"])
+        assert held["answers"] >= 300 and held["tasks"] >= 100 and not unknown, (name, held)
+        assert held["recall"] >= HOLDOUT_FLOORS[name]["recall"], (name, held)
+        assert held["false_pass"] <= HOLDOUT_FLOORS[name]["false_pass"], (name, held)
 
 
 def test_the_corpus_covers_the_benchmark(report: dict[str, Any]) -> None:

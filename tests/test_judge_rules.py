@@ -487,3 +487,85 @@ def test_a_tablet_shape_by_its_usual_name() -> None:
     assert passes("It's a yellow, oval tablet.", [shape], seen)
     assert passes("노란색 타원 모양 알약이에요.", [shape], seen)
     assert not passes("It's a yellow, round tablet.", [shape], seen)
+
+
+# Rules added from part8's misses.
+
+
+def test_a_cause_of_what_came_back_is_one_a_result_gives() -> None:
+    empty = Fact("text", "없습니다", label="자료 없음")
+    nothing = seen_rows(user="해운대구 측정소 미세먼지 알려줘")
+    assert passes("해운대구 측정소 자료는 조회되지 않았어요.", [empty], nothing)
+    assert not passes("측정소가 장비 점검 중이라 자료가 없어요.", [empty], nothing)
+    assert not passes("관광공사 API 인증이 만료돼서 자료가 없어요.", [empty], nothing)
+    assert not passes("자료가 없어요. 주소를 잘못 입력하신 것 같아요.", [empty], nothing)
+    assert not passes("국세청에 등록되지 않은 번호라 자료가 없어요.", [empty], nothing)
+    down = Seen(results=('{"resultMsg": "시스템 점검 중입니다"}',), user=("해운대구 미세먼지",), now=NOW)
+    assert passes("지금 시스템 점검 중이라 자료가 없어요.", [empty], down)
+    # a cause the task asks for is no made-up one (an empty status answers that a number is not registered)
+    unregistered = Fact("text", "등록되지 않", label="미등록 번호")
+    asked = seen_rows(user="사업자등록번호 123-45-67890 영업 중인지 봐 줘")
+    assert passes("123-45-67890은 국세청에 등록되지 않은 번호예요.", [unregistered], asked)
+
+
+def test_a_grade_said_as_the_bound_a_figure_is_at() -> None:
+    seen = seen_rows({"dataTime": "2026-10-15 14:00", "pm10Value": "61", "pm10Grade": "2"})
+    pm = Fact("number", 61, unit="㎍/㎥", label="미세먼지", field="pm10Value")
+    assert passes("미세먼지는 61㎍/㎥로 보통 이상입니다.", [pm], seen)
+    assert passes("미세먼지가 나쁨 이상이면 실내를 찾으려 했는데, 61㎍/㎥라 괜찮아요.", [pm], seen)
+    assert not passes("미세먼지는 61㎍/㎥라 나쁨(3등급) 이상입니다.", [pm], seen)
+
+
+def test_a_comparison_of_two_figures_names_the_larger_or_smaller() -> None:
+    rows: list[dict[str, object]] = [{"city": "광주", "avgTa": "9.5"}, {"city": "울산", "avgTa": "14.2"}]
+    seen = seen_rows(*rows)
+    ta = Fact("number", 14.2, unit="℃", label="평균기온", field="avgTa")
+    assert passes("광주 9.5도, 울산 14.2도로 울산이 더 따뜻했어요.", [ta], seen)
+    assert passes("Gwangju 9.5 °C, Ulsan 14.2 °C — Gwangju was colder.", [ta], seen)
+    assert not passes("광주 9.5도, 울산 14.2도로 광주가 더 따뜻했어요.", [ta], seen)
+
+
+def test_a_value_said_at_another_rows_hour_of_the_same_day() -> None:
+    t1h = Fact(
+        "number",
+        16.0,
+        unit="℃",
+        field="fcstValue",
+        about=["1700", "20261015"],
+        rivals=[{"value": "16.9", "about": ["1800"]}, {"value": "14.2", "about": ["1900"]}],
+    )
+    assert passes("오늘 오후 5시 기온은 16℃로 예보돼 있어요.", [t1h])
+    assert not passes("오늘 오후 6시 기온은 16℃로 예보돼 있어요.", [t1h])
+
+
+def test_a_row_named_by_its_districts_short_name_or_its_products_ingredient() -> None:
+    here = Fact("number", 4, unit="㎍/㎥", field="pm25Value", about=["2026-10-15 14:00", "서초구"])
+    there = Fact("number", 7, unit="㎍/㎥", field="pm25Value", about=["2026-10-15 14:00", "관악구"])
+    assert passes("서초 4㎍/㎥, 관악 7㎍/㎥예요.", [here, there])
+    assert not passes("서초 7㎍/㎥, 관악 4㎍/㎥예요.", [here, there])
+    maker = Fact("name", "(주)새봄약품", field="entpName", about=["새봄로라타딘캡슐20밀리그램(로라타딘)"])
+    other = Fact("name", "(주)대한메디팜", field="entpName", about=["대한세티리진캡슐10밀리그램(세티리진염산염)"])
+    assert passes("로라타딘은 (주)새봄약품, 세티리진은 (주)대한메디팜 제품이에요.", [maker, other])
+    assert not passes("로라타딘은 (주)대한메디팜, 세티리진은 (주)새봄약품 제품이에요.", [maker, other])
+
+
+def test_a_relative_month_is_judged_though_a_month_is_written_beside_it() -> None:
+    deals = Fact("count", 13, unit="건", label="계약 건수", about=["202609"])
+    seen = seen_rows(*[{"umdNm": "아현동", "dealYear": 2026, "dealMonth": 9, "floor": k} for k in range(13)])
+    assert passes("지난달(9월) 전월세 거래는 13건이에요.", [deals], seen)
+    assert not passes("이번 달(9월) 전월세 거래는 13건이에요.", [deals], seen)
+
+
+def test_a_route_number_made_up_beside_an_asked_one() -> None:
+    rows: list[dict[str, object]] = [{"nodenm": "관평입구", "routeno": "탄방5", "arrtime": t} for t in (1014, 1098)]
+    seen = seen_rows(*rows, user="관평입구 정류소에 버스 몇 대 와?")
+    route = Fact("name", "탄방5", label="노선", field="routeno")
+    assert passes("관평입구에는 탄방5번 두 대가 오고 있어요.", [route], seen)
+    assert not passes("관평입구에는 탄방5번과 관평1번 두 대가 오고 있어요.", [route], seen)
+
+
+def test_an_attraction_named_by_a_word_of_its_own() -> None:
+    seen = seen_rows({"title": "별빛과학관", "addr1": "대전 유성구 대덕대로 480"}, user="실내 문화시설 찾아줘")
+    assert unsupported("별빛과학관을 추천해요. 가까운 미술관은 없어요.", seen) == ""
+    assert unsupported("코엑스 아쿠아리움을 추천해요.", seen) == "facility 코엑스 아쿠아리움"
+    assert [n for n, _ in facilities_in(prepare_text("나쁨이라 약국 찾아봤어요, 경유 정류소 25곳"))] == []
