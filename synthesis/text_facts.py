@@ -253,12 +253,19 @@ VERDICTS: tuple[tuple[str, ...], ...] = (
     ("불일치", "mismatch", "mismatched"),
 )
 
+#: A service's limit in days as English answers say it (`data up to the previous day` for `전날까지`, `only the most
+#: recent day` for `최근 1일`): whole phrases, not `yesterday` alone (a day asked about is no limit).
+LIMITS: tuple[tuple[str, ...], ...] = (
+    ("전날", "전일", "previous day", "the day before", "up to yesterday", "until yesterday", "through yesterday"),
+    ("1일", "most recent day", "last day", "latest day", "past day", "one day"),
+)
+
 
 def _synonym_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
-    """Another word for the same colour, shape or verdict (`흰색` for `하양`, `round` for `원형`, `match` for
-    `일치`)."""
+    """Another word for the same colour, shape, verdict or limit (`흰색` for `하양`, `round` for `원형`, `match` for
+    `일치`, `previous day` for `전날`)."""
     value = normalise_name(raw)
-    for words in (*COLOURS, *SHAPES, *VERDICTS):
+    for words in (*COLOURS, *SHAPES, *VERDICTS, *LIMITS):
         if value in (normalise_name(w) for w in words):
             rx = "|".join(
                 rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in sorted(words, key=len, reverse=True)

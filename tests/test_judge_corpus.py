@@ -18,22 +18,22 @@ from bench.judge_eval import CORPUS, CorpusError, evaluate, load_corpus, oracle_
 from bench.tasks import CATEGORIES, load_tasks
 from cli.bench import bench_env
 
-#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 97.9 % and
+#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 98.1 % and
 #: 0.95 % (`kopa bench judge-eval`, parts 1-8, 4,468 answers; 98.0 % / 1.3 % on parts 1-7 before the part8 rules),
 #: rounded a little towards failing. Issue 32 asks 97 % / 1 %.
-FLOOR = {"recall": 0.978, "false_pass": 0.0095}
+FLOOR = {"recall": 0.98, "false_pass": 0.0095}
 #: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 100.0 / 1.4,
-#: 99.3 / 0.8, 99.7 / 1.2, 94.6 / 0.0, 100.0 / 0.3, 95.7 / 1.5, 97.6 / 1.1 %.
+#: 100.0 / 0.8, 99.7 / 1.2, 95.3 / 0.0, 100.0 / 0.3, 96.1 / 1.5, 97.6 / 1.1 %.
 PART_FLOORS = {
     "part1.jsonl": {"recall": 0.99, "false_pass": 0.016},
     "part2.jsonl": {"recall": 0.985, "false_pass": 0.016},
-    "part3.jsonl": {"recall": 0.985, "false_pass": 0.01},
+    "part3.jsonl": {"recall": 0.995, "false_pass": 0.01},
     "part4.jsonl": {"recall": 0.995, "false_pass": 0.012},
-    "part5.jsonl": {"recall": 0.945, "false_pass": 0.004},
+    "part5.jsonl": {"recall": 0.95, "false_pass": 0.004},
     # writer-6, tuned on since issue 32's part6 rules (it read 96.5 % / 3.9 % held out before them)
     "part6.jsonl": {"recall": 0.995, "false_pass": 0.004},
     # writer-7, tuned on since issue 32's part7 rules (it read 93.1 % / 5.3 % held out before them)
-    "part7.jsonl": {"recall": 0.955, "false_pass": 0.016},
+    "part7.jsonl": {"recall": 0.96, "false_pass": 0.016},
     # writer-8, tuned on since issue 32's part8 rules (it read 96.8 % / 4.5 % held out at f0f7900, 97.6 % / 3.7 %
     # before them)
     "part8.jsonl": {"recall": 0.975, "false_pass": 0.011},

@@ -569,3 +569,15 @@ def test_an_attraction_named_by_a_word_of_its_own() -> None:
     assert unsupported("별빛과학관을 추천해요. 가까운 미술관은 없어요.", seen) == ""
     assert unsupported("코엑스 아쿠아리움을 추천해요.", seen) == "facility 코엑스 아쿠아리움"
     assert [n for n, _ in facilities_in(prepare_text("나쁨이라 약국 찾아봤어요, 경유 정류소 25곳"))] == []
+
+
+def test_a_service_limit_in_days_said_in_english() -> None:
+    asos = Seen(
+        results=('{"error": "invalid", "message": "전날 자료까지 제공됩니다."}',), user=("오늘 평균기온",), now=NOW
+    )
+    limit = Fact("text", "전날", label="관측 자료는 전날까지")
+    assert passes("Daily data is only published up to the previous day, so today's isn't out yet.", [limit], asos)
+    assert not passes("Today's daily data isn't out yet.", [limit], asos)
+    kept = Fact("text", "1일", label="최근 1일만 제공")
+    assert passes("The API only keeps the most recent day of forecasts.", [kept], asos)
+    assert not passes("The API only keeps the most recent week of forecasts.", [kept], asos)
