@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from core.json_types import JsonObject
 from graph import envelopes
 
 
@@ -69,7 +70,7 @@ _PRESENTATION = {
 
 class _HasSchema(Protocol):
     @property
-    def json_schema(self) -> dict[str, Any]: ...
+    def json_schema(self) -> JsonObject: ...
 
 
 ToolLike = _HasSchema | Mapping[str, Any] | None
@@ -86,15 +87,21 @@ def parameters(tool: ToolLike) -> dict[str, Any]:
     return dict(tool.json_schema or {})
 
 
+def _properties(tool: ToolLike) -> JsonObject:
+    """The parameter schemas by name (none where the schema's `properties` is not an object)."""
+    props = parameters(tool).get("properties")
+    return props if isinstance(props, dict) else {}
+
+
 def _typed(tool: ToolLike) -> list[tuple[str, str]]:
     """(name, JSON type) of a tool's parameters, as graph.envelopes describes paging from them."""
-    props = parameters(tool).get("properties") or {}
+    props = _properties(tool)
     return [(str(k), str(v.get("type", "")) if isinstance(v, Mapping) else "") for k, v in props.items()]
 
 
 def narrowing(tool: ToolLike) -> tuple[list[str], list[str]]:
     """(filter parameters, paging parameters) of a tool, in the schema's order."""
-    props = parameters(tool).get("properties") or {}
+    props = _properties(tool)
     typed = _typed(tool)
     filters: list[str] = []
     paging: list[str] = []
@@ -113,7 +120,7 @@ def _cut(value: Any, budget: Budget) -> Any:
     return value
 
 
-def _row(row: Mapping[str, Any], budget: Budget) -> dict[str, Any]:
+def _row(row: Mapping[str, Any], budget: Budget) -> JsonObject:
     return {str(k): _cut(v, budget) for k, v in list(row.items())[: budget.fields]}
 
 
@@ -147,7 +154,7 @@ def note(total: int, shown: int, tool: ToolLike, *, first: int = 1, next_token: 
     return "; ".join(parts)
 
 
-def _doc(rows: list[dict[str, Any]], total: int, tool: ToolLike, first: int = 1, following: str = "") -> dict[str, Any]:
+def _doc(rows: list[JsonObject], total: int, tool: ToolLike, first: int = 1, following: str = "") -> dict[str, Any]:
     doc: dict[str, Any] = {"rows": total, "shown": len(rows), "items": rows}
     if first > 1:
         doc["first"] = first
@@ -165,12 +172,12 @@ def visible(
     budget: Budget = BUDGET,
     first: int = 1,
     next_token: str = "",
-) -> list[dict[str, Any]]:
+) -> list[JsonObject]:
     """The rows the model sees: the response's first rows (never reordered), each cut to the field and value
     budget, as many as fit the row and message budgets (at least one)."""
     n = len(items) if total is None else total
     cut = [_row(r, budget) for r in items[: budget.rows]]
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for row in cut:
         trial = [*out, row]
         if out and len(_dumps(_doc(trial, n, tool, first, next_token))) > budget.message_chars:
