@@ -10,7 +10,8 @@
 # training steps, a subset of KOPA-Bench (REHEARSAL_TASKS) and of BFCL (REHEARSAL_BFCL), so a broken stage fails here.
 # Variables: WORK (.kopa/experiment), COUNT (3000 trajectories), SEEDS ("0 1 2": tuned models per seed, and the
 # sampling seeds of the untuned models), STEPS_SFT/STEPS_GRPO (override the configs), K (3), TEMPERATURE (0.7) and
-# TOP_P (0.95) for pass^k, PORT (8000), MARGIN (0.05: "nearly matches" = non-inferior to the 27B within 5 points).
+# TOP_P (0.95) for pass^k, PORT (8000), MARGIN (0.05: "nearly matches" = non-inferior to the 27B within 5 points),
+# HELDOUT_PROVIDER (family.env: the provider the held-out-provider arm never sees; empty: no such arm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,8 +40,9 @@ if [ "$REHEARSAL" = 1 ]; then
   PORT=${PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
   STEPS_SFT=${STEPS_SFT:-2} STEPS_GRPO=${STEPS_GRPO:-1}
   BASE_9B=$WORK/tiny-9b BASE_27B=$WORK/tiny-27b
-  # one task of each category but conditional/fan-in/error (each has its own reader, exercised by the bench tests)
-  REHEARSAL_TASKS=${REHEARSAL_TASKS:-single-air-jongno-001,chain-air-hyehwa-037,parallel-air-two-001,clarify-air-002,irrelevant-bill-010}
+  # one task of each category but conditional/fan-in/error (each has its own reader, exercised by the bench tests):
+  # the chain, parallel and clarification tasks call airkorea (family.env's HELDOUT_PROVIDER), the single one tour
+  REHEARSAL_TASKS=${REHEARSAL_TASKS:-single-tour-gyeongbokgung-012,chain-air-hyehwa-037,parallel-air-two-001,clarify-air-002,irrelevant-bill-010}
   REHEARSAL_BFCL=${REHEARSAL_BFCL:-simple_python,irrelevance}
   cpu=(--set train.bf16=false --set train.gradient_checkpointing=false --set train.per_device_train_batch_size=2
        --set train.gradient_accumulation_steps=1 --set train.logging_steps=1 --set train.save_steps=1000
@@ -116,7 +118,25 @@ fi
 run check-9b 0 kopa train check --model "$BASE_9B" --config "$CONF/grpo.yaml"
 run check-27b 0 kopa train check --model "$BASE_27B" --config "$CONF/grpo.yaml"
 
-# 2-3. SFT warm-up then GRPO, per data arm and seed (LoRA on every linear layer; adapters in <run>/adapter). Both
+# 2-3a. The held-out-provider arm (HELDOUT_PROVIDER): the EDGE data without one provider (a record that calls one of
+# its tools is dropped, the others stop offering them: data.heldout_provider), trained as the EDGE arm is, with the
+# first seed only, and benchmarked on KOPA-Bench only (BFCL has no tool of ours); the table sets its pass rate on the
+# tasks calling that provider against the other tasks, next to every other model's on the same tasks. First, so an
+# unknown provider stops the run before hours of training.
+heldout=()
+if [ -n "${HELDOUT_PROVIDER:-}" ]; then
+  read -r seed _ <<<"$SEEDS"
+  sft="$WORK/sft-$SMALL-no-$HELDOUT_PROVIDER-s$seed" grpo="$WORK/grpo-$SMALL-no-$HELDOUT_PROVIDER-s$seed"
+  hold=(--set "data.heldout_provider=$HELDOUT_PROVIDER")
+  run "sft-heldout-s$seed" 1 kopa train sft --config "$CONF/sft.yaml" --model "$BASE_9B" --data "$WORK/edge/export" \
+    --out "$sft" "${STEPS_SFT_ARG[@]}" --set "train.seed=$seed" "${hold[@]}" "${SFT_CPU[@]}"
+  run "grpo-heldout-s$seed" 1 kopa train grpo --config "$CONF/grpo.yaml" --model "$sft/model" \
+    --data "$WORK/edge/export" --out "$grpo" "${STEPS_GRPO_ARG[@]}" --set "train.seed=$seed" \
+    --set "data.graph=$WORK/edge/graph.sqlite3" --set data.verification=true "${hold[@]}" "${GRPO_CPU[@]}"
+  heldout=("grpo-no-$HELDOUT_PROVIDER-$SMALL-s$seed=$grpo/model")
+fi
+
+# 2-3b. SFT warm-up then GRPO, per data arm and seed (LoRA on every linear layer; adapters in <run>/adapter). Both
 # the SFT-only and the SFT+GRPO models are benchmarked. The no-verification arm's GRPO takes its live tools from the
 # graph but no verification signal (data.verification=false: no refuted-link penalty).
 tuned=()
@@ -146,7 +166,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; true' EXIT   # a failed stage le
 # The untuned large model runs twice: thinking off (the tuned models' setting) and, where the family has a thinking
 # mode (THINK_TEMPLATE_KWARGS), thinking on (untuned-<LARGE>-think).
 think=(); [ -n "${THINK_TEMPLATE_KWARGS:-}" ] && think=("untuned-$LARGE-think=$BASE_27B")
-for entry in "untuned-$SMALL=$BASE_9B" "${tuned[@]}" "untuned-$LARGE=$BASE_27B" "${think[@]}"; do
+for entry in "untuned-$SMALL=$BASE_9B" "${tuned[@]}" "${heldout[@]}" "untuned-$LARGE=$BASE_27B" "${think[@]}"; do
   name=${entry%%=*}; model=${entry#*=}
   kwargs=$CHAT_TEMPLATE_KWARGS; case "$name" in *-think) kwargs=$THINK_TEMPLATE_KWARGS ;; esac
   if [ "$REHEARSAL" = 1 ]; then
@@ -176,17 +196,21 @@ for entry in "untuned-$SMALL=$BASE_9B" "${tuned[@]}" "untuned-$LARGE=$BASE_27B" 
       --mode replay --snapshot "$WORK/snapshot.json" --out "$WORK/bench-$tag-replay" "${BENCH_SUBSET[@]}"
     runs+=("$WORK/bench-$tag-live" "$WORK/bench-$tag-replay")
   done
-  run "bfcl-$name" 1 kopa bench bfcl --endpoint "$URL" --model "$name" --out "$WORK/bfcl-$name" "${BFCL_SUBSET[@]}"
+  if [ "$entry" != "${heldout[0]:-}" ]; then   # the held-out-provider arm: KOPA-Bench only
+    run "bfcl-$name" 1 kopa bench bfcl --endpoint "$URL" --model "$name" --out "$WORK/bfcl-$name" "${BFCL_SUBSET[@]}"
+    runs+=("$WORK/bfcl-$name")
+  fi
   if [ "$DRY" = 0 ]; then kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; fi
-  runs+=("$WORK/bfcl-$name")
 done
 
 # 6. One table: KOPA-Bench live and replay next to BFCL per model, the seeds aggregated as mean ± spread, each model
 # against the untuned 27B by a paired bootstrap over tasks (non-inferiority within MARGIN), pass rates split by the
 # tasks' overlap with the EDGE training data (exact tool sequence seen / tools seen / unseen), the sampling settings,
-# the data's benchmark overlap and the time and GPU-hours of every stage.
+# every model's pass rates on the tasks that call the held-out provider and on the others, the data's benchmark
+# overlap and the time and GPU-hours of every stage.
+provider=(); [ -n "${HELDOUT_PROVIDER:-}" ] && provider=(--heldout-provider "$HELDOUT_PROVIDER")
 run compare 0 kopa bench compare "${runs[@]}" --reference "untuned-$LARGE" --margin "$MARGIN" \
-  --training "$WORK/edge/export" --out "$WORK/results.md"
+  --training "$WORK/edge/export" "${provider[@]}" --out "$WORK/results.md"
 if [ "$DRY" = 0 ]; then
   { echo; echo "Sampling: k=$K, temperature $TEMPERATURE, top_p $TOP_P; seeds: $SEEDS"
     if [ "$REHEARSAL" = 1 ]; then

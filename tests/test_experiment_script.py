@@ -3,8 +3,8 @@ command declares, and `--help` works for each (a renamed command or option break
 not here otherwise). scripts/experiment.sh --rehearsal: every stage runs on a CPU, exit 0, with tiny models of the
 family's chat template (data of both arms, overlap, SFT, GRPO with live tools, the held-out probes, serving through an
 OpenAI-compatible endpoint, KOPA-Bench live and replay on a task subset, BFCL in bfcl-eval's own environment on a
-subset, and the comparison table): `--dry-run` only prints commands, so this is what catches a stage that would stop
-the GPU run hours in."""
+subset, the held-out-provider arm, and the comparison table): `--dry-run` only prints commands, so this is what
+catches a stage that would stop the GPU run hours in."""
 
 from __future__ import annotations
 
@@ -122,6 +122,8 @@ STAGES = [
     "tiny-27b",
     "check-9b",
     "check-27b",
+    "sft-heldout-s0",
+    "grpo-heldout-s0",
     "sft-edge-s0",
     "grpo-edge-s0",
     "sft-baseline-s0",
@@ -138,6 +140,8 @@ MODELS = [
     "untuned-27b",
     "untuned-27b-think",  # the reference with thinking on (the tiny model carries Qwen3.5's thinking template)
 ]
+#: the held-out-provider arm (family.env HELDOUT_PROVIDER=airkorea): KOPA-Bench only, no BFCL
+HELDOUT = "grpo-no-airkorea-9b-s0"
 
 
 @pytest.mark.slow
@@ -162,6 +166,12 @@ def test_rehearsal_runs_every_stage_of_the_experiment(tmp_path: Path) -> None:
         for kind in ("live", "replay"):
             assert any(s.startswith(f"bench-{kind}-{model}") for s in stages), (model, kind, stages)
         assert f"bfcl-{model}" in stages
+    assert f"bench-live-{HELDOUT}" in stages and f"bench-replay-{HELDOUT}" in stages
+    assert f"bfcl-{HELDOUT}" not in stages
+    # the held-out arm trained on fewer records (data.heldout_provider; tests/test_heldout_provider.py checks them)
+    held = json.loads((work / "grpo-9b-no-airkorea-s0" / "manifest.json").read_text())
+    edge = json.loads((work / "grpo-9b-edge-s0" / "manifest.json").read_text())
+    assert held["records"] < edge["records"], (held["records"], edge["records"])
     # the GRPO runs executed their tools live and each model's held-out probes ran before and after
     for arm in ("edge", "baseline"):
         evals = (work / f"grpo-9b-{arm}-s0" / "eval.jsonl").read_text().splitlines()
@@ -176,6 +186,14 @@ def test_rehearsal_runs_every_stage_of_the_experiment(tmp_path: Path) -> None:
     assert "Rehearsal: tiny qwen3.5-template models" in results
     # pass rates split by the tasks' overlap with the EDGE training data
     assert "## By overlap with the training data" in results and "| untuned-27b-think | live |" in results
+    # the held-out arm's row next to the EDGE arm's and the untuned models' on the tasks calling airkorea (the
+    # chain, parallel and clarification tasks of REHEARSAL_TASKS) and the others (the tour task; irrelevance)
+    provider = results.split("## Held-out provider airkorea", 1)[1].split("\n## ", 1)[0]
+    assert "| uses airkorea | other providers | no calls |" in provider, provider
+    for model in ("grpo-no-airkorea-9b", "grpo-edge-9b", "untuned-9b", "untuned-27b"):
+        for mode in ("live", "replay"):
+            row = next(line for line in provider.splitlines() if line.startswith(f"| {model} | {mode} |"))
+            assert row.count("% (") == 3 and "(3) |" in row and row.endswith("(1) |"), row
     # every tuned model's folders carry a model card; GRPO's report states its executed calls
     for run in ("sft-9b-edge-s0", "grpo-9b-edge-s0"):
         for folder in ("model", "adapter"):
