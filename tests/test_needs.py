@@ -209,3 +209,28 @@ def test_a_step_that_asks_nothing_leaves_the_entity_to_the_next(tmp_path: Path) 
         used: list[str] = []
         request = compose(plan, steps, random.Random(seed), needs=needs, used=used)[0]
         assert used == ["noise.loud"] and "'시청앞'" in request, request
+
+
+def test_a_drug_is_asked_whether_it_needs_a_prescription_and_a_route_what_kind_of_bus() -> None:
+    """Needs for documented fields people ask about (issue 33: more (tool, asked fields) pairs, never API labels):
+    whether a medicine is sold without a prescription and its class, answered from the DUR item row and confirmed
+    by the judge; a bus route's type asked of the route's own record, never of a stop's list of routes."""
+    from tests.test_language import _ASPIRIN, _catalog_tool
+
+    item = _catalog_tool("mfds_get_dur_prdlst_info_list03")
+    row = {k: v for k, v in _ASPIRIN.items() if k in {f.name for f in item.fields}}
+    row.update(ETC_OTC_NAME="일반의약품", CLASS_NAME="해열.진통.소염제")
+    plan, steps = _single(item, {"itemName": _ASPIRIN["ITEM_NAME"]}, row)
+    used_by: dict[str, str] = {}
+    for seed in range(60):
+        used: list[str] = []
+        request, answer, facts, _ = compose(plan, steps, random.Random(seed), used=used)
+        if used[0] in ("drug.prescription", "drug.class", "drug.class_and_prescription"):
+            assert "ETC_OTC_NAME" not in request and "CLASS_NAME" not in request, request
+            assert check_answer(answer, [f.fact() for f in facts]).hits == len(facts), answer
+            used_by[used[0]] = answer
+    assert "일반의약품" in used_by.get("drug.prescription", "일반의약품"), used_by
+    assert {"drug.prescription", "drug.class"} & set(used_by), "no DUR item row was asked its class or sale"
+    route_type = next(n for n in default_needs() if n.id == "bus.route_type")
+    assert route_type.fits_tool(_catalog_tool("tago_get_route_info_iem"))
+    assert not route_type.fits_tool(_catalog_tool("tago_get_sttn_thrgh_route_list"))  # a stop's routes: which one?
