@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -60,37 +62,24 @@ def _open_graph(cfg: RunConfig, settings: Settings) -> GraphStore | None:
     return None
 
 
-@app.command("sft")
-def sft(
-    config: ConfigOpt = None,
-    set_: SetOpt = None,
-    model: ModelOpt = None,
-    data: DataOpt = None,
-    out: OutOpt = None,
-    steps: StepsOpt = None,
-) -> None:
-    """Supervised warm-up on the trajectories' conversations with tools (assistant-only loss)."""
-    cfg = _config(config, set_, model, data, out, steps)
+@contextmanager
+def _training_errors() -> Iterator[None]:
+    """A failed run ends the command in one line: the train extra missing, or what the config or data got wrong."""
     try:
-        summary = run_sft(cfg)
+        yield
     except ImportError as exc:
         fail(f"training needs the train extra (pip install -e '.[train]'): {exc}")
     except (KopaError, ValueError) as exc:
         fail(getattr(exc, "detail", None) or str(exc).splitlines()[0])
+
+
+def _sft(cfg: RunConfig) -> None:
+    with _training_errors():
+        summary = run_sft(cfg)
     typer.echo(json.dumps(summary, ensure_ascii=False))
 
 
-@app.command("grpo")
-def grpo(
-    config: ConfigOpt = None,
-    set_: SetOpt = None,
-    model: ModelOpt = None,
-    data: DataOpt = None,
-    out: OutOpt = None,
-    steps: StepsOpt = None,
-) -> None:
-    """GRPO with each record's own tools executed live (execution layer) or replayed from the recorded responses."""
-    cfg = _config(config, set_, model, data, out, steps)
+def _grpo(cfg: RunConfig) -> None:
     settings = get_settings()
     transport = None
     if cfg.grpo.sandbox:
@@ -103,25 +92,48 @@ def grpo(
     if store is not None:
         store.close()
     backend = None
-    try:
-        if cfg.grpo.environment == "live":
-            if not tools:
-                fail(
-                    "grpo.environment live needs a graph with registered tools: set data.graph (kopa demo's "
-                    "graph.sqlite3) or KOPA_STORE=neo4j"
+    with _training_errors():
+        try:
+            if cfg.grpo.environment == "live":
+                if not tools:
+                    fail(
+                        "grpo.environment live needs a graph with registered tools: set data.graph (kopa demo's "
+                        "graph.sqlite3) or KOPA_STORE=neo4j"
+                    )
+                backend = LiveBackend(
+                    settings, tools, {a.id: a for a in apis}, transport=transport, budget=cfg.grpo.view_budget()
                 )
-            backend = LiveBackend(
-                settings, tools, {a.id: a for a in apis}, transport=transport, budget=cfg.grpo.view_budget()
-            )
-        summary = run_grpo(cfg, backend, secrets=secret_values(settings, apis), refuted=refuted)
-    except ImportError as exc:
-        fail(f"training needs the train extra (pip install -e '.[train]'): {exc}")
-    except (KopaError, ValueError) as exc:
-        fail(getattr(exc, "detail", None) or str(exc).splitlines()[0])
-    finally:
-        if backend is not None:
-            backend.close()
+            summary = run_grpo(cfg, backend, secrets=secret_values(settings, apis), refuted=refuted)
+        finally:
+            if backend is not None:
+                backend.close()
     typer.echo(json.dumps(summary, ensure_ascii=False))
+
+
+def _training_command(name: str, run: Callable[[RunConfig], None], summary: str) -> None:
+    """`kopa train NAME`: the run's config from --config, --set and the shortcut options, then `run`."""
+
+    def command(
+        config: ConfigOpt = None,
+        set_: SetOpt = None,
+        model: ModelOpt = None,
+        data: DataOpt = None,
+        out: OutOpt = None,
+        steps: StepsOpt = None,
+    ) -> None:
+        run(_config(config, set_, model, data, out, steps))
+
+    app.command(name, help=summary)(command)
+
+
+_training_command(
+    "sft", _sft, "Supervised warm-up on the trajectories' conversations with tools (assistant-only loss)."
+)
+_training_command(
+    "grpo",
+    _grpo,
+    "GRPO with each record's own tools executed live (execution layer) or replayed from the recorded responses.",
+)
 
 
 @app.command("check")
