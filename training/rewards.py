@@ -317,15 +317,15 @@ class Evidence:
     values: list[Any]
     #: words that decode a coded value of a result row: an answer that decodes a code states a returned value
     decoded_words: set[str]
-    #: per JSON object result: its `rows` field and the length of its `items` list (None when not a list)
-    counts: list[tuple[Any, int | None]]
+    #: per JSON object result: its tool, its `rows` field and the length of its `items` list (None when not a list)
+    counts: list[tuple[str, Any, int | None]]
 
     @classmethod
     def of(cls, results: list[tuple[str, str]]) -> Evidence:
         values: list[Any] = []
         words: set[str] = set()
-        counts: list[tuple[Any, int | None]] = []
-        for _, content in results:
+        counts: list[tuple[str, Any, int | None]] = []
+        for tool, content in results:
             try:
                 doc = json.loads(content)
             except ValueError:
@@ -335,19 +335,25 @@ class Evidence:
             if not isinstance(doc, dict):
                 continue
             items = doc.get("items")
-            counts.append((doc.get("rows"), len(items) if isinstance(items, list) else None))
+            counts.append((tool, doc.get("rows"), len(items) if isinstance(items, list) else None))
             for row in items if isinstance(items, list) else []:
                 if isinstance(row, dict):
                     words |= _decoded(row)
         return cls(values, words, counts)
 
-    def grounds(self, fact: Fact) -> bool:
+    def grounds(self, fact: Fact, tools: frozenset[str] = frozenset()) -> bool:
         """The fact's value came from these results (the same value, as a number, a date or a time in any form; a
-        conversion tool's output counts like any result; a count as a result's `rows` or its number of items)."""
-        if fact.kind == "count" and any(
-            same_value(rows, fact.value) or (n is not None and n == float(fact.value)) for rows, n in self.counts
-        ):
-            return True
+        conversion tool's output counts like any result; a count as a result's `rows` or its number of items, of one
+        of `tools` where given: the tools whose response the count is of)."""
+        row_count = fact.label == "건수" and fact.unit == "건"  # synthesis's count of a response's rows (its total)
+        if fact.kind == "count" or row_count:
+            counted = any(
+                same_value(rows, fact.value) or (n is not None and n == float(fact.value))
+                for tool, rows, n in self.counts
+                if not tools or tool in tools
+            )
+            if counted or row_count:  # a total is grounded by a result's total, not by any figure equal to it
+                return counted
         if fact.kind == "date":
             want = as_date(fact.value)
             return want is not None and any(as_date(v) == want for v in self.values if isinstance(v, str | int))
@@ -432,7 +438,8 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
         # (an absence, a verdict such as 일치, a service's limit): never for an answer without the calls
         evidence = Evidence.of(p.results)
         ran = all(_ran(p.calls, c, loads(schemas) or {}) for c in gold_calls if isinstance(c, dict))
-        hit = [f for f in wanted if f not in check.missing and (evidence.grounds(f) or ran)]
+        counted = frozenset(str(c.get("tool")) for c in gold_calls if isinstance(c, dict))
+        hit = [f for f in wanted if f not in check.missing and (evidence.grounds(f, counted) or ran)]
         out.append(len(hit) / len(wanted))
     return out
 
