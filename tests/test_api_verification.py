@@ -28,6 +28,7 @@ def client(tmp_path: Path, sandbox_url: str) -> Iterator[tuple[TestClient, Embed
         bootstrap_token=SecretStr("boot"),
         upstream_overrides=",".join(f"{h}={sandbox_url}" for h in REAL_HOSTS),
         allowed_hosts=[*REAL_HOSTS, "127.0.0.1"],
+        redis_url=None,  # a cache of its own: the shared Redis may hold every answer already (no call spent)
     )
     settings = settings.model_copy(
         update={"verify": settings.verify.model_copy(update={"now": DEFAULT_NOW.isoformat()})}
