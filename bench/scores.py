@@ -22,13 +22,10 @@ from bench.records import ScoredEpisode, Scores, Summary
 from bench.tasks import FromArg, Task
 from execution.canonical import canonical_value, spec_of
 from graph.models import ToolRecord
+from graph.openapi_names import provider_of
 from synthesis.fact_terms import Fact
 from synthesis.facts import check_answer, refusal
 from synthesis.seen import Seen
-
-
-def provider_of(tool: str) -> str:
-    return tool.split("_", 1)[0]
 
 
 def _v(x: Any) -> str:
