@@ -268,7 +268,8 @@ def _synonym_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
     for words in (*COLOURS, *SHAPES, *VERDICTS, *LIMITS):
         if value in (normalise_name(w) for w in words):
             rx = "|".join(
-                rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in sorted(words, key=len, reverse=True)
+                rf"\b{re.escape(w)}\b" if w.isascii() else rf"(?<!\d){re.escape(w)}"  # `1일` is not in `11일`
+                for w in sorted(words, key=len, reverse=True)
             )
             return [(m.start(), m.end()) for m in re.finditer(rx, prepared)]
     return []
