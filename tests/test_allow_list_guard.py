@@ -1,7 +1,8 @@
-"""The production guard (issue 37, item 7): allow-list entries that name loopback, unspecified,
+"""The production guard: allow-list entries that name loopback, unspecified,
 link-local, private-use, wildcard or unqualified hosts are refused at start in production, each named with what to
 write instead (and that advice works: a KOPA_LOCAL_UPSTREAMS entry is enough for a local upstream); `*` is never
-an allow-list entry; `celery ... beat` and `kopa beat` refuse before Celery prints its banner.
+an allow-list entry; `celery ... beat` and `kopa beat` refuse before Celery prints its banner; every process
+(sandbox, API, worker, beat, a bare Celery worker) refuses in one line.
 """
 
 from __future__ import annotations
@@ -246,3 +247,36 @@ def test_the_guard_is_one_line_for_weak_tokens_and_local_hosts(tmp_path: Path) -
     lines = [line for line in got.stderr.splitlines() if line.strip()]
     assert got.returncode != 0 and len(lines) == 1 and lines[0].startswith("error:"), got.stderr
     assert "KOPA_BOOTSTRAP_TOKEN is a low-entropy value" in lines[0] and "KOPA_ALLOWED_HOSTS" in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-m", "cli", "sandbox", "serve", "--port", "0"],
+        ["-m", "cli", "serve"],
+        ["-m", "cli", "worker"],
+        ["-m", "cli", "beat"],
+        ["-m", "celery", "-A", "workers.celery_app", "worker", "--pool=solo"],
+    ],
+)
+def test_production_guard_on_every_process_is_one_line(argv: list[str], tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
+    env.update(
+        {
+            "KOPA_ENV": "production",
+            "KOPA_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+            "KOPA_EMBEDDED_PATH": str(tmp_path / "g.sqlite3"),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    if argv[2] != "sandbox":
+        env["KOPA_BOOTSTRAP_TOKEN"] = "change-me"
+    got = subprocess.run([sys.executable, *argv], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    ours = [line for line in got.stderr.splitlines() if line.startswith("error:")]
+    assert got.returncode != 0, got.stderr
+    assert len(ours) == 1 and "refusing to start with KOPA_ENV=production" in ours[0], got.stderr
+    assert "Traceback" not in got.stderr, got.stderr
+    if argv[2] == "sandbox":
+        assert "KOPA_SANDBOX__ADMIN_TOKEN" in ours[0]
+    if argv[1] == "cli":  # our own commands print that one line and nothing else (celery warns about root first)
+        assert [line for line in got.stderr.splitlines() if line.strip()] == ours, got.stderr

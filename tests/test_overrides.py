@@ -1,10 +1,12 @@
 """Upstream overrides per API: two services under one host go to two servers (by base URL, by API id), the host
 entry catches the rest, and a malformed entry stops the process at start with one line instead of failing every
-call. Real sockets: each override target is a small HTTP server that says who it is."""
+call; one host form (case, trailing dot, default port) for overrides and egress. Real sockets: each override
+target is a small HTTP server that says who it is."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import re
@@ -25,7 +27,9 @@ from execution.limits import MemoryEconomy
 from graph.embedded_store import EmbeddedStore
 from graph.models import ApiRecord, AuthConfig, RegistrationMeta, ToolRecord
 from graph.registry import register
-from tests.support.helpers import http_server, reply
+from sandbox.catalog import shipped_documents
+from sandbox.inprocess import sandbox_mode
+from tests.support.helpers import Recorder, first_tool_outcome, http_server, reply
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "apis.data.go.kr"
@@ -177,3 +181,36 @@ def test_a_command_with_a_bad_override_prints_one_line_and_exits() -> None:
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "KOPA_UPSTREAM_OVERRIDES" in lines[0] and "http://127.0.0.1:18090" in lines[0], lines
+
+
+def test_one_host_form_for_overrides_and_egress() -> None:
+    overrides = parse_overrides(
+        "apis.data.go.kr=http://h:1,https://api.odcloud.kr/api/1=http://b:1,Business.Juso.go.kr.=http://j:1"
+    )
+    for url, target in [
+        ("https://apis.data.go.kr./1360000/x", "http://h:1"),
+        ("https://APIS.DATA.GO.KR/1360000/x", "http://h:1"),
+        ("https://apis.data.go.kr:443/1360000/x", "http://h:1"),
+        ("https://api.odcloud.kr./api/1/op", "http://b:1"),
+        ("https://api.odcloud.kr:443/api/1/op", "http://b:1"),
+        ("https://business.juso.go.kr/addrlink", "http://j:1"),
+    ]:
+        found = find_override(overrides, url, None)
+        assert found is not None and found.target == target, (url, found)
+    assert find_override(overrides, "https://apis.data.go.kr:8443/x", None) is None  # another port: another server
+    with pytest.raises(ValidationError, match="named twice"):
+        Settings(upstream_overrides="apis.data.go.kr=http://a:1,APIS.data.go.kr.=http://b:1")
+
+
+def test_a_trailing_dot_server_hits_the_override(tmp_path: Path) -> None:
+    settings, sandbox = sandbox_mode(Settings())
+    doc = copy.deepcopy(shipped_documents()["StanReginCd"])
+    doc["servers"] = [{"url": doc["servers"][0]["url"].replace("apis.data.go.kr", "apis.data.go.kr.")}]
+    store = EmbeddedStore(tmp_path / "dot.sqlite3")
+    result = register(store, settings, doc)
+    assert "apis.data.go.kr." in result.api.server_url
+    recorder = Recorder(sandbox)
+
+    assert first_tool_outcome(settings, store, result.api, recorder, {"locatadd_nm": "서울특별시"}) in ("ok", "empty")
+    assert recorder.seen and all("apis.data.go.kr" not in seen.split()[0] for seen in recorder.seen), recorder.seen
+    store.close()

@@ -1,6 +1,7 @@
-"""Clean outages and the production guard (issue 9 items 5, 7, 11): /readyz answers 503 within a second when Neo4j
+"""Clean outages and the production guard: /readyz answers 503 within a second when Neo4j
 or Redis stops answering (a TCP proxy of this test in front of the shared servers goes silent; the shared servers
-are never touched), 500s show in /metrics, and KOPA_ENV=production refuses default secrets at start."""
+are never touched), 500s show in /metrics, an exhausted Neo4j pool answers 503 busy with Retry-After (not
+unreachable), and KOPA_ENV=production refuses default secrets at start."""
 
 from __future__ import annotations
 
@@ -9,15 +10,22 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from neo4j import GraphDatabase
 from pydantic import SecretStr
 
 from api.app import create_app
 from core.errors import ConfigurationError
 from core.settings import Neo4jSettings, SandboxSettings, Settings
+from graph.neo4j_store import Neo4jStore
+from sandbox.catalog import shipped_documents
+
+ADMIN = {"Authorization": "Bearer boot-two"}
 
 
 class Proxy:
@@ -191,3 +199,42 @@ def test_readyz_is_fast_when_healthy(tmp_path: Path, redis_url: str) -> None:
     with TestClient(create_app(settings)) as client:
         status, took, checks = timed_ready(client)
         assert status == 200 and took < 1.0 and checks == {"embedded": "ok", "redis": "ok"}
+
+
+def test_pool_exhaustion_is_busy_not_unreachable(neo4j_uri: str) -> None:
+    store = Neo4jStore(Neo4jSettings(uri=neo4j_uri))
+    store.init_schema()
+    store.driver.close()  # the same store with a tiny pool, so 50 concurrent registrations must wait for it
+    store.driver = GraphDatabase.driver(
+        neo4j_uri,
+        max_connection_pool_size=2,
+        connection_acquisition_timeout=0.2,
+        connection_timeout=2.0,
+        notifications_min_severity="OFF",
+    )
+    documents = shipped_documents()
+    docs = [documents[name] for name in sorted(documents)]
+    try:
+        with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-two"), redis_url=None), store)) as c:
+
+            def post(i: int) -> Any:
+                return c.post(
+                    "/v1/apis",
+                    params={"api_id": f"pool-{i}"},
+                    json=docs[i % len(docs)],
+                    headers={"Authorization": "Bearer boot-two"},
+                )
+
+            with ThreadPoolExecutor(50) as pool:
+                answers = list(pool.map(post, range(50)))
+        statuses = [r.status_code for r in answers]
+        busy = [r for r in answers if r.status_code == 503]
+        assert busy, f"no registration waited for the pool: {statuses}"
+        assert set(statuses) <= {200, 201, 503}, statuses
+        for r in busy:
+            assert r.json()["error"] == "store_busy" and "retry" in r.json()["detail"], r.text
+            assert "not reachable" not in r.text and r.headers.get("retry-after", "").isdigit(), r.headers
+    finally:
+        for i in range(50):
+            store.delete_api(f"pool-{i}")
+        store.close()

@@ -1,4 +1,5 @@
-"""One contract suite, two backends: the embedded SQLite store and real Neo4j must behave the same."""
+"""One contract suite, two backends: the embedded SQLite store and real Neo4j must behave the same (registration,
+re-registration, paging, names across APIs: one document under three API ids moves no tool)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from core.errors import DisallowedHost, InvalidInput, NotFound
 from core.settings import Neo4jSettings, Settings
 from graph.models import LinkRecord, RegistrationMeta, TokenRecord
+from graph.openapi import parse_document
 from graph.registry import register, unregister
 from graph.store import GraphStore
 from sandbox.catalog import shipped_documents, shipped_swagger2
@@ -185,3 +187,34 @@ def test_bad_documents_and_hosts_write_nothing(store: GraphStore) -> None:
     with pytest.raises(DisallowedHost):
         register(store, SETTINGS, DOCS["StanReginCd"], RegistrationMeta(base_url="http://169.254.169.254/latest"))
     assert store.stats()["apis"] == 0 and store.stats()["tools"] == 0
+
+
+def test_one_document_under_three_api_ids_moves_no_tool(any_store: GraphStore) -> None:
+    settings = Settings()
+    doc = DOCS["StanReginCd"]
+    ids = ["takeover-a", "takeover-b", "takeover-c"]
+    for api_id in ids:
+        any_store.delete_api(api_id)
+    try:
+        n = len(parse_document(doc, RegistrationMeta())[1])
+        names: dict[str, set[str]] = {}
+        for api_id in ids:
+            register(any_store, settings, copy.deepcopy(doc), RegistrationMeta(api_id=api_id))
+            for earlier in names:  # registering another API never takes a tool away
+                assert {t.name for t in any_store.tools_of_api(earlier)} == names[earlier], (api_id, earlier)
+            names[api_id] = {t.name for t in any_store.tools_of_api(api_id)}
+            assert len(names[api_id]) == n, (api_id, names[api_id])
+        assert not (names[ids[0]] & names[ids[1]]) and not (names[ids[1]] & names[ids[2]])
+        assert not (names[ids[0]] & names[ids[2]])
+        for api_id in ids:
+            for name in names[api_id]:
+                tool = any_store.get_tool(name)
+                assert tool is not None and tool.api_id == api_id, (name, tool and tool.api_id)
+        # re-registering keeps every name (stable), in any order
+        for api_id in reversed(ids):
+            result = register(any_store, settings, copy.deepcopy(doc), RegistrationMeta(api_id=api_id))
+            assert {t["name"] for t in result.tools} == names[api_id]
+            assert all(t["change"] == "unchanged" for t in result.tools)
+    finally:
+        for api_id in ids:
+            any_store.delete_api(api_id)

@@ -1,10 +1,13 @@
-"""Hostile requests on both stores: paging bounds (documented `le`, clamped in the stores, never a 500), empty and
-malformed `Authorization` headers (401 with a reason), OPTIONS/405 with an honest `Allow`, and the published
-OpenAPI document (bearer security scheme, the one error model on every documented error status)."""
+"""Hostile and valid requests to the API. On both stores: paging bounds (documented `le`, clamped in the stores,
+never a 500), empty and malformed `Authorization` headers (401 with a reason), OPTIONS/405 with an honest `Allow`,
+and the published OpenAPI document (bearer security scheme, the one error model on every documented error status).
+On the embedded store: valid requests are accepted (whole-number floats, a one-day token, an empty `swagger`), and a
+Celery run without Redis is refused before anything is queued."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,9 +17,11 @@ from api.app import create_app
 from api.deps import MAX_OFFSET
 from api.security import mint_token
 from core.settings import Settings
+from graph.embedded_store import EmbeddedStore
 from graph.store import GraphStore
 from sandbox.catalog import shipped_documents
 
+ADMIN = {"Authorization": "Bearer boot-two"}
 PAGED = ["/v1/apis", "/v1/tools", "/v1/links", "/v1/trajectory-batches/tb_none/items"]
 
 
@@ -30,6 +35,15 @@ def client(store: GraphStore) -> Iterator[TestClient]:
     with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-h")), store)) as c:
         c.headers["Authorization"] = "Bearer boot-h"
         yield c
+
+
+@pytest.fixture
+def embedded(tmp_path: Path) -> Iterator[tuple[TestClient, EmbeddedStore]]:
+    """An app on an embedded store without Redis, and the store."""
+    store = EmbeddedStore(tmp_path / "g.sqlite3")
+    with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-two"), redis_url=None), store)) as c:
+        yield c, store
+    store.close()
 
 
 def test_paging_bounds_never_500(client: TestClient, store: GraphStore) -> None:
@@ -151,3 +165,25 @@ def test_real_422_bodies_match_the_error_model(client: TestClient) -> None:
         assert isinstance(body["error"], str) and isinstance(body["detail"], str)
         for loc in body.get("locations") or []:
             assert set(loc) == {"pointer", "message"}
+
+
+def test_valid_requests_are_accepted(embedded: tuple[TestClient, EmbeddedStore]) -> None:
+    c, store = embedded
+    reader = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-v')}"}
+    r = c.post(
+        "/v1/trajectory-batches", json={"count": 1, "min_steps": 1.0, "max_steps": 2.0, "seed": 3.0}, headers=reader
+    )
+    assert r.status_code == 202, r.text
+    for bad in ({"min_steps": 1.5}, {"min_steps": "1"}, {"min_steps": True}):
+        assert c.post("/v1/trajectory-batches", json={"count": 1, **bad}, headers=reader).status_code == 422, bad
+    zero = c.post("/v1/tokens", json={"role": "reader", "expires_in": "0D"}, headers=ADMIN)
+    assert zero.status_code == 422 and "zero" in zero.json()["detail"], zero.text
+    assert c.post("/v1/tokens", json={"role": "reader", "expires_in": "1D"}, headers=ADMIN).status_code == 201
+    doc = {**shipped_documents()["StanReginCd"], "swagger": ""}
+    r = c.post("/v1/apis", json=doc, headers=ADMIN)
+    assert r.status_code == 201, r.text
+    r = c.post("/v1/verification-runs", json={"mode": "celery"}, headers=ADMIN)
+    assert r.status_code == 503, r.text
+    assert r.json()["error"] == "queue_unavailable" and "KOPA_REDIS_URL" in r.json()["detail"]
+    assert store.list_runs() == []  # nothing was queued or saved
+    assert c.post("/v1/verification-runs", json={"budget": 5.0, "mode": "inprocess"}, headers=ADMIN).status_code == 202

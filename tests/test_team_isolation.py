@@ -1,4 +1,4 @@
-"""Hardening, round three (issue 37, item 4): teams kept apart.
+"""Teams kept apart: pool batches and verification runs.
 
 * A `source: "pool"` batch draws only from the requesting team's own trajectories, on both stores, unless an admin
   shares a team's pool (`KOPA_BATCHES__SHARED_POOL`); over REST, team-b's pool batch holds none of team-a's
