@@ -37,7 +37,7 @@ from bench.backends import Backend
 from bench.episode import run_episode
 from bench.gold import GoldError, GoldResult, execute_gold
 from bench.scores import score_episode
-from bench.tasks import ConstArg, FactSpec, FromArg, Task, When, Where
+from bench.tasks import ConstArg, FromArg, Task, When, Where
 from execution.view import ToolLike, parameters, visible
 from synthesis.answer_values import normalise_name
 from synthesis.fact_terms import Fact
@@ -156,21 +156,25 @@ def view_problems(task: Task, gold: GoldResult, tools: Mapping[str, ToolLike]) -
         if isinstance(step.when, When):
             out += _ref(step.when.from_, step.when.row, step.when.field, f"step {step.id!r} when", task, gold, tools)
     for i, spec in enumerate(task.facts):
-        if spec.from_ is not None and not (spec.kind == "count" and spec.field is None):
-            out += _ref(spec.from_, spec.row, spec.field, f"facts[{i}]", task, gold, tools)
+        if spec.from_ is None or (spec.kind == "count" and spec.field is None):
+            continue
+        call = next((c for c in gold.calls if c.step == spec.from_), None)
+        rows = range(len(call.observation.items) if call else 0) if spec.row == "all" else [spec.row]
+        for row in rows:
+            out += _ref(spec.from_, row, spec.field, f"facts[{i}]", task, gold, tools)
     return out
 
 
-def fact_problems(task: Task, facts: list[Fact], specs: list[FactSpec]) -> list[str]:
+def fact_problems(task: Task, facts: list[Fact]) -> list[str]:
     """Text and name facts that are trivially short or already in the request; facts a constant answer passes."""
     out: list[str] = []
     request = task.request()
-    for i, (f, spec) in enumerate(zip(facts, specs, strict=False)):
+    for i, f in enumerate(facts):
         if f.kind not in ("text", "name"):
             continue
         if len(normalise_name(str(f.value))) < MIN_TEXT:
             out.append(f"fact: facts[{i}] {f.value!r} is trivially short; state a longer phrase")
-        elif fact_hit(request, f) and spec.kind in ("text", "name"):
+        elif fact_hit(request, f):
             out.append(f"fact: facts[{i}] {f.value!r} is already in the request; an echo would state it")
     if facts:
         for answer in (NUMBER_RUN, request, f"{request} {NUMBER_RUN}"):
@@ -190,7 +194,7 @@ def check_task(task: Task, gold: GoldResult, tools: Mapping[str, ToolLike]) -> C
         *spec_problems(task, tools),
         *irrelevance_problems(task),
         *view_problems(task, gold, tools),
-        *fact_problems(task, gold.facts, task.facts),
+        *fact_problems(task, gold.facts),
     ]
     return CheckResult(task.id, [f"task {task.id}: {p}" for p in dict.fromkeys(problems)], len(gold.calls))
 

@@ -153,17 +153,47 @@ def compute_facts(
     out: list[Fact] = []
     for i, spec in enumerate(task.facts):
         try:
-            fact = _fact(spec, results)
-            asked = [str(v) for v in (args or {}).get(spec.from_ or "", {}).values() if descriptive(v)]
+            facts = _listed(spec, results) if spec.row == "all" else [_fact(spec, results)]
+        except GoldError as exc:
+            raise GoldError(f"facts[{i}]: {exc.detail}") from None
+        asked = [str(v) for v in (args or {}).get(spec.from_ or "", {}).values() if descriptive(v)]
+        for fact in facts:
             if spec.from_ and asked:
                 fact.about = list(dict.fromkeys([*fact.about, *asked]))[:10]
             out.append(fact)
-        except GoldError as exc:
-            raise GoldError(f"facts[{i}]: {exc.detail}") from None
+    return out
+
+
+#: The most items a `row: all` fact lists: a longer list is not something one answer names item by item.
+MAX_LISTED = 12
+
+
+def _listed(spec: FactSpec, results: dict[str, CallResult]) -> list[Fact]:
+    """One fact per distinct value of the field over every row of the step (`row: all`): each is required, so none
+    is another's rival; the rows must all be on the page the gold call received."""
+    obs = results.get(spec.from_ or "")
+    if obs is None:
+        raise GoldError(f"step {spec.from_!r} was not executed (its `when` did not hold)")
+    if (obs.total or 0) > len(obs.items):
+        raise GoldError(f"`row: all` needs every row: step {spec.from_!r} shows {len(obs.items)} of {obs.total}")
+    rows = [r for r in obs.items if str(r.get(spec.field or "") or "").strip()]
+    values = list(dict.fromkeys(str(r[spec.field or ""]).strip() for r in rows))
+    if not values:
+        raise GoldError(f"step {spec.from_!r} has no value for {spec.field!r} in any row")
+    if len(values) > MAX_LISTED:
+        raise GoldError(f"`row: all` lists {len(values)} values of {spec.field!r}; ask for at most {MAX_LISTED}")
+    out = []
+    for value in values:
+        row = next(r for r in rows if str(r[spec.field or ""]).strip() == value)
+        mine = [r for r in rows if str(r[spec.field or ""]).strip() == value]
+        about, _ = row_context(mine, row, spec.field or "")
+        out.append(Fact(spec.kind, value, spec.tolerance, spec.unit, spec.label, spec.field or "", "", about, []))
     return out
 
 
 def _fact(spec: FactSpec, results: dict[str, CallResult]) -> Fact:
+    if spec.row == "all":
+        return _listed(spec, results)[0]  # compute_facts reads every one; this keeps the types honest
     category = str(spec.row.where.get("category", "")) if isinstance(spec.row, Where) else ""
     if spec.from_ is None:
         return Fact(spec.kind, spec.value, spec.tolerance, spec.unit, spec.label)

@@ -104,7 +104,9 @@ class FactSpec(_M):
     kind: Literal["number", "text", "date", "count", "name"]
     from_: str | None = Field(None, alias="from")
     field: str | None = None
-    row: Row = 0
+    #: a row (index or `where`), or `all`: every distinct value of `field` over the response, each a fact of its own
+    #: (a question that asks for a list — "이름이 뭔지", "뭐가 있어?" — is answered by naming every item)
+    row: Row | Literal["all"] = 0
     value: Any = None
     tolerance: float = Field(0.0, ge=0)
     unit: str | None = None
@@ -116,6 +118,8 @@ class FactSpec(_M):
             raise ValueError("a fact needs `from` (a gold step) or a literal `value`")
         if self.from_ is not None and self.kind != "count" and self.field is None:
             raise ValueError(f"a {self.kind} fact from a step needs `field`")
+        if self.row == "all" and (self.from_ is None or self.kind not in ("name", "text")):
+            raise ValueError("`row: all` lists the names or texts of a step's rows: it needs `from`, kind name or text")
         return self
 
 
