@@ -1,10 +1,12 @@
-"""Where the rows of a response are: the envelope profile (Korean public-data envelopes by their shape, plain
-JSON by the conventions real APIs follow), the path to the rows, and the fields of one row."""
+"""Where the rows of a response are: the envelope kind (Korean public-data envelopes by their shape, the kinds of
+`core.envelope_kinds`; plain JSON by the conventions real APIs follow), the path to the rows, and the fields of one
+row."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from core.envelope_kinds import EnvelopeKind
 from core.json_types import JsonObject
 from graph import envelopes
 from graph.models import FieldRecord
@@ -57,7 +59,7 @@ _RESOURCE_RANK = {n: i for i, n in enumerate(RESOURCE_NAMES)}
 CONTAINER_NAMES = ("_embedded",)
 
 
-Found = tuple[str, str, dict[str, Any]]  # (envelope profile, items path, item schema)
+Found = tuple[EnvelopeKind, str, dict[str, Any]]  # (envelope kind, items path, item schema)
 
 
 class _Reader:

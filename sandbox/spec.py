@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from core.envelope_kinds import Envelope, Gateway
 from core.json_types import JsonValue
 
 if TYPE_CHECKING:
     from sandbox.entities import World
     from sandbox.openapi_doc import Schema
 
-Envelope = Literal["datagokr", "airkorea", "mfds", "stanreg", "juso", "odcloud", "molit_json"]
 #: One row of an answer as a handler returns it (JSON values by name; a row is rendered as XML or JSON).
 Row = Mapping[str, JsonValue]
 EmptyStyle = Literal["empty_string", "item_list", "absent", "list", "info3", "header_only"]
@@ -57,7 +57,7 @@ class Provider:
     single_as_object: bool = False
     page_numbers_as_strings: bool = False
     key_param: str = "serviceKey"
-    gateway: Literal["datagokr", "juso", "odcloud"] = "datagokr"
+    gateway: Gateway = "datagokr"
     daily_quota: int = 10_000
     paging: tuple[str, str] = ("pageNo", "numOfRows")
     kma_datatype_in_body: bool = False
