@@ -5,56 +5,15 @@ the outcomes are described); the executor adds how the call went.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from core.json_types import JsonObject
 from core.payload import PayloadError, parse_body
 from execution.result import CallResult, Outcome
-from graph import envelopes
+from graph import envelopes, providers
 
-SUCCESS_CODES = {"00", "000", "0000", "0", "INFO-0", "OK", "200", "NORMAL_CODE"}
-#: Success said in words or in a portal's own numbering: 한국도로공사 `SUCCESS`, 서울 열린데이터광장 /
-#: 식품안전나라 / NEIS `INFO-000`, `NORMAL SERVICE`; any run of zeros (`0`, `00`, `INFO-000`) is the common "no error".
-SUCCESS_WORDS = {"SUCCESS", "SUCCEED", "SUCCEEDED", "OK", "NORMAL", "NORMAL_SERVICE", "NORMAL SERVICE"}
-_ZERO_CODE = re.compile(r"^(?:INFO-?)?0+$")
-NO_DATA_CODES = {"03", "003", "INFO-3", "NODATA_ERROR", "INFO-200"}
-#: The key refused, said by a body code on HTTP 200 (서울 열린데이터광장 and 식품안전나라 `INFO-100`, NEIS `ERROR-290`).
-KEY_CODES = {"INFO-100", "ERROR-290"}
 #: The code a refused key is reported with when the provider's own vocabulary says it (the executor blocks the API).
 KEY_REFUSED = "key_refused"
-#: Server-side failures in the portals' numbering (`ERROR-500` 서버오류, `ERROR-600`/`ERROR-601` 데이터베이스 오류).
-_SERVER_CODE = re.compile(r"^(?:ERROR-?)?(?:5\d\d|60\d)$")
-#: Words of an error message that name the key itself (stricter than "key": `keyword` is a search parameter).
-KEY_WORDS = ("인증키", "인증 키", "서비스키", "서비스 키", "api key", "apikey", "service key", "servicekey", "unauthor")
-TRANSIENT_CODES = {
-    "01",
-    "02",
-    "04",
-    "05",
-    "20",
-    "21",
-    "22",
-    "23",
-    "30",
-    "31",
-    "32",
-    "33",
-    "99",
-    "001",
-    "022",
-    "023",
-    "030",
-    "E0001",
-    "E0007",
-    "-999",
-    "INTERNAL_ERROR",
-    "HTTP_ERROR",
-}
-QUOTA_CODES = {"22", "23", "022", "023", "E0007"}
-#: The data.go.kr family's refusals of the inputs (10 a bad parameter, 11 a missing one, 12 no such service), whatever
-#: their message names (`INVALID_REQUEST_PARAMETER_ERROR(serviceKey)` is a parameter error, not a refused key).
-INVALID_CODES = {"10", "11", "12"}
 
 
 def _rows(obj: Any) -> list[JsonObject]:
@@ -86,27 +45,21 @@ def _walk(doc: Any, path: str) -> list[JsonObject]:
     return [r for n in nodes for r in _rows(n)]
 
 
-#: KOSIS (국가통계포털) answers its rows as a bare JSON list and an error as `{"err": "<code>", "errMsg": "..."}` on
-#: HTTP 200, in its own numbering (not data.go.kr's): 10/11 the key missing or expired, 20/21 a parameter missing or
-#: wrong, 30 no data, 31 an answer over its cell limit, 40-42 call limits, 50 a server error.
-STAT_ERRORS = {
-    "10": (Outcome.TRANSIENT, KEY_REFUSED),
-    "11": (Outcome.TRANSIENT, KEY_REFUSED),
-    "30": (Outcome.EMPTY, "30"),
-    "40": (Outcome.TRANSIENT, "40"),
-    "41": (Outcome.TRANSIENT, "41"),
-    "42": (Outcome.TRANSIENT, "42"),
-    "50": (Outcome.TRANSIENT, "50"),
-}
-
-
 def _err_object(doc: Any) -> CallResult | None:
-    """A KOSIS-style error object (`err` and `errMsg` and nothing else of substance); None for any other answer."""
+    """A KOSIS-style error object (`err` and `errMsg` and nothing else of substance, `graph.providers.STAT_ERRORS`);
+    None for any other answer."""
     if not (isinstance(doc, dict) and "err" in doc and "errMsg" in doc and len(doc) <= 3):
         return None
     code, msg = str(doc["err"]).strip(), str(doc["errMsg"])
-    outcome, said = STAT_ERRORS.get(code, (Outcome.INVALID, code))
-    return CallResult(outcome, reason=f"provider {code} {msg}", code=said, quota=code in ("40", "41", "42"))
+    kind = providers.STAT_ERRORS.get(code)
+    reason = f"provider {code} {msg}"
+    if kind == "key":
+        return CallResult(Outcome.TRANSIENT, reason=reason, code=KEY_REFUSED)
+    if kind == "empty":
+        return CallResult(Outcome.EMPTY, reason=reason, code=code)
+    if kind in ("quota", "server"):
+        return CallResult(Outcome.TRANSIENT, reason=reason, code=code, quota=kind == "quota")
+    return CallResult(Outcome.INVALID, reason=reason, code=code)
 
 
 def _gateway(doc: Any) -> CallResult | None:
@@ -116,30 +69,23 @@ def _gateway(doc: Any) -> CallResult | None:
         msg = f"gateway {code} {hdr.get('errMsg', '')} {hdr.get('returnAuthMsg', '')}".strip()
         if code == "12":
             return CallResult(Outcome.INVALID, reason=msg + " (service retired or wrong URL)", code=code)
-        return CallResult(Outcome.TRANSIENT, reason=msg, code=code, quota=code in QUOTA_CODES)
+        return CallResult(Outcome.TRANSIENT, reason=msg, code=code, quota=code in providers.QUOTA_CODES)
     return None
 
 
 def _header(envelope: str, doc: Any) -> tuple[str, str] | None:
-    try:
-        if envelope in ("datagokr", "airkorea", "datagokr_single"):
-            h = doc["response"]["header"]
-            return str(h.get("resultCode", "")), str(h.get("resultMsg", ""))
-        if envelope == "mfds":
-            h = doc["header"]
-            return str(h.get("resultCode", "")), str(h.get("resultMsg", ""))
-        if envelope == "stanreg":
-            if "RESULT" in doc:
-                return str(doc["RESULT"].get("resultCode", "")), str(doc["RESULT"].get("resultMsg", ""))
-            result = doc["StanReginCd"][0]["head"][2]["RESULT"]
-            return str(result.get("resultCode", "")), str(result.get("resultMsg", ""))
-        if envelope == "juso":
-            c = doc["results"]["common"]
-            return str(c.get("errorCode", "")), str(c.get("errorMessage", ""))
-        if envelope == "odcloud":
-            return str(doc.get("status_code", "")), str(doc.get("message", ""))
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return None
+    """(result code, message) where the tool's kind of envelope states them (`graph.providers.HEADERS`, its places
+    tried in order); None when the kind has no known place or the answer holds nothing there."""
+    for at in providers.header_places(envelope):
+        node: Any = doc
+        for step in at.path:
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                node = None
+                break
+        if isinstance(node, dict):
+            return str(node.get(at.code, "")), str(node.get(at.msg, ""))
     return None
 
 
@@ -148,23 +94,25 @@ def code_verdict(code: str, msg: str) -> CallResult | None:
     first; then success in words or zeros (`SUCCESS`, `INFO-000`, `0`), no data said in the message, a key
     refused said by code or message (`KEY_REFUSED`: retry later, never a refutation, and the API is blocked),
     server-side codes (transient); any other code is an error of these inputs, whatever HTTP said."""
-    if code in NO_DATA_CODES:
+    if code in providers.NO_DATA_CODES:
         return CallResult(Outcome.EMPTY, reason=f"{code} {msg}", code=code)
-    if code in SUCCESS_CODES:
+    if code in providers.SUCCESS_CODES:
         return None
-    if code in TRANSIENT_CODES:
-        return CallResult(Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code, quota=code in QUOTA_CODES)
-    if code in INVALID_CODES:
+    if code in providers.TRANSIENT_CODES:
+        return CallResult(
+            Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code, quota=code in providers.QUOTA_CODES
+        )
+    if code in providers.INVALID_CODES:
         return CallResult(Outcome.INVALID, reason=f"provider {code} {msg}", code=code)
     upper = code.strip().upper()
-    if upper in SUCCESS_WORDS or _ZERO_CODE.match(upper):
+    if upper in providers.SUCCESS_WORDS or providers.ZERO_CODE.match(upper):
         return None
     text = msg.lower()
-    if any(w in text for w in envelopes.NO_DATA_WORDS):
+    if any(w in text for w in providers.NO_DATA_WORDS):
         return CallResult(Outcome.EMPTY, reason=f"{code} {msg}", code=code)
-    if upper in KEY_CODES or any(w in text for w in KEY_WORDS):
+    if upper in providers.KEY_CODES or any(w in text for w in providers.KEY_WORDS):
         return CallResult(Outcome.TRANSIENT, reason=f"provider (credentials?) {code} {msg}", code=KEY_REFUSED)
-    if _SERVER_CODE.match(upper):
+    if providers.SERVER_CODE.match(upper):
         return CallResult(Outcome.TRANSIENT, reason=f"provider {code} {msg}", code=code)
     return CallResult(Outcome.INVALID, reason=f"provider {code} {msg}", code=code)
 

@@ -15,17 +15,13 @@ from typing import Any
 
 from core.settings import Settings
 from execution.seeds import configured, expand, now, seed_args, seed_value
-from graph import envelopes, meaning
+from graph import envelopes, meaning, providers
 from graph.models import ParamRecord, ToolRecord
 
-#: Parameters that format the answer or name the calling app, never filters (those that page are read off the
-#: providers' paging names, `graph.envelopes.pages`).
-PRESENTATION = {"_type", "dataType", "returnType", "resultType", "type", "ResultType", "MobileOS", "MobileApp"}
 _EXAMPLE = re.compile(r"(?:예\s*[:)]|예시\s*[:)]|e\.g\.|ex\)|ex:)\s*([^\s,)]+)", re.IGNORECASE)
 _DATE_FORMATS = (("YYYYMMDDHH", "%Y%m%d%H"), ("YYYY-MM-DD", "%Y-%m-%d"), ("YYYYMMDD", "%Y%m%d"), ("YYYYMM", "%Y%m"))
 #: A provider's way of saying that some optional filter must be given.
 NEEDS_FILTER = meaning.NEEDS_FILTER
-NEEDS_FILTER_CODES = {"11", "011"}
 
 
 def described_example(p: ParamRecord) -> str | None:
@@ -87,14 +83,15 @@ def required_args(
 
 
 def filters(tool: ToolRecord) -> list[ParamRecord]:
-    """A tool's optional query parameters that narrow its answer: not its format switch, presentation or paging."""
+    """A tool's optional query parameters that narrow its answer: not its format switch, presentation
+    (`graph.providers.presentation`) or paging (`graph.envelopes.pages`)."""
     typed = [(p.name, p.type) for p in tool.params]
     return [
         p
         for p in tool.params
         if not p.required
         and p.name != tool.format_name
-        and p.name not in PRESENTATION
+        and not providers.presentation(p.name)
         and not envelopes.pages(p.name, typed)
         and p.location != "path"
     ]
@@ -107,7 +104,7 @@ def says_filter_needed(tool: ToolRecord) -> bool:
 
 def refused_for_filter(code: str, reason: str) -> bool:
     """The provider says that a filter (some optional parameter) is needed."""
-    return code in NEEDS_FILTER_CODES or any(w in reason.lower() for w in NEEDS_FILTER)
+    return code in providers.NEEDS_FILTER_CODES or any(w in reason.lower() for w in NEEDS_FILTER)
 
 
 def filter_options(

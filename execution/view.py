@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.json_types import JsonObject
-from graph import envelopes
+from graph import envelopes, providers
 
 
 @dataclass(frozen=True)
@@ -49,23 +49,6 @@ class Budget:
 
 BUDGET = Budget()
 ELLIPSIS = "…"
-#: Parameters that shape the response's format, not its content (never a way to narrow).
-_PRESENTATION = {
-    "_type",
-    "datatype",
-    "returntype",
-    "resulttype",
-    "type",
-    "mobileos",
-    "mobileapp",
-    "ver",
-    "servicekey",
-    "authkey",
-    "confmkey",
-    "format",
-    "output",
-    "callback",
-}
 
 
 class _HasSchema(Protocol):
@@ -105,12 +88,11 @@ def narrowing(tool: ToolLike) -> tuple[list[str], list[str]]:
     typed = _typed(tool)
     filters: list[str] = []
     paging: list[str] = []
-    for name in props:
-        n = str(name).lower()
-        if envelopes.pages(str(name), typed):
-            paging.append(str(name))
-        elif n not in _PRESENTATION:
-            filters.append(str(name))
+    for name in map(str, props):
+        if envelopes.pages(name, typed):
+            paging.append(name)
+        elif not (providers.presentation(name) or providers.key_name(name)):
+            filters.append(name)
     return filters, paging
 
 

@@ -5,8 +5,8 @@ Korean public APIs wrap their rows in many ways (`response.body.items.item`, `re
 `body.items`, odcloud `data`, `results.juso`, bare arrays, and providers' own `result/item`, `response/item`,
 `result/data`). Rather than listing each provider, the rows are the list of flat records (or the one flat record
 under a row-like name such as `item`) found nearest the root; header-like records (`header`, `meta`, `cmmMsgHeader`)
-are never rows. A result code next to a message (`resultCode`/`resultMsg`, `returnReasonCode`, `errorCode`,
-`status_code`, an `error` text) is read wherever it sits in the top three levels.
+are never rows. A result code next to a message (the names of `graph.providers.CODE_NAMES` and `MSG_NAMES`, or an
+`error` text) is read wherever it sits in the top three levels.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from collections.abc import Callable, Collection
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 
+from graph import providers
+
 #: Names under which a single record (an object, not a list) is a row: XML-to-JSON gives one `item` for one row.
 ROW_NAMES = ("item", "items", "row", "rows", "data", "list", "record", "records", "juso", "result")
 #: Names of records that describe the response, never rows.
 HEADER_NAMES = {"header", "head", "meta", "cmmmsgheader", "common", "paging", "page", "pageinfo", "error"}
-CODE_NAMES = ("resultCode", "returnReasonCode", "errorCode", "status_code", "code", "resultcode", "result_code")
-MSG_NAMES = ("resultMsg", "returnAuthMsg", "errMsg", "errorMessage", "message", "msg", "resultmsg", "result_msg")
 MAX_DEPTH = 5
 
 Resolve = Callable[[Any], dict[str, Any]]
@@ -414,22 +414,6 @@ def next_page(params: list[tuple[str, str]], args: dict[str, Any], default: Any 
     return str((1 if asked is None else asked) + 1)
 
 
-SPECIFIC_CODES = {"resultCode", "returnReasonCode", "errorCode", "status_code", "result_code"}
-NO_DATA_WORDS = (
-    "no data",
-    "nodata",
-    "no search data",
-    "no_data",
-    "데이터없음",
-    "데이터 없음",
-    "조회된 데이터가 없",
-    "데이터가 없",
-    "결과가 없",
-    "자료가 없",
-)
-AUTH_WORDS = ("key", "인증키", "서비스키", "unauthor", "auth")
-
-
 def _scalar_member(node: dict[str, Any], names: tuple[str, ...]) -> str | None:
     """The first of `names` that `node` holds as a scalar, matched exactly, else in any case (NEIS and the Seoul
     portal write `CODE` and `MESSAGE`)."""
@@ -441,9 +425,9 @@ def _scalar_member(node: dict[str, Any], names: tuple[str, ...]) -> str | None:
 
 
 def _header_in(node: dict[str, Any]) -> tuple[str, str] | None:
-    code = _scalar_member(node, CODE_NAMES)
-    msg = _scalar_member(node, MSG_NAMES)
-    if code is not None and (code in SPECIFIC_CODES or msg is not None):
+    code = _scalar_member(node, providers.CODE_NAMES)
+    msg = _scalar_member(node, providers.MSG_NAMES)
+    if code is not None and (code in providers.SPECIFIC_CODES or msg is not None):
         return str(node[code]).strip(), "" if msg is None else str(node[msg])
     error = node.get("error")
     if isinstance(error, str) and error.strip():
@@ -482,9 +466,9 @@ def detect_header(doc: Any, depth: int = 0) -> tuple[str, str] | None:
 def error_kind(message: str) -> str:
     """How to read an error text without a known code: "empty" (no data), "auth" (the key), or "invalid"."""
     text = message.lower()
-    if any(w in text for w in NO_DATA_WORDS):
+    if any(w in text for w in providers.NO_DATA_WORDS):
         return "empty"
-    if any(w in text for w in AUTH_WORDS):
+    if any(w in text for w in providers.AUTH_WORDS):
         return "auth"
     return "invalid"
 

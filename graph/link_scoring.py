@@ -12,38 +12,18 @@ from collections.abc import Container
 from dataclasses import dataclass, replace
 from typing import Any
 
-from graph import envelopes, transforms
+from graph import envelopes, providers, transforms
 from graph.concepts import CODE_PARTS, Signals, crs_from_values, filtered_norm, signals, value_shape
 from graph.models import FieldRecord, ParamRecord, ToolRecord
 
-#: Parameters that steer presentation, never data links: response-format switches and TourAPI's app identity,
-#: sort order and detail flags.
-PRESENTATION = frozenset(
-    {
-        "MobileOS",
-        "MobileApp",
-        "arrange",
-        "ver",
-        "hstryYn",
-        "firstSort",
-        "addInfoYn",
-        "lDongListYn",
-        "dataTerm",
-        "_type",
-        "dataType",
-        "returnType",
-        "resultType",
-        "type",
-    }
-)
-
 
 class _NotLinkable(Container[str]):
-    """Parameter names that steer paging or presentation, never data links: `PRESENTATION`, and the providers'
-    paging names (`graph.envelopes.paging_name`, read at each look-up, so a pair added there counts here)."""
+    """Parameter names that steer paging or presentation, never data links: the providers' presentation and own
+    vocabularies (`graph.providers.never_linked`) and paging names (`graph.envelopes.paging_name`), each read at
+    each look-up, so a name added there counts here."""
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in PRESENTATION or envelopes.paging_name(name))
+        return isinstance(name, str) and (providers.never_linked(name) or envelopes.paging_name(name))
 
 
 NON_LINKABLE: Container[str] = _NotLinkable()

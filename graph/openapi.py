@@ -14,7 +14,7 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from core.errors import InvalidInput
-from graph import envelopes
+from graph import envelopes, providers
 from graph.models import ApiRecord, AuthConfig, ParamRecord, RegistrationMeta, ToolRecord
 from graph.openapi_items import find_items, item_fields, response_schema, schema_member
 from graph.openapi_load import MAX_DEPTH as MAX_DEPTH
@@ -38,21 +38,6 @@ from graph.openapi_schema import (
 from graph.tool_schema import SCALARS, content_hash, json_value, model_schema, spec_hash
 
 METHODS = ("get", "post", "put", "patch", "delete")
-KEY_PARAM_NAMES = ("serviceKey", "ServiceKey", "confmKey", "authKey", "apiKey", "api_key", "crtfc_key")
-FORMAT_PARAM_NAMES = ("dataType", "_type", "returnType", "type", "resultType")
-#: Path parameters that are the key by name (서울 열린데이터광장 `KEY`, 식품안전나라 `keyId`) or by description.
-PATH_KEY_NAMES = {"key", "apikey", "api_key", "servicekey", "service_key", "authkey", "auth_key", "keyid", "key_id"}
-PATH_KEY_WORDS = (
-    "인증키",
-    "인증 키",
-    "서비스키",
-    "서비스 키",
-    "api key",
-    "apikey",
-    "service key",
-    "authentication key",
-)
-
 MAX_TITLE = 300
 
 
@@ -330,9 +315,9 @@ def path_key(params: list[ParamRecord], scheme_names: set[str]) -> tuple[str, st
     if by_scheme is not None:
         return by_scheme, "scheme"
     for p in path:
-        if p.name.lower() in PATH_KEY_NAMES:
+        if p.name.lower() in providers.PATH_KEY_NAMES:
             return p.name, "name"
-        if any(w in p.description.lower() for w in PATH_KEY_WORDS):
+        if any(w in p.description.lower() for w in providers.PATH_KEY_WORDS):
             return p.name, "description"
     return None
 
@@ -415,7 +400,7 @@ class _Operations:
         params, body_media = read
         params = optional_tail(path, params)
         in_path = None if self.auth_param else path_key(params, self.scheme_names)
-        known = next((p.name for p in params if p.name in KEY_PARAM_NAMES), None)
+        known = next((p.name for p in params if p.name in providers.KEY_NAMES), None)
         key_param, key_source = (
             (self.auth_param, self.auth_source)
             if self.auth_param
@@ -424,7 +409,7 @@ class _Operations:
             else (known, "known" if known else None)
         )
         params = [p for p in params if p.name != key_param]
-        fmt = next((p for p in params if p.name in FORMAT_PARAM_NAMES and p.enum and json_value(p.enum)), None)
+        fmt = next((p for p in params if providers.format_name(p.name) and p.enum and json_value(p.enum)), None)
         fmt_value = json_value(fmt.enum) if fmt and fmt.enum else None
         response = response_schema(ctx, op, op_where, self.swagger2)
         envelope, items_path, item_schema = find_items(ctx, response, op_where)
@@ -460,7 +445,7 @@ class _Operations:
                 scheme=self.scheme,
                 key_source=key_source,
                 total_path=schema_member(ctx, response, op_where, envelopes.TOTAL_NAMES, items_path),
-                code_path=schema_member(ctx, response, op_where, envelopes.CODE_NAMES, items_path),
+                code_path=schema_member(ctx, response, op_where, providers.CODE_NAMES, items_path),
             )
         )
         return tool

@@ -1,6 +1,6 @@
-"""Names for an API's tools: a prefix per provider (data.go.kr provider codes, known hosts, the title, else the
-path), the operation's words (its operationId, else its method and path), snake_case, at most MAX_NAME characters
-and unique within the document."""
+"""Names for an API's tools: a prefix per provider (data.go.kr provider codes and known hosts, read off
+`graph.providers`; the title, else the path), the operation's words (its operationId, else its method and path),
+snake_case, at most MAX_NAME characters and unique within the document."""
 
 from __future__ import annotations
 
@@ -8,22 +8,8 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
-#: data.go.kr provider codes (first path segment) -> tool name prefix.
-PROVIDER_PREFIX = {
-    "1360000": "kma",
-    "B552584": "airkorea",
-    "1613000": "molit",
-    "B551011": "tour",
-    "B551182": "hira",
-    "1471000": "mfds",
-    "1741000": "mois",
-    "B090041": "kasi",
-    "1160100": "fsc",
-    "B552015": "nps",
-    "1230000": "customs",
-    "B553077": "semas",
-}
-HOST_PREFIX = {"api.odcloud.kr": "nts", "business.juso.go.kr": "juso", "www.juso.go.kr": "juso"}
+from graph import providers
+
 MAX_NAME = 64
 
 _SNAKE_INPUT = 256
@@ -63,12 +49,14 @@ def tool_prefix(server_url: str, title: str) -> str:
     parsed = urlparse(server_url)
     segments = parsed.path.strip("/").split("/")
     first = segments[0]
-    if first == "1613000" and len(segments) > 1 and segments[1].startswith(("Bus", "Arvl")):
-        return "tago"
-    if first in PROVIDER_PREFIX:
-        return PROVIDER_PREFIX[first]
-    if parsed.hostname in HOST_PREFIX:
-        return HOST_PREFIX[parsed.hostname]
+    service = segments[1] if len(segments) > 1 else ""
+    own = next((p for org, starts, p in providers.SERVICE_PREFIX if org == first and service.startswith(starts)), None)
+    if own is not None:
+        return own
+    if first in providers.ORG_PREFIX:
+        return providers.ORG_PREFIX[first]
+    if parsed.hostname in providers.HOST_PREFIX:
+        return providers.HOST_PREFIX[parsed.hostname]
     slug = snake(re.sub(r"[^0-9A-Za-z ]+", " ", title))[:20].strip("_")
     # "교차로 정보 API", "공공데이터 OpenAPI v2": the only ASCII in a Korean title is generic, so it names nothing
     return slug if slug and not all(_GENERIC.fullmatch(w) for w in slug.split("_")) else _path_prefix(parsed)
