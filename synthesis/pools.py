@@ -136,7 +136,7 @@ def fill_pools(graph: VerifiedGraph, rows: dict[str, list[dict[str, Any]]]) -> N
                 names = _ADDRESS_FIELDS if "주소" in p.description else _KEYWORD_FIELDS
                 for f in names:
                     values.extend(by_field.get(norm(f), []))
-            elif n not in ("numofrows", "pageno"):
+            elif not envelopes.paging_name(p.name):  # a page or its size is no value of a field
                 values.extend(own.get((tool.name, n)) or by_field.get(n, []))
             unique: dict[str, tuple[Any, str]] = {}
             for x, area in values:
