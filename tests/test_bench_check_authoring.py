@@ -1,4 +1,4 @@
-"""Authoring tasks from bench/TASKS.md (issue 32 item 5): `kopa bench check` scores the oracle's answer and refuses a
+"""Authoring tasks from bench/TASKS.md: `kopa bench check` scores the oracle's answer and refuses a
 task it fails, names the closest tool for an unknown one, refuses a task with a schema error while checking the
 others and counts tasks (not problem lines); `kopa bench tools` lists the registry; a `from:` value fills an array
 parameter."""

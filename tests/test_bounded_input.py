@@ -1,4 +1,4 @@
-"""Bounded parsing of hostile input (issue 9 item 3): each reproduction answers a 422 (or 413) that names the
+"""Bounded parsing of hostile input: each reproduction answers a 422 (or 413) that names the
 limit, quickly, while the server keeps answering; nothing is read past the body limit, before authentication."""
 
 from __future__ import annotations

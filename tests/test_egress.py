@@ -1,6 +1,6 @@
 """Egress policy (core.egress): no server-side request forgery into our own services.
 
-The reproduction of issue 9 item 1 runs for real: a document whose server is our Neo4j HTTP port with a Cypher body
+The reported attack runs for real: a document whose server is our Neo4j HTTP port with a Cypher body
 example, and one on our Redis port, are refused at registration and, planted directly in the store, refused again
 by the executor before any byte leaves; an allowed name that resolves to 127.0.0.1 is refused; a DNS answer that
 changes between registration and the call (rebinding) is caught at connect time; named local upstreams and
@@ -270,8 +270,8 @@ def test_allow_list_exact_names_wildcards_and_defaults(monkeypatch: pytest.Monke
 # -- registration --------------------------------------------------------------------------------------------
 
 
-def test_issue_reproduction_neo4j_http_and_redis_ports_are_refused_at_registration(tmp_path: Path) -> None:
-    """Issue 9 item 1: with 127.0.0.1 allow-listed by name (the old default), a document pointing at our Neo4j
+def test_neo4j_http_and_redis_ports_are_refused_at_registration(tmp_path: Path) -> None:
+    """The reported attack: with 127.0.0.1 allow-listed by name (the old default), a document pointing at our Neo4j
     HTTP port with Cypher in a body example, or at our Redis port, is refused with a 422-class error."""
     settings = Settings(
         allowed_hosts=["127.0.0.1", "localhost"],

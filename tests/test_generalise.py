@@ -1,4 +1,4 @@
-"""Issue 12: the engine on APIs it has never seen. Envelopes learnt from responses, every tool reached from its
+"""The engine on APIs it has never seen. Envelopes learnt from responses, every tool reached from its
 document, evidence that proves a link (isolation, control calls), candidates from meaning, readable tool names.
 Each test failed before the change it covers."""
 

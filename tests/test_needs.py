@@ -212,7 +212,7 @@ def test_a_step_that_asks_nothing_leaves_the_entity_to_the_next(tmp_path: Path) 
 
 
 def test_a_drug_is_asked_whether_it_needs_a_prescription_and_a_route_what_kind_of_bus() -> None:
-    """Needs for documented fields people ask about (issue 33: more (tool, asked fields) pairs, never API labels):
+    """Needs for documented fields people ask about (more (tool, asked fields) pairs, never API labels):
     whether a medicine is sold without a prescription and its class, answered from the DUR item row and confirmed
     by the judge; a bus route's type asked of the route's own record, never of a stop's list of routes."""
     from tests.test_language import _ASPIRIN, _catalog_tool

@@ -1,4 +1,4 @@
-"""Schema honesty (issue 37, item 7): the OpenAPI document states every bound the server
+"""Schema honesty: the OpenAPI document states every bound the server
 enforces, so each request gets what its schema says. The four requests of the issue: an expiry of `"0D"` (the
 pattern allowed it, the server refused it), a document without servers (the schema allowed it, registration
 refused it), a `count` above a maximum the schema did not state, and a token name outside the ASCII pattern (the

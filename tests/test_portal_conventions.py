@@ -1,4 +1,4 @@
-"""APIs of other portals (issue 38): a key as a path segment with index-range paging (서울 열린데이터광장
+"""APIs of other portals: a key as a path segment with index-range paging (서울 열린데이터광장
 `/{KEY}/json/{SERVICE}/{START_INDEX}/{END_INDEX}`), the NEIS / 행정표준코드 head-and-row envelope, the
 highway-corporation `{"code": "SUCCESS", "count", "list"}` envelope, a single row sent as an object, and errors on
 HTTP 200 told by their body code. Fast unit checks of the pure rules, then calls over a socket to an upstream that

@@ -1,4 +1,4 @@
-"""A key in a cookie (issue 38): a document whose apiKey security scheme is `in: cookie` registers with the key sent
+"""A key in a cookie: a document whose apiKey security scheme is `in: cookie` registers with the key sent
 as a cookie at call time, never in the URL nor among the model's parameters; over a socket, with an upstream that
 echoes its Cookie header back in rows and errors, the canary key is absent from results, logs, cache, link
 evidence, trajectories and the graph file, and a wrong key on HTTP 200 blocks the API."""

@@ -1,4 +1,4 @@
-"""Cursor tokens (issue 38): an answer that hands over the token of its next page (`nextToken`, `next_cursor`,
+"""Cursor tokens: an answer that hands over the token of its next page (`nextToken`, `next_cursor`,
 `nextPageToken`, a bare `next` token) is read outside its rows (graph.envelopes.detect_next), kept on the result and
 in synthesised steps, and the view tells the model to call again with the tool's cursor parameter and that token.
 End to end over a socket: registration, a call, rows, the token, the view's note, the last page, a verified link."""

@@ -1,4 +1,4 @@
-"""Offset + limit paging (issue 38): a tool paged by `offset`/`limit` is described as such by graph.envelopes (the
+"""Offset + limit paging: a tool paged by `offset`/`limit` is described as such by graph.envelopes (the
 one description the registration report and the view read), and a later page's rows are placed where the call asked
 for them (offset 10 starts at row 11), so the view says "rows 11-15 of 23". End to end over a socket: registration,
 a call, rows, total, position, and a verified link from the listing into a detail tool."""

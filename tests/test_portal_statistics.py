@@ -1,4 +1,4 @@
-"""Statistics portals (issue 38): odcloud's `{"page", "perPage", "totalCount", "currentCount", "matchCount", "data"}`
+"""Statistics portals: odcloud's `{"page", "perPage", "totalCount", "currentCount", "matchCount", "data"}`
 (the filtered `matchCount` is the query's total, a later page starts past 1) and KOSIS's bare JSON list of rows with
 `{"err", "errMsg"}` errors on HTTP 200 in its own numbering (30 no data, 10/11 the key, 20/21 the inputs), read from
 the schema at registration and confirmed on answers sent through the executor."""

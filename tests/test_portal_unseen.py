@@ -1,4 +1,4 @@
-"""Other portals' conventions end to end on the unseen family (issue 38, item 6): each convention's emulated service
+"""Other portals' conventions end to end on the unseen family: each convention's emulated service
 (tests/unseen/portals.py, and the city portal of tests/unseen/docs/cityopen.json) is registered (and the report
 says where the key goes, how it pages, where the rows and the total are), called and read (rows, total, position,
 next page), its link verified by execution, and trajectories synthesised over it whose recorded results are those

@@ -1,4 +1,4 @@
-"""XML answers (issue 38): data.go.kr-family services that answer only XML, with values inside <![CDATA[...]]>, and
+"""XML answers: data.go.kr-family services that answer only XML, with values inside <![CDATA[...]]>, and
 the gateway's XML error envelope on HTTP 200 (`<OpenAPI_ServiceResponse><cmmMsgHeader><returnReasonCode>30`: the key
 is not registered). End to end over a socket: registration (and what it understood of the XML response schema), a
 call, the rows read out of CDATA, the total, a verified link, and the refused key blocking the API."""

@@ -1,4 +1,4 @@
-"""Quotas and budgets that hold on every store (issue 37, item 2).
+"""Quotas and budgets that hold on every store.
 
 * A daily quota of 4 gives the upstream exactly 4 calls across verification runs, fresh and on-demand batches and a
   restart, on the embedded store (no Redis): every run and batch of a process shares one economy, and its daily

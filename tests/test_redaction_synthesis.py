@@ -1,4 +1,4 @@
-"""Redaction by construction, the rest of the path (issue 9 item 2): after verification, synthesis and export with a
+"""Redaction by construction, the rest of the path: after verification, synthesis and export with a
 canary key — against the sandbox over a socket and an upstream that echoes the request — the key is in no export
 file, in no stored trajectory, and nowhere in the Neo4j graph (every node and relationship property)."""
 

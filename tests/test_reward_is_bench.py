@@ -1,4 +1,4 @@
-"""The GRPO answer reward is the benchmark's judge (issue 32, item 4): every KOPA-Bench task's oracle trajectory,
+"""The GRPO answer reward is the benchmark's judge: every KOPA-Bench task's oracle trajectory,
 written as the conversational completion trl hands the reward (its calls, their results, its final answer; the
 system prompt with the clock and the user's turns), earns full answer credit with the task's own facts, and an
 answer the benchmark fails earns none. Runs against the in-process sandbox, as `kopa bench` does."""

@@ -1,4 +1,4 @@
-"""The order of outcomes GRPO's weighted rewards give (issue 34, item 3): the outcome dominates. An answer the bench
+"""The order of outcomes GRPO's weighted rewards give: the outcome dominates. An answer the bench
 passes earns more than any trajectory whose answer fails; the right calls with a wrong answer earn more than a
 wrong call; a wrong but well-formed call more than no call or a malformed one; inventing a tool least; and on an
 irrelevance prompt the honest refusal earns more than any call."""

@@ -1,4 +1,4 @@
-"""What a user of `kopa train` expects (issue 34, item 7): a model card in `model/` and `adapter/`, `train.report_to`
+"""What a user of `kopa train` expects: a model card in `model/` and `adapter/`, `train.report_to`
 (tensorboard where installed), and fresh logs unless the run resumes."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The unseen family (tests/unseen/): its ground truth holds when executed, and the engine is scored on it.
 
 The engine was built with the sandbox world only; this family stands for the APIs users will register. The score
-test states the targets of issue 12: recall >= 90%, no decoy verified, no tool unreachable, <= 2 calls per verified
+test states its targets: recall >= 90%, no decoy verified, no tool unreachable, <= 2 calls per verified
 link."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The production guard (core/settings.py) refuses low-entropy tokens and allow-listed hosts that are not public,
-qualified names. From the security review of issue 37 (that `kopa serve` says both in one line:
+qualified names. (That `kopa serve` says both in one line:
 tests/test_allow_list_guard.py)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The names of secrets a registration may read (core/secret_names.py): the default allow-list is a namespace no
 other software uses (`KOPA_APIKEY_*`, `*_SERVICE_KEY`, plus KOPA_VERIFY__KEY_SECRET), matched case-sensitively, as
 the variable is read; other systems' credentials (model hosts, clouds, CI, workflow engines, the BFCL run's key) are
-refused under any list. From the security review of issue 37."""
+refused under any list."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Host names with Unicode full stops (。 ． ｡) are the ASCII host for the allow-list, the overrides and egress
-(core/settings.py normalise_host, core/egress.py). From the security review of issue 37."""
+(core/settings.py normalise_host, core/egress.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Hostile arguments (NaN, 5,000-digit integers, the pole, lone surrogates, 100 kB strings, lists where numbers go)
 get `invalid` and what to fix from the conversion tools (core/conversions.py, graph/conversions.py) and the executor
 (execution/executor.py argument_problem), never an exception; the executor refuses them before any quota or rate
-limit is taken. From the security review of issue 37."""
+limit is taken."""
 
 from __future__ import annotations
 

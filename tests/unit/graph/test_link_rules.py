@@ -1,4 +1,4 @@
-"""Link rules for what real APIs share (dates, place names, code tables), on made-up services (issue 35).
+"""Link rules for what real APIs share (dates, place names, code tables), on made-up services.
 
 Dates in other forms and parts (a year field into a year parameter, an unpadded month zero-padded, a forecast queried
 by one optional date), a date parameter's sources ranked within a budget, full 시도/시군구 names into parameters

@@ -1,4 +1,4 @@
-"""Two code systems that coincide on some values are told apart where they differ, on made-up services (issue 35).
+"""Two code systems that coincide on some values are told apart where they differ, on made-up services.
 
 A sample taken where every row is about one place (the first page of a list ordered by region code) shows each link
 one value, and a value two systems share proves nothing: an agency's own province numbering sliced to the legal

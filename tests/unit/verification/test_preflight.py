@@ -1,4 +1,4 @@
-"""Runs that tell the truth about keys (issue 12 item 5): an API whose key environment variable is missing gets no
+"""Runs that tell the truth about keys: an API whose key environment variable is missing gets no
 call at all, and an API whose key the provider refuses (gateway 30) is stopped at its first answer; the run says
 which and why, and fails when no API in scope could be called."""
 
