@@ -1,4 +1,4 @@
-"""Batch items stream from the store, bounded (issue 37, item 3).
+"""Batch items stream from the store, bounded.
 
 * 30 parallel full pages (30 readers, each streaming a whole batch of 1,000 real trajectories, about 9 kB each)
   raise the server's peak memory by a small multiple of one store chunk, far under what building each page in
@@ -44,7 +44,7 @@ from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.export import convert
 from synthesis.records import SynthesisResult
-from tests.support.helpers import free_port, terminate, wait_healthy
+from tests.support.helpers import free_port, running
 from tests.support.upstream import SERVICES
 from verification.runs import execute_run, new_run
 
@@ -118,20 +118,12 @@ def server(tmp_path_factory: pytest.TempPathFactory, made: list[dict[str, Any]])
         KOPA_LOG_LEVEL="WARNING",
         KOPA_BATCHES__ITEM_STREAMS_PER_TOKEN=str(PER_TOKEN),
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
     url = f"http://127.0.0.1:{port}"
+    serve = [sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     try:
-        if not wait_healthy(url, proc, timeout=60):
-            raise RuntimeError(f"kopa serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
-        yield Server(url, proc, store, tokens)
+        with running(serve, ready=url + "/healthz", env=env, timeout=60) as proc:
+            yield Server(url, proc, store, tokens)
     finally:
-        terminate(proc)
         store.close()
 
 

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -23,7 +22,16 @@ from graph.neo4j_store import Neo4jStore
 from sandbox.catalog import REAL_HOSTS
 from sandbox.clock import DEFAULT_NOW
 from sandbox.keys import DEMO_KEY
-from tests.support.helpers import free_port, register_catalog, terminate, verified_store, wait_batch, wait_healthy
+from tests.support.helpers import (
+    celery_worker_command,
+    free_port,
+    register_catalog,
+    terminate,
+    uvicorn_command,
+    verified_store,
+    wait_batch,
+    wait_healthy,
+)
 from verification.runs import new_run
 from workers.celery_app import make_celery
 
@@ -100,26 +108,7 @@ def worker_env(neo4j_uri: str, redis_url: str, sandbox_url: str) -> dict[str, st
 
 def start_worker(env: dict[str, str], name: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workers.celery_app",
-            "worker",
-            "--pool=solo",
-            "-Q",
-            "kopa,verification,synthesis",
-            "-n",
-            f"{name}@%h",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        celery_worker_command(name), env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
 
 
@@ -354,19 +343,7 @@ def test_celery_takes_every_round_the_in_process_run_takes(settings: Settings, t
     assert local.rounds >= 2 and local.verified_true, local.summary()
     port = free_port()
     app = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "tests.unseen.app:create_app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
+        uvicorn_command("tests.unseen.app:create_app", port),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -20,7 +20,7 @@ import pytest
 
 from api.security import mint_token
 from graph.embedded_store import EmbeddedStore
-from tests.support.helpers import free_port, terminate, wait_healthy
+from tests.support.helpers import free_port, running
 
 ROOT = Path(__file__).resolve().parents[1]
 ST = Path(sys.executable).with_name("st")
@@ -44,17 +44,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     store.close()
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KOPA_")}
-    log = (folder / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, str(port), str(graph)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        assert wait_healthy(url, proc), (folder / "server.log").read_text()
+    launch = [sys.executable, "-c", LAUNCH, str(port), str(graph)]
+    with running(launch, ready=url + "/healthz", env=env, log=folder / "server.log", timeout=30):
         yield url, tokens, folder
-    finally:
-        terminate(proc)
-        log.close()
 
 
 @pytest.mark.slow

@@ -11,7 +11,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from graph.registry import register
 from sandbox.catalog import REAL_HOSTS, shipped_documents
 from sandbox.inprocess import sandbox_mode
 from synthesis.batches import BatchRequest, new_batch, run_batch
-from tests.support.helpers import free_port
+from tests.support.helpers import celery_worker_command, free_port
 from verification.runs import execute_run, new_run
 
 ADMIN = {"Authorization": "Bearer boot-o"}
@@ -260,28 +259,7 @@ def _celery_env(neo4j_uri: str, redis: str, sandbox_url: str) -> dict[str, str]:
 
 def _worker(env: dict[str, str], name: str, log: Path) -> subprocess.Popen[bytes]:
     out = log.open("ab")
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "workers.celery_app",
-            "worker",
-            "--pool=solo",
-            "-Q",
-            "kopa,verification,synthesis",
-            "-n",
-            f"{name}@%h",
-            "--loglevel=WARNING",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        env=env,
-        cwd=ROOT,
-        stdout=out,
-        stderr=out,
-    )
+    return subprocess.Popen(celery_worker_command(name), env=env, cwd=ROOT, stdout=out, stderr=out)
 
 
 def _finished_after(store: Neo4jStore, run_id: str, back: float, limit: float = 120) -> tuple[float, Any]:

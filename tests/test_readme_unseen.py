@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import free_port, wait_healthy
+from tests.support.helpers import free_port, running, uvicorn_command
 from tests.unseen.app import KEY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,31 +23,9 @@ DOCS = ROOT / "tests" / "unseen" / "docs"
 @pytest.fixture
 def unseen_server() -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "tests.unseen.app:create_app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        assert wait_healthy(url, proc), "the unseen family did not start"
+    with running(uvicorn_command("tests.unseen.app:create_app", port), ready=url + "/healthz", timeout=30):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def kopa(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

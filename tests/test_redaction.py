@@ -1,4 +1,4 @@
-"""Redaction by construction (issue 9 item 2): a distinctive canary service key is grepped in every log (captured
+"""Redaction by construction: a distinctive canary service key is grepped in every log (captured
 at DEBUG, httpx and httpcore included), in a real Celery worker's log, in the SQLite graph file, in every Redis key
 and value, and in API responses, after verification against the sandbox over a socket and against an upstream that
 echoes the request (auth parameter named `access_token`, key echoed in rows and errors)."""
@@ -12,7 +12,6 @@ import os
 import re
 import secrets
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from graph.models import AuthConfig, RegistrationMeta
 from graph.registry import register
 from graph.store import GraphStore
 from sandbox.catalog import REAL_HOSTS, shipped_documents
-from tests.support.helpers import free_port, sandbox_process
+from tests.support.helpers import celery_worker_command, free_port, sandbox_process
 from verification.runs import execute_run, new_run
 from workers.celery_app import make_celery
 
@@ -230,22 +229,7 @@ def test_canary_through_a_real_celery_worker(
         log_path = tmp_path / "worker.log"
         with open(log_path, "wb") as log:
             worker = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "workers.celery_app",
-                    "worker",
-                    "--pool=solo",
-                    "-Q",
-                    "kopa,verification,synthesis",
-                    "-n",
-                    "canary@%h",
-                    "--loglevel=DEBUG",
-                    "--without-gossip",
-                    "--without-mingle",
-                ],
+                celery_worker_command("canary", loglevel="DEBUG"),
                 env=env,
                 cwd=ROOT,
                 stdout=log,

@@ -1,18 +1,20 @@
 """Test helpers: call sandbox operations by id, in process (ASGI) or over a real socket; register and verify the
-catalog into a store."""
+catalog into a store; start the processes a test needs (`running`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import shlex
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -161,25 +163,96 @@ def result_code(op: Operation, doc: Any) -> str:
     return str(doc["response"]["header"]["resultCode"])
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @contextmanager
-def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | None = None):  # type: ignore[no-untyped-def]
+def running(
+    cmd: list[str],
+    *,
+    ready: str | Callable[[], bool] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path = ROOT,
+    log: Path | None = None,
+    timeout: float = 60,
+    stop_timeout: float = 10,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A process a test starts (a server, a Celery worker, a redis-server), stopped however the test ends: terminated,
+    then killed after `stop_timeout` seconds. Its stdout and stderr go to `log` (a temporary file when None, removed
+    after). With `ready` (a URL that must answer 200, or a predicate) the block starts once it holds; a process that
+    exits first or is not ready within `timeout` seconds fails the set-up with the end of its log."""
+    own = log is None
+    if log is None:
+        fd, name = tempfile.mkstemp(prefix="kopa-test-", suffix=".log")
+        os.close(fd)
+        log = Path(name)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        if ready is not None:
+            check = (lambda: answers(ready)) if isinstance(ready, str) else ready
+            if not wait_until(check, proc, timeout):
+                state = f"exited with {proc.returncode}" if proc.poll() is not None else f"not ready in {timeout:g} s"
+                raise RuntimeError(f"{shlex.join(cmd)} {state}:\n{log.read_text(errors='replace')[-4000:]}")
+        yield proc
+    finally:
+        terminate(proc, stop_timeout)
+        if own:
+            log.unlink(missing_ok=True)
+
+
+def answers(url: str) -> bool:
+    """Whether a GET of `url` answers 200 within a second."""
+    try:
+        return httpx.get(url, timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def wait_until(check: Callable[[], bool], proc: subprocess.Popen[Any], timeout: float) -> bool:
+    """Poll `check` until it holds (True), `proc` exits or `timeout` seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def celery_worker_command(name: str, loglevel: str = "WARNING") -> list[str]:
+    """A solo-pool Celery worker of this project named `name` on its three queues, without gossip or mingle."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "workers.celery_app",
+        "worker",
+        "--pool=solo",
+        "-Q",
+        "kopa,verification,synthesis",
+        "-n",
+        f"{name}@%h",
+        f"--loglevel={loglevel}",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+def uvicorn_command(factory: str, port: int) -> list[str]:
+    """uvicorn serving the app that `factory` (module:function) builds, on loopback at `port`."""
+    host = ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    return [sys.executable, "-m", "uvicorn", "--factory", factory, *host]
+
+
+@contextmanager
+def sandbox_process(*extra: str, env: dict[str, str] | None = None, port: int | None = None) -> Iterator[str]:
     """Run `kopa sandbox serve` as a real process on loopback; yields its base URL."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "cli", "sandbox", "serve", "--host", "127.0.0.1", "--port", str(port), *extra]
-    proc = subprocess.Popen(
-        cmd,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=Path(__file__).resolve().parents[1],
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        if not wait_healthy(url, proc):
-            raise RuntimeError(f"sandbox did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
+    with running(cmd, ready=url + "/healthz", env={**os.environ, **(env or {})}, timeout=30):
         yield url
-    finally:
-        terminate(proc)
 
 
 def terminate(proc: subprocess.Popen[Any], timeout: float = 10) -> None:
@@ -190,19 +263,12 @@ def terminate(proc: subprocess.Popen[Any], timeout: float = 10) -> None:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait(10)
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[Any], timeout: float = 30) -> bool:
     """Poll `url`/healthz until it answers 200 (True), the process exits or the time runs out (False)."""
-    deadline = time.monotonic() + timeout
-    while proc.poll() is None and time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    return False
+    return wait_until(lambda: answers(url + "/healthz"), proc, timeout)
 
 
 def pretty(doc: Any) -> str:
