@@ -45,12 +45,24 @@ def _walk(doc: Any, path: str) -> list[JsonObject]:
     return [r for n in nodes for r in _rows(n)]
 
 
+def _at(doc: Any, path: tuple[str | int, ...]) -> dict[str, Any] | None:
+    """The record at `path` (member names, list positions) from the top of an answer; None when there is none."""
+    node: Any = doc
+    for step in path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node if isinstance(node, dict) else None
+
+
 def _err_object(doc: Any) -> CallResult | None:
-    """A KOSIS-style error object (`err` and `errMsg` and nothing else of substance, `graph.providers.STAT_ERRORS`);
-    None for any other answer."""
-    if not (isinstance(doc, dict) and "err" in doc and "errMsg" in doc and len(doc) <= 3):
+    """A KOSIS-style error object (`graph.providers.STAT_ERROR`: its code and message and nothing else of substance,
+    read by `STAT_ERRORS`); None for any other answer."""
+    at = providers.STAT_ERROR
+    if not (isinstance(doc, dict) and at.code in doc and at.msg in doc and len(doc) <= 3):
         return None
-    code, msg = str(doc["err"]).strip(), str(doc["errMsg"])
+    code, msg = str(doc[at.code]).strip(), str(doc[at.msg])
     kind = providers.STAT_ERRORS.get(code)
     reason = f"provider {code} {msg}"
     if kind == "key":
@@ -63,28 +75,25 @@ def _err_object(doc: Any) -> CallResult | None:
 
 
 def _gateway(doc: Any) -> CallResult | None:
-    if isinstance(doc, dict) and "OpenAPI_ServiceResponse" in doc:
-        hdr = (doc["OpenAPI_ServiceResponse"] or {}).get("cmmMsgHeader") or {}
-        code = str(hdr.get("returnReasonCode", "")).strip()
-        msg = f"gateway {code} {hdr.get('errMsg', '')} {hdr.get('returnAuthMsg', '')}".strip()
-        if code == "12":
-            return CallResult(Outcome.INVALID, reason=msg + " (service retired or wrong URL)", code=code)
-        return CallResult(Outcome.TRANSIENT, reason=msg, code=code, quota=code in providers.QUOTA_CODES)
-    return None
+    """The data.go.kr gateway's own error envelope (`graph.providers.GATEWAY_ERROR`): a retired service is an error
+    of the inputs, anything else (key, quota, permission) transient; None for any other answer."""
+    at = providers.GATEWAY_ERROR
+    if not (isinstance(doc, dict) and at.path[0] in doc):
+        return None
+    hdr = _at(doc, at.path) or {}
+    code = str(hdr.get(at.code, "")).strip()
+    msg = f"gateway {code} {hdr.get(at.msg, '')} {hdr.get(providers.GATEWAY_DETAIL, '')}".strip()
+    if code in providers.RETIRED_CODES:
+        return CallResult(Outcome.INVALID, reason=msg + " (service retired or wrong URL)", code=code)
+    return CallResult(Outcome.TRANSIENT, reason=msg, code=code, quota=code in providers.QUOTA_CODES)
 
 
 def _header(envelope: str, doc: Any) -> tuple[str, str] | None:
     """(result code, message) where the tool's kind of envelope states them (`graph.providers.HEADERS`, its places
     tried in order); None when the kind has no known place or the answer holds nothing there."""
     for at in providers.header_places(envelope):
-        node: Any = doc
-        for step in at.path:
-            try:
-                node = node[step]
-            except (KeyError, IndexError, TypeError):
-                node = None
-                break
-        if isinstance(node, dict):
+        node = _at(doc, at.path)
+        if node is not None:
             return str(node.get(at.code, "")), str(node.get(at.msg, ""))
     return None
 

@@ -185,6 +185,17 @@ HEADERS: dict[EnvelopeKind, tuple[HeaderAt, ...]] = {
 }
 
 
+#: The data.go.kr gateway's own error envelope (key, quota and permission problems; reference 1.4), in XML or JSON,
+#: classically on HTTP 200 and since 2025 on 403: `OpenAPI_ServiceResponse.cmmMsgHeader` with `returnReasonCode`,
+#: `errMsg` (the code's name since 2025) and `returnAuthMsg` (its description).
+GATEWAY_ERROR = HeaderAt(("OpenAPI_ServiceResponse", "cmmMsgHeader"), "returnReasonCode", "errMsg")
+GATEWAY_DETAIL = "returnAuthMsg"
+#: The gateway's 12 NO_OPENAPI_SERVICE_ERROR: the service retired or a wrong URL, an error of the inputs.
+RETIRED_CODES = ("12",)
+#: KOSIS's error object, `{"err": "<code>", "errMsg": "..."}` on HTTP 200 (its numbering: `STAT_ERRORS`).
+STAT_ERROR = HeaderAt((), "err", "errMsg")
+
+
 def header_places(kind: str) -> tuple[HeaderAt, ...]:
     """Where an envelope of this kind (a tool's `envelope`) states its result; () for a kind not in `HEADERS`."""
     return next((places for k, places in HEADERS.items() if k == kind), ())
