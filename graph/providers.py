@@ -9,8 +9,8 @@ Who reads what:
   (`execution.sampling.filters`), the parameters never linked (`graph.link_scoring.NON_LINKABLE`) and the filters a
   model is told about (`execution.view.narrowing`) all ask `presentation`; the key a tool is called with
   (`graph.openapi`) and the view ask `key_name`;
-* result codes: `execution.judge.code_verdict` (what a code says), `graph.envelopes.detect_header` (where a code and
-  its message sit) and `execution.sampling.needs_filter`;
+* result codes: `execution.judge` (what a code says, the gateway's and KOSIS's error objects),
+  `graph.envelopes.detect_header` (where a code and its message sit) and `execution.sampling.refused_for_filter`;
 * envelopes: `HEADERS`, where each kind of envelope (`core.envelope_kinds`) states its result code;
 * tool-name prefixes: `graph.openapi_names.tool_prefix`.
 
