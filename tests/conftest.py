@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -120,6 +121,27 @@ def verified_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("verified_catalog") / "g.sqlite3"
     verified_store(path, settings, transport).close()
     return path
+
+
+@pytest.fixture(scope="session")
+def oracle_bench() -> dict[str, Any]:
+    """Every KOPA-Bench task's executed gold program and oracle episode against the in-process sandbox, computed once
+    per session (the context `kopa bench judge-eval` judges an answer in): `tasks`, `gold`, `episodes`, `now` and
+    `tools`. Shared by the tests that judge answers in it; none may change it."""
+    import asyncio
+
+    from bench.judge_eval import oracle_episodes
+    from bench.tasks import load_tasks
+    from cli.bench import bench_env
+
+    tasks = load_tasks()
+
+    async def go() -> dict[str, Any]:
+        async with bench_env() as env:
+            gold, episodes = await oracle_episodes(tasks, env)
+            return {"tasks": tasks, "gold": gold, "episodes": episodes, "now": env.now, "tools": env.registry}
+
+    return asyncio.run(go())
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from core.settings import Settings
 from sandbox.inprocess import sandbox_mode
 from synthesis.batches import BatchRequest, benchmark_guard, new_batch, run_batch
 from synthesis.contamination import BenchFingerprints
-from tests.support.helpers import verified_store
+from tests.support.helpers import copy_store
 
 
 def test_the_guard_reads_the_same_tasks_as_the_benchmark() -> None:
@@ -25,9 +25,9 @@ def test_the_guard_reads_the_same_tasks_as_the_benchmark() -> None:
     assert ours.programs == theirs.programs and set(ours.requests) == set(theirs.requests)
 
 
-def test_a_batch_never_contains_a_benchmark_task(tmp_path: Path) -> None:
+def test_a_batch_never_contains_a_benchmark_task(tmp_path: Path, verified_catalog: Path) -> None:
     settings, sandbox = sandbox_mode(Settings(redis_url=None))
-    store = verified_store(tmp_path / "v.sqlite3", settings, sandbox)
+    store = copy_store(verified_catalog, tmp_path / "v.sqlite3")
     empty = tmp_path / "none"
     empty.mkdir()
     free = settings.model_copy(update={"batches": settings.batches.model_copy(update={"benchmark_tasks": empty})})

@@ -1,4 +1,4 @@
-"""Training data a model can learn to plan from (issue 11): the figures over real synthesis against the sandbox,
+"""Training data a model can learn to plan from: the figures over real synthesis against the sandbox,
 and the checks behind them catching what they must catch.
 
 Users know names, tools know codes (parameter roles, plans that start from natural inputs); varied slot values
@@ -31,16 +31,16 @@ from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS
 from synthesis.quality import quality
 from synthesis.records import SynthesisResult, Trajectory
-from tests.support.helpers import verified_store
+from tests.support.helpers import copy_store
 
 Setup = tuple[EmbeddedStore, Settings, Any]
 NUMBER = re.compile(r"^-?[\d,]+(\.\d+)?$")
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+def setup(tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path) -> Iterator[Setup]:
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(tmp_path_factory.mktemp("quality") / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, tmp_path_factory.mktemp("quality") / "g.sqlite3")
     yield store, settings, transport
     store.close()
 
@@ -362,7 +362,7 @@ def test_demo_style_export_reports_the_figures(setup: Setup, result: SynthesisRe
 
 
 def test_every_scored_shape_every_reachable_tool_and_places_all_over_the_world(records: list[Trajectory]) -> None:
-    """Issue 33: fan-in and conditional plans are drawn over verified links at a useful share next to the other
+    """Fan-in and conditional plans are drawn over verified links at a useful share next to the other
     shapes, the tools no route reached before (bus, tourism: listings whose row the user names) are used, and
     trajectories start in many districts and KMA grid cells, not the first rows' one."""
     w = quality(records)["world"]

@@ -5,29 +5,21 @@ answer the benchmark fails earns none. Runs against the in-process sandbox, as `
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import pytest
 
 from bench.episode import system_prompt
-from bench.judge_eval import decide, oracle_episodes
-from bench.tasks import Task, load_tasks
-from cli.bench import bench_env
+from bench.judge_eval import decide
+from bench.tasks import Task
 from training import rewards
 
 
 @pytest.fixture(scope="module")
-def oracle() -> dict[str, Any]:
-    tasks = load_tasks()
-
-    async def go() -> dict[str, Any]:
-        async with bench_env() as env:
-            gold, episodes = await oracle_episodes(tasks, env)
-            return {"tasks": tasks, "gold": gold, "episodes": episodes, "now": env.now, "tools": env.registry}
-
-    return asyncio.run(go())
+def oracle(oracle_bench: dict[str, Any]) -> dict[str, Any]:
+    """The oracle episodes of every task: the session's, computed once for every test that judges answers in them."""
+    return oracle_bench
 
 
 def _completion(ep: dict[str, Any], answer: str) -> list[dict[str, Any]]:

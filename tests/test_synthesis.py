@@ -24,13 +24,15 @@ from sandbox.keys import DEMO_KEY
 from synthesis.engine import VerifiedGraph, sample_plans, synthesize
 from synthesis.export import FORMATS, convert, write_all, write_hf_dataset
 from synthesis.records import SynthesisResult
-from tests.support.helpers import register_catalog, verified_store
+from tests.support.helpers import copy_store, register_catalog
 
 
 @pytest.fixture(scope="module")
-def verified(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[EmbeddedStore, Settings, Any]]:
+def verified(
+    tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path
+) -> Iterator[tuple[EmbeddedStore, Settings, Any]]:
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(tmp_path_factory.mktemp("synth") / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, tmp_path_factory.mktemp("synth") / "g.sqlite3")
     yield store, settings, transport
     store.close()
 

@@ -1,4 +1,4 @@
-"""One tool view (issue 25, item 5): the tool specs a model reads are the same text in an SFT row, in a GRPO prompt
+"""One tool view: the tool specs a model reads are the same text in an SFT row, in a GRPO prompt
 as trl 1.16 templates it (`environment_factory`, one environment per tool set) and in a KOPA-Bench episode through
 the local transformers adapter — each the tool's `graph.specs.function_spec`, `pattern` and `format` included."""
 
@@ -25,7 +25,7 @@ from graph.specs import function_spec
 from sandbox.inprocess import sandbox_mode
 from synthesis.engine import synthesize
 from synthesis.records import SynthesisResult, Trajectory
-from tests.support.helpers import verified_store
+from tests.support.helpers import copy_store
 from training import datasets
 from training.environment import BoundTool, ReplayBackend, environment_factories
 from training.run import load_model, load_tokenizer
@@ -48,10 +48,10 @@ def _has(spec: dict[str, Any], key: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory: pytest.TempPathFactory) -> list[Trajectory]:
+def records(tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path) -> list[Trajectory]:
     root = tmp_path_factory.mktemp("view")
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(root / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, root / "g.sqlite3")
 
     async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)

@@ -24,7 +24,7 @@ from sandbox.keys import DEMO_KEY
 from synthesis.engine import synthesize
 from synthesis.export import sequence_key
 from synthesis.records import SynthesisResult, Trajectory
-from tests.support.helpers import verified_store
+from tests.support.helpers import copy_store
 from training import datasets
 from training.environment import LiveBackend, ReplayBackend, environment_factories, secret_values
 from training.rewards import REWARDS
@@ -69,10 +69,10 @@ def compact(r: Trajectory) -> Trajectory:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def world(tmp_path_factory: pytest.TempPathFactory, verified_catalog: Path) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("train")
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(root / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, root / "g.sqlite3")
 
     async def go() -> SynthesisResult:
         ex = Executor(settings, MemoryEconomy(), {a.id: a for a in store.list_apis(limit=100)[0]}, transport=transport)

@@ -124,7 +124,9 @@ class _Replaying:
         return None
 
 
-def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp_path: Any) -> None:
+def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(
+    tmp_path: Any, verified_catalog: Any
+) -> None:
     """A synthesised record's tool messages (the SFT row), a GRPO rollout's tool messages (the training environment,
     live against the sandbox) and a KOPA-Bench episode's tool messages (live against the same sandbox) are the same
     text for the same calls."""
@@ -139,13 +141,13 @@ def test_the_same_response_renders_identically_in_sft_grpo_and_the_benchmark(tmp
     from sandbox.inprocess import sandbox_mode
     from synthesis.engine import synthesize
     from synthesis.formats import to_trl
-    from tests.support.helpers import verified_store
+    from tests.support.helpers import copy_store
     from training.config import GrpoConfig
     from training.datasets import sft_row, toolset_key
     from training.environment import LiveBackend, environment_factories
 
     settings, transport = sandbox_mode(Settings())
-    store = verified_store(tmp_path / "g.sqlite3", settings, transport)
+    store = copy_store(verified_catalog, tmp_path / "g.sqlite3")
     tools = {t.name: t for t in store.all_tools()}
     apis = {a.id: a for a in store.list_apis(limit=100)[0]}
 
