@@ -11,9 +11,7 @@ and the plan is retried with other user values. A final step whose rows no word 
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,11 +22,11 @@ from execution.seeds import coerce, param_schema
 from execution.view import VIEW_RULE, visible
 from graph import transforms
 from graph.models import ToolRecord
-from synthesis.fact_terms import Fact
+from synthesis import conditions
+from synthesis.needs import default_needs
 from synthesis.plans import VerifiedGraph
 from synthesis.records import Condition, Plan, Step, StepResponse, TrajectoryStep
-from synthesis.routes import row_kind, user_row
-from synthesis.row_facts import row_facts, table_facts
+from synthesis.routes import user_row
 
 TRIM_RULE = VIEW_RULE
 
@@ -58,61 +56,28 @@ def named_row(
     return rnd.choice(options) if options else None
 
 
-def _step_number(v: float) -> float:
-    """A round step for a threshold near `v` (1 under 20, 5 under 100, then a power of ten)."""
-    a = abs(v)
-    if a < 20:
-        return 1.0
-    if a < 100:
-        return 5.0
-    return float(10 ** (len(str(int(a))) - 1))
-
-
 def decide(
-    when: Condition, tool: ToolRecord, response: StepResponse, skip: set[str], rnd: random.Random
+    when: Condition, tool: ToolRecord, response: StepResponse, gate: ToolRecord, skip: set[str], rnd: random.Random
 ) -> Condition | None:
-    """The test of a conditional plan on what step `when.step` returned: a quantity of its result (an observed or
-    forecast value, a row's measured field), a round threshold drawn on either side of it and an operator, so that
-    the gated step runs in about half the trajectories; None when the result has no quantity."""
-    items = response.items
-    if not items:
+    """The test of a conditional plan on what step `when.step` returned: a condition people ask
+    (`synthesis.conditions`) on a value of the result that bears on what the gated tool gives, at one of its
+    thresholds on either side of the value; None when the pair has none."""
+    got = conditions.decide(tool, response, gate, default_needs(), skip, rnd)
+    if got is None:
         return None
-    if row_kind(tool) == "table":
-        facts, _span = table_facts(items)
-    elif response.selected:
-        facts = row_facts(items[min(response.chosen, len(items) - 1)], tool, skip)
-    else:  # a set: how many rows the provider has in all (e.g. "거래가 10건 이상이면")
-        facts = [(Fact("number", float(response.rows), unit="건", label="건수"), f"건수 {response.rows}건")]
-    # a threshold a person states is on a magnitude of the place or thing asked about: not on a signed vector
-    # component, a bearing, a zero reading or the distance to a measuring station
-    numbers = [
-        (f, p)
-        for f, p in facts
-        if f.kind == "number"
-        and isinstance(f.value, int | float)
-        and f.value > 0
-        and not re.search(r"(deg|km|kA)$|\dm$", p)
-        and not re.search(r"(남북|동서) 바람", f.label)
-    ]
-    if not numbers:
-        return None
-    fact, phrase = rnd.choice(numbers)
-    v = float(fact.value)
-    m = re.match(rf"{re.escape(fact.label)} -?[\d,.]+(.*)$", phrase)
-    unit = m.group(1).strip() if m else ""
-    step = _step_number(v)
-    op = rnd.choice([">=", "<="])
-    held = rnd.random() < 0.5
-    # a threshold that fails is two steps off the value (a person's round figure, and never the value with one digit
-    # moved, which an answer stating the threshold beside the value would let pass for it); never below zero
-    if op == "<=" and not held and math.ceil(v / step) * step - 2 * step <= 0:
-        op = ">="
-    if op == ">=":
-        value = math.floor(v / step) * step + (0 if held else 2 * step)
-    else:
-        value = math.ceil(v / step) * step - (0 if held else 2 * step)
-    ok = v >= value if op == ">=" else v <= value
-    return dataclasses.replace(when, label=fact.label, unit=unit, op=op, value=value, observed=v, held=ok, fact=fact)
+    fact = got.reading.fact
+    return dataclasses.replace(
+        when,
+        label=fact.label,
+        unit=got.reading.unit,
+        op=got.rule.op,
+        value=got.value,
+        observed=float(fact.value),
+        held=got.held,
+        fact=fact,
+        rule=got.rule.id,
+        scope=got.reading.scope,
+    )
 
 
 def _conditional_plan(plan: Plan, cond: Condition) -> Plan:
@@ -252,7 +217,9 @@ async def execute_plan(
                     tool=step.tool.name,
                     arguments=args,
                     provenance=prov,
-                    depends_on=[d + 1 for d in step.depends_on],
+                    # the gated call waits for the result that decides it (its own turn, never beside it)
+                    depends_on=[d + 1 for d in step.depends_on]
+                    + ([plan.when.step + 1] if plan.when is not None and idx == plan.when.gate else []),
                     response=StepResponse(
                         rows=total,
                         first=result.first if result.total is not None else 1,
@@ -268,9 +235,10 @@ async def execute_plan(
             )
             if plan.when is not None and idx == plan.when.step:
                 mine = {str(v["value"]) for v in prov.values() if v["kind"] == "slot"}
-                cond = decide(plan.when, step.tool, steps_out[-1].response, mine, rnd)
+                gate = plan.steps[plan.when.gate].tool
+                cond = decide(plan.when, step.tool, steps_out[-1].response, gate, mine, rnd)
                 if cond is None:
-                    ok, reason = False, f"step {idx + 1} ({step.tool.name}): no quantity to decide on"
+                    ok, reason = False, f"step {idx + 1} ({step.tool.name}): no value a person decides {gate.name} on"
                     break
                 ran = _conditional_plan(plan, cond)
         if ok:

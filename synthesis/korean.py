@@ -114,3 +114,13 @@ def sentences(parts: list[str]) -> str:
         else:
             out += part + ("입니다." if last else ", ")
     return out
+
+
+def num_text(v: float) -> str:
+    """A number as a person writes it: 60, not 60.0; 2.5 as is."""
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def object_of(phrase: str) -> str:
+    """A phrase as the object of a verb (확인했습니다): a clause ending in 지 takes no particle, a noun 을/를."""
+    return phrase if phrase.endswith("지") else josa(phrase, "을", "를")

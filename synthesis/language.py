@@ -24,8 +24,9 @@ from graph.concepts import KMA_CATEGORIES, answer_label, concepts_of, norm
 from graph.models import ToolRecord
 from graph.regions import SIDO
 from synthesis.answer_scope import LEVEL_WORD, area_name, area_scope, more_word
+from synthesis.conditions import branch_needs, default_rules
 from synthesis.fact_terms import Fact
-from synthesis.korean import clean_value, sentences, short_description
+from synthesis.korean import clean_value, ends_sentence, num_text, object_of, sentences, short_description
 from synthesis.korean import fmt_value as fmt_value
 from synthesis.korean import has_batchim as has_batchim
 from synthesis.korean import josa as josa
@@ -393,7 +394,9 @@ def _ask_and_say(
     area = area_scope(plan, steps, i) if ask in ("count", "list", "highest") else ""
     # the area's name takes the place of the word for its level ("시군구의 아파트 단지")
     whole = f"{area} 전체 {LEVEL_WORD.sub('', noun)}" if area else noun
-    phrases = [p for _, p in fs if p]  # a fact another phrase states (a counterpart's 금기 내용) has none of its own
+    # a fact another phrase states (a counterpart's 금기 내용) has none of its own; a value that is a sentence of its
+    # own ("이 약은 … 사용합니다.") is said without its label in front
+    phrases = [str(f.value) if p == f"{f.label} {f.value}" and ends_sentence(str(f.value)) else p for f, p in fs if p]
     # the bus named first says what the row is about; it is no asked fact (the user asked when it comes)
     facts = [f for f, _ in fs if named is None or f is not named[0]]
     if ask == "table":  # each category over the hours the shown rows hold for it (`row_facts.windowed`)
@@ -412,16 +415,16 @@ def _ask_and_say(
     elif ask == "row":
         asked = _and(asked_words or labels[:3], rnd) if labels else noun
         said = sentences(phrases)
-    elif ask == "count":
+    elif ask == "count":  # the rows counted are the subject ("버스 노선은 14건입니다"), never a label "건수 14건"
         asked = rnd.choice([f"{noun} 건수", f"{noun} 수"])
-        said = (
-            f"{whole} {phrases[0]}입니다."
-            if area
-            else rnd.choice([f"{noun} {phrases[0]}입니다.", f"조회된 {noun} {phrases[0]}입니다."])
-        )
-    elif ask == "list":
+        n = num_text(facts[0].value)
+        said = f"{josa(whole if area else rnd.choice([noun, f'조회된 {noun}']), '은', '는')} {n}건입니다."
+    elif ask == "list":  # the names of rows that have one, said as such when some rows have none
         asked = rnd.choice([f"{noun} 목록", f"{noun} 이름"])
-        said = f"{whole} {phrases[0]}이고, {sentences(phrases[1:])}" if phrases[1:] else f"{whole} {phrases[0]}입니다."
+        n, named_rows = num_text(facts[0].value), len(phrases) - 1
+        partly = f"그중 {josa(facts[1].label, '이', '가')} 있는 것은 " if 0 < named_rows < float(n) else ""
+        rest = f"이고, {partly}{sentences(phrases[1:])}" if named_rows else "입니다."
+        said = f"{josa(whole, '은', '는')} {n}건{rest}"
     else:  # highest
         subject = f"{labels[0]}{'이' if has_batchim(labels[0]) else '가'}"
         most = f"가장 {more_word(facts[1])} 곳"
@@ -521,14 +524,11 @@ def compose(
     # the entity leads the answer only about one entity's values: a set's answer names the area it covers
     about = entity and all(a in ("row", "table") for a in asks) and rnd.random() < 0.5
     subject = f"{entity}{'으로' if entity.endswith('기준') else ' 기준으로'} " if about else ""
+    subject = f"{entity.removesuffix(' 근처')}의 " if about and entity.endswith("근처") else subject
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + subject + " ".join(said)).strip()
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]
     question = Question(persona=persona, entity=entity, asks=asks, route=plan.route)
     return request, answer, records, question
-
-
-def _num(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 def _compose_conditional(
@@ -538,55 +538,56 @@ def _compose_conditional(
     needs: tuple[Need, ...] | list[Need] | None = None,
     used: list[str] | None = None,
 ) -> tuple[str, str, list[FactRecord], Question]:
-    """A conditional request ("X가 T 이상이면 Y도 알려 줘") and its answer: the deciding value always, then the gated
-    lookup's facts when the test held, else that it was not looked up and why."""
+    """A conditional request in a person's words ("비 올 확률이 60% 이상이면 지금 비가 오고 있는지도 알려 줘",
+    `synthesis.conditions`) and its answer: the deciding value with the hours it covers, then, when the test
+    held, what the branch's need asks (its values), else what was not looked up and why. Nothing when the
+    branch's answer fits none of the condition's needs."""
     c = plan.when
     assert c is not None and c.fact is not None and c.gate_tool is not None
-    if used is not None:
-        used.append("condition")  # asked in the frame of a test, not in a need's words
+    rule = next((r for r in default_rules() if r.id == c.rule), None)
     persona = rnd.choice(["citizen", "citizen", "civil", "analyst"])
     entity = _entity_phrase(plan, steps)
+    pool = branch_needs(rule, c.gate_tool, default_needs() if needs is None else needs) if rule else []
+    if rule is None or not pool:
+        return "", "", [], Question(persona=persona, entity=entity, asks=[], route=plan.route)
+    if entity.startswith("'") and not entity.endswith("근처"):
+        entity = f"{entity} 근처"  # the weather or air of a named place is of its area
     cmp = "이상" if c.op == ">=" else "이하"
-    threshold, observed = f"{_num(c.value)}{c.unit}", f"{_num(c.observed)}{c.unit}"
-    gate_goal = goal(c.gate_tool, {})[0]
-    # a count decides over a set: named by what is counted ("아파트 매매 실거래가 건수")
-    label = f"{_row_noun(plan.steps[c.step].tool)} {c.label}" if c.label == "건수" else c.label
-    # the answer says which area the count covers when it is a whole 시군구 or 시도 (`scope`)
-    area = area_scope(plan, steps, c.step) if c.label == "건수" else ""
-    told = f"{area} 전체 {LEVEL_WORD.sub('', label)}" if area else label
+    threshold, observed = f"{num_text(c.value)}{c.unit}", f"{num_text(c.observed)}{c.unit}"
     asks = ["condition"]
     facts = [c.fact]
+    branch = rule.then[rnd.choice(pool).id]
+    lead = f"{c.scope} " if c.scope else ""
+    told = f"{lead}{josa(c.label, '은', '는')} {observed}입니다."
     if c.held:
-        ask, _asked, said, fs, _need = _ask_and_say(plan, steps, c.gate, rnd, persona, needs)
-        if not fs:
+        for _ in range(3):  # a set's answer is drawn (a count, a list or its extreme): one a branch need asks
+            ask, _asked, said, fs, need_id = _ask_and_say(plan, steps, c.gate, rnd, persona, pool)
+            if fs and need_id in rule.then:
+                break
+        if not fs or need_id not in rule.then:
             return "", "", [], Question(persona=persona, entity=entity, asks=[*asks, ask], route=plan.route)
+        branch = rule.then[need_id]
         asks.append(ask)
         facts.extend(fs)
-        if ask == "table":  # a forecast is asked over the hours its rows hold ("며칠간의 날씨 예보" over two hours)
-            _, hours, _ = windowed(steps[c.gate].response.items, [(f, "") for f in fs])
-            named = "·".join(dict.fromkeys(base_label(f) for f in fs))
-            forecast = any("fcstTime" in x for x in steps[c.gate].response.items)
-            gate_goal = f"{hours} {named} 예보" if hours and forecast else gate_goal
-        because = josa(cmp, "이라서", "라서")
-        body = f"{josa(told, '은', '는')} {observed}이고, {threshold} {because} 확인했습니다. {said}"
+        body = f"{told} {threshold} {josa(cmp, '이라서', '라서')} {object_of(branch)} 확인했습니다. {said}"
+        if used is not None:
+            used.extend(["condition", need_id])
     else:
         asks.append("not asked")
-        body = (
-            f"{josa(told, '은', '는')} {observed}입니다. {threshold} {josa(cmp, '이', '가')} 아니라서 "
-            f"{josa(gate_goal, '은', '는')} 찾지 않았습니다."
-        )
-    subject = josa(label, "이", "가")
+        body = f"{told} {threshold} {josa(cmp, '이', '가')} 아니라서 {josa(branch, '은', '는')} 확인하지 않았습니다."
+        if used is not None:
+            used.append("condition")
     otherwise = {
-        "citizen": [f" 아니면 {label}만 알려 줘.", f" 아니면 {label}만 알려 주세요.", ""],
-        "civil": [f" 해당하지 않으면 {label}만 알려 주세요.", ""],
-        "analyst": [f" 아니면 {label}만 정리해 주세요.", ""],
+        "citizen": [f" 아니면 {rule.name}만 알려 줘.", f" 아니면 {rule.name}만 알려 주세요.", ""],
+        "civil": [f" 해당하지 않으면 {rule.name}만 알려 주세요.", ""],
+        "analyst": [f" 아니면 {rule.name}만 정리해 주세요.", ""],
     }[persona]
-    close = rnd.choice(_ASK_CLOSE[persona]).format(x=f"{gate_goal}도")
-    lead = f"{entity} " if entity else ""
+    closes = [c for c in _ASK_CLOSE[persona] if not branch.endswith("지") or "어떻게" not in c]  # no "…는지도 어떻게"
+    close = rnd.choice(closes).format(x=f"{branch}도")
+    where = f"{entity} " if entity else ""
+    condition = rule.says.replace("{t}", threshold)
     request = re.sub(
-        r"\s+",
-        " ",
-        f"{rnd.choice(_openings(persona, plan))}{lead}{subject} {threshold} {cmp}이면 {close}{rnd.choice(otherwise)}",
+        r"\s+", " ", f"{rnd.choice(_openings(persona, plan))}{where}{condition} {close}{rnd.choice(otherwise)}"
     ).strip()
     answer = re.sub(r"\s+", " ", rnd.choice(_ANSWER_OPEN[persona]) + body).strip()
     records = [FactRecord(kind=f.kind, value=f.value, tolerance=f.tolerance, unit=f.unit, label=f.label) for f in facts]

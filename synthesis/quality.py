@@ -20,13 +20,23 @@ from typing import Any
 
 import jsonschema
 
-from graph.concepts import PAIR_GROUPS, concepts_of
+from graph.concepts import KMA_CATEGORIES, PAIR_GROUPS, concepts_of
 from graph.conversions import TOOL_NAMES as CONVERSION_TOOLS
+from synthesis.answer_scope import AREA_LEVELS, area_name
 from synthesis.conversions import projects
 from synthesis.facts import check_answer
 from synthesis.language import STEP_WORDS, answered_fields, fmt_value
 from synthesis.records import Trajectory, TrajectoryStep, as_trajectory
-from synthesis.routes import PLACE_CONCEPTS, mentioned, row_area, row_entity_names, row_identified, user_row
+from synthesis.routes import (
+    PLACE_CONCEPTS,
+    is_area_field,
+    mentioned,
+    row_area,
+    row_entity_names,
+    row_identified,
+    user_row,
+)
+from synthesis.row_facts import table_facts
 
 #: Answers a model could give without doing the work (a number dump, a refusal, a generic reply): facts one of
 #: them passes do not show that an answer did the work.
@@ -267,10 +277,60 @@ def start_area(r: Trajectory) -> str:
     return said or (row_area(first.items[min(first.chosen, len(first.items) - 1)]) if first.items else "")
 
 
+AREA_CONCEPTS = {c for _, cs in AREA_LEVELS for c in cs}
+_EXTREME = re.compile(r"^(최저|최고) |최고$")
+
+
+def _same(value: Any, text: Any) -> bool:
+    """A fact's value and a response value are one (as numbers when both are: 26 and "26.0")."""
+    a, b = str(value).replace(",", ""), str(text).replace(",", "")
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+
+
+def extreme_seen(r: Trajectory, s: TrajectoryStep, label: str, value: Any) -> bool:
+    """Whether an extreme (`최고 기온`, `미세먼지 최고`) stated from step `s` holds: its value is in the shown rows
+    and either every row of the response is shown, or the rows are an observation or forecast table whose shown
+    hours the answer names ("6시~7시"), so it is the extreme of those hours."""
+    res = s.response
+    if not any(_same(value, v) for row in res.items for v in row.values()):
+        return False
+    if res.rows <= len(res.items):
+        return True
+    name = _EXTREME.sub("", label).strip()
+    rows = [x for x in res.items if KMA_CATEGORIES.get(str(x.get("category")), ("",))[0] == name]
+    span = table_facts(rows)[1] if rows else ""
+    return bool(span) and span in r.final_answer
+
+
+def wider_count(r: Trajectory, s: TrajectoryStep) -> bool:
+    """A count of a query confined only by a 시군구 or 시도 (a region code or name, besides dates) while the user
+    named a narrower place or thing, and the answer does not say it counts the whole area ("전체")."""
+    spec: dict[str, Any] = next((t["function"] for t in r.tools if t.get("function", {}).get("name") == s.tool), {})
+    props = spec.get("parameters", {}).get("properties", {})
+    for name, prov in s.provenance.items():
+        desc = str(props.get(name, {}).get("description", ""))
+        found = concepts_of(name, desc)
+        fine = found & {"umd_code", "umd_name"} or ("bjd_code" in found and len(str(s.arguments.get(name))) > 5)
+        if prov.get("kind") in ("slot", "link", "mention") and (
+            fine or not (is_area_field(name, desc) or found & (AREA_CONCEPTS | {"date", "year_month", "city_code"}))
+        ):
+            return False  # a 동, a name, a point or another filter narrows the count
+    said = [str(v) for v in [*r.slots.values(), *(m for st in r.steps for m in st.mentions.values())]]
+    given = set(map(str, s.arguments.values()))
+    areas = [v for v in said if v in (area_name([v], "sgg"), area_name([v], "sido"))]
+    narrower = [v for v in said if not v.isdigit() and v not in given and v not in areas]
+    return bool(narrower) and "전체" not in r.final_answer
+
+
 def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
     """How much of the world the records cover, and whether their counts and extremes hold for the whole response:
     distinct clocks, tools, shapes and (final tool, asked facts) pairs; count facts that are not the rows the
-    provider states in all; extremes stated over a response with rows the model never saw."""
+    provider states in all or count a wider area than the user named without saying so (`wider_count`); extremes
+    stated over a response with rows the model never saw and no hours said (`extreme_seen`), of every answer a model
+    learns from."""
     plain = [r for r in recs if r.steps and r.kind == "normal"]
     pairs = {
         (r.steps[i - 1].tool, tuple(sorted({f.label for f in r.facts})))
@@ -279,14 +339,14 @@ def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
         if 0 < i <= len(r.steps)
     }
     not_total = partial_extremes = 0
-    for r in plain:
-        finals = [r.steps[i - 1].response for i in (r.final_steps or [len(r.steps)]) if 0 < i <= len(r.steps)]
+    for r in (r for r in recs if r.steps and r.facts):  # every answer a model learns from, hard negatives too
+        finals = [r.steps[i - 1] for i in (r.final_steps or [len(r.steps)]) if 0 < i <= len(r.steps)]
         for f in r.facts:
-            if f.label == "건수" and not any(float(f.value) == s.rows for s in finals):
-                not_total += 1
-            named = [s for s in finals if any(str(f.value) in map(str, row.values()) for row in s.items)]
-            if f.label.endswith("최고") and not any(s.rows <= len(s.items) for s in named):
-                partial_extremes += 1  # the row named as the extreme is not from a response seen whole
+            counted = [s for s in finals if f.label == "건수" and float(f.value) == s.response.rows]
+            if f.label == "건수" and (not counted or all(wider_count(r, s) for s in counted)):
+                not_total += 1  # not the provider's total, or the total of a wider query than asked, unsaid
+            if _EXTREME.search(f.label) and not any(extreme_seen(r, s, f.label, f.value) for s in finals):
+                partial_extremes += 1  # over a response not seen whole, and the answer says no hours it covers
     shapes = Counter(r.shape if r.kind == "normal" else r.kind for r in recs)
     cells = {
         (str(s.arguments["nx"]), str(s.arguments["ny"]))

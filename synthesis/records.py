@@ -122,8 +122,8 @@ class Step:
 @dataclass
 class Condition:
     """A conditional plan's test: step `gate` runs only when the number `label` of step `step`'s result is `op`
-    (`>=` or `<=`) `value`; set when the plan runs (the threshold is drawn around what the result says, so both
-    branches occur), with `observed` and whether it `held`."""
+    (`>=` or `<=`) `value`; set when the plan runs (a threshold of the condition's on either side of what the
+    result says, so both branches occur), with `observed` and whether it `held`."""
 
     step: int
     gate: int
@@ -137,6 +137,9 @@ class Condition:
     gate_tool: ToolRecord | None = None
     #: what the answer states of the deciding value (the judge's fact)
     fact: Fact | None = None
+    #: the condition it asks (`synthesis.conditions`) and the hours its value covers ("06시~07시 예보 기준")
+    rule: str = ""
+    scope: str = ""
 
 
 @dataclass

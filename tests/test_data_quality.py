@@ -374,23 +374,30 @@ def test_every_scored_shape_every_reachable_tool_and_places_all_over_the_world(r
 
 
 def test_conditional_records_look_further_only_when_the_first_result_says_so(records: list[Trajectory]) -> None:
+    """Issue 33: a condition is on a reading or forecast value (never a count of an API's rows), at a threshold a
+    person states in their own words (synthesis/conditions.py), and the branch call waits for the result that
+    decides it (its own turn); a forecast's extreme says the hours it covers."""
     conds = [r for r in records if r.kind == "normal" and r.shape == "conditional"]
     tests = [(r, (r.metadata.model_extra or {})["condition"]) for r in conds]
     assert {c["held"] for _, c in tests} == {True, False}  # the threshold is drawn on both sides of the value
     for r, c in tests:
         assert c["held"] == (c["observed"] >= c["value"] if c["op"] == ">=" else c["observed"] <= c["value"])
+        assert c["label"] != "건수" and c["unit"] != "건", (r.request, c)
         decider = r.steps[c["step"] - 1].response
         numbers = {
             float(str(v).replace(",", "")) for row in decider.items for v in row.values() if NUMBER.match(str(v))
         }
-        # the deciding value is one the tool message shows: a row's value, or the provider's count of a set
-        assert c["observed"] in (numbers if c["label"] != "건수" else {decider.rows}), (r.request, c)
+        assert c["observed"] in numbers, (r.request, c)  # a value the tool message shows
         threshold = f"{int(c['value']) if float(c['value']).is_integer() else c['value']}{c['unit']}"
-        assert threshold in r.request and ("이상이면" in r.request) == (c["op"] == ">="), r.request
+        assert f"{threshold} {'이상' if c['op'] == '>=' else '이하'}" in r.request, r.request
+        assert "건수" not in r.request and "건" not in c["unit"], r.request
+        if decider.rows > len(decider.items) and any("fcstTime" in x for x in decider.items):
+            assert "예보 기준" in r.final_answer, r.final_answer  # the hours the extreme is over
         if c["held"]:
             assert r.final_steps[-1] == c["gate"] == len(r.steps), r.request
+            assert c["step"] in r.steps[-1].depends_on, r.steps[-1].depends_on  # asked after the result is seen
         else:
-            assert len(r.steps) == c["step"] and r.final_steps == [c["step"]] and "찾지 않았" in r.final_answer
+            assert len(r.steps) == c["step"] and r.final_steps == [c["step"]] and "확인하지 않았" in r.final_answer
         assert check_answer(r.final_answer, r.judge_facts()).hits == len(r.facts)
 
 
