@@ -30,7 +30,7 @@ from bench.run import read_episodes, run_bench
 from bench.tasks import Task, load_tasks
 from cli.bench import bench_env
 from tests.conftest import IN_CI
-from tests.support.helpers import free_port, terminate
+from tests.support.helpers import free_port, running
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench"
 TASKS = load_tasks(FIXTURES)
@@ -156,17 +156,9 @@ def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
         pytest.skip("transformers serve needs the `openai` package")
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log.open("wb") as fh:
-        proc = subprocess.Popen(
-            [*_serve_command(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
-        )
-    try:
+    serve = [*_serve_command(), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    with running(serve, env={**os.environ, "HF_HUB_OFFLINE": "1"}, log=log) as proc:
         yield proc, f"http://127.0.0.1:{port}", log
-    finally:
-        terminate(proc)
 
 
 @pytest.fixture(scope="module")

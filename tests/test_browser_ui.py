@@ -18,7 +18,6 @@ import asyncio
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +35,7 @@ from graph.registry import register
 from sandbox.catalog import shipped_documents
 from sandbox.inprocess import sandbox_mode
 from tests.conftest import IN_CI, need
-from tests.support.helpers import free_port
+from tests.support.helpers import free_port, running
 from verification.runs import execute_run, new_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +90,7 @@ def seeded(neo4j_uri: str, sandbox_url: str) -> Iterator[dict[str, int]]:
 
 
 @pytest.fixture(scope="module")
-def api_url(seeded: dict[str, int], neo4j_uri: str) -> Iterator[str]:
+def api_url(seeded: dict[str, int], neo4j_uri: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`kopa serve` as a process on loopback, on the Neo4j store; checks the banner's Browser lines."""
     port = free_port()
     env = {
@@ -102,37 +101,14 @@ def api_url(seeded: dict[str, int], neo4j_uri: str) -> Iterator[str]:
         "KOPA_BOOTSTRAP_TOKEN": "browser-test",
         "KOPA_DATA_DIR": str(ARTIFACTS.parent / "browser-data"),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("kopa serve did not answer /healthz within 60 s")
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    serve = [sys.executable, "-m", "cli", "serve", "--port", str(port)]
+    with running(serve, ready=f"{url}/healthz", env=env, log=log, timeout=60, stop_timeout=15):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-        banner = err.splitlines()[:3]
-        assert any(f":style {url}/browser/kopa.grass" in line for line in banner), banner
-        assert any(f":play {url}/browser/guide.html" in line for line in banner), banner
+    banner = log.read_text().splitlines()[:3]
+    assert any(f":style {url}/browser/kopa.grass" in line for line in banner), banner
+    assert any(f":play {url}/browser/guide.html" in line for line in banner), banner
 
 
 @pytest.fixture(scope="module")
