@@ -10,16 +10,16 @@ import subprocess
 import sys
 import time
 import zipfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from celery import Celery
 from setuptools import find_packages  # type: ignore[import-untyped]
 
 from bench.tasks import load_tasks
-from tests.support.helpers import free_port
+from tests.support.helpers import free_port, running
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCLUDE = ["tests*", "perf*", "infra*", "scripts*", "helm*", "docs*", "build*", "dist*"]
@@ -156,63 +156,26 @@ def test_installed_processes_start(target: Path, redis_url: str) -> None:
     kopa = str(target / "bin" / "kopa")
     port = free_port()
     log_dir = target.parent
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        serve_log = (log_dir / "serve.log").open("wb")
-        procs.append(
-            subprocess.Popen(
-                [kopa, "serve", "--port", str(port)],
-                env=_env(target),
-                cwd=log_dir,
-                stdout=serve_log,
-                stderr=subprocess.STDOUT,
-            )
+    serve_log, worker_log, beat_log = log_dir / "serve.log", log_dir / "worker.log", log_dir / "beat.log"
+    with ExitStack() as procs:
+        serve = [kopa, "serve", "--port", str(port)]
+        ready = f"http://127.0.0.1:{port}/readyz"
+        serve_env = _env(target)
+        procs.enter_context(
+            running(serve, ready=ready, env=serve_env, cwd=log_dir, log=serve_log, timeout=40, stop_timeout=20)
         )
-
-        def ready() -> bool:
-            try:
-                return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        assert _wait_for(ready, 40), (log_dir / "serve.log").read_text()[-2000:]
-
-        worker_log = (log_dir / "worker.log").open("wb")
-        procs.append(
-            subprocess.Popen(
-                [kopa, "worker", "--queues", "verification", "--pool", "solo"],
-                env=_env(target, KOPA_REDIS_URL=db_url),
-                cwd=log_dir,
-                stdout=worker_log,
-                stderr=subprocess.STDOUT,
-            )
-        )
+        worker = [kopa, "worker", "--queues", "verification", "--pool", "solo"]
+        worker_env = _env(target, KOPA_REDIS_URL=db_url)
+        procs.enter_context(running(worker, env=worker_env, cwd=log_dir, log=worker_log, stop_timeout=20))
         celery = Celery("probe", broker=db_url)
         celery.send_task("kopa.reverify_stale", queue="verification")
-        assert _wait_for(lambda: "succeeded" in (log_dir / "worker.log").read_text(errors="replace"), 60), (
-            log_dir / "worker.log"
-        ).read_text()[-3000:]
+        took = _wait_for(lambda: "succeeded" in worker_log.read_text(errors="replace"), 60)
+        assert took, worker_log.read_text()[-3000:]
 
         schedule = log_dir / "beat-schedule"
-        beat_log = (log_dir / "beat.log").open("wb")
-        procs.append(
-            subprocess.Popen(
-                [kopa, "beat", "--schedule-file", str(schedule)],
-                env=_env(target, KOPA_REDIS_URL=db_url),
-                cwd=log_dir,
-                stdout=beat_log,
-                stderr=subprocess.STDOUT,
-            )
-        )
-        assert _wait_for(lambda: "beat: Starting" in (log_dir / "beat.log").read_text(errors="replace"), 40), (
-            log_dir / "beat.log"
-        ).read_text()[-3000:]
+        beat = [kopa, "beat", "--schedule-file", str(schedule)]
+        beat_env = _env(target, KOPA_REDIS_URL=db_url)
+        procs.enter_context(running(beat, env=beat_env, cwd=log_dir, log=beat_log, stop_timeout=20))
+        started = _wait_for(lambda: "beat: Starting" in beat_log.read_text(errors="replace"), 40)
+        assert started, beat_log.read_text()[-3000:]
         assert _wait_for(lambda: any(log_dir.glob("beat-schedule*")), 20)
-    finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
