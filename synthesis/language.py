@@ -510,6 +510,9 @@ def compose(
         values = _user_words(plan, steps, _feeding(plan, i), trial)
         ask, asked_text, said_text, fs, need_id = _ask_and_say(plan, steps, i, rnd, persona, needs, values)
         asks.append(ask)
+        if not fs and not any(i in s.depends_on for s in plan.steps):
+            asked = []  # a call whose answer nobody asked and that feeds nothing is a pointless call: no record
+            break
         if not fs:
             continue
         told = trial

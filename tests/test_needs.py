@@ -190,9 +190,10 @@ def test_requests_start_from_what_people_ask() -> None:
         assert "와파린정2밀리그램" in answer, answer
 
 
-def test_a_step_that_asks_nothing_leaves_the_entity_to_the_next(tmp_path: Path) -> None:
-    """Two final steps about one place: the first answers nothing a person asks (codes only), so the second's
-    sentence still names the place (issue: "2026년 3월 아파트 매매 단지 목록" lost the address)."""
+def test_a_final_call_that_answers_nothing_makes_no_record(tmp_path: Path) -> None:
+    """Two final steps about one place: the first answers nothing a person asks (codes only) and feeds nothing, so
+    its call is pointless (issue 33's reading: a TM coordinate looked up beside a count and never used) and the
+    plan makes no record; without it, the second step's question names the place."""
     codes = _tool("madeup_codes", "측정 지점 코드 확인", {"siteCd": "지점 코드", "adminCd": "행정 코드"})
     (tmp_path / "noise.yaml").write_text(
         "needs:\n  - id: noise.loud\n    meaning: [소음도]\n"
@@ -207,7 +208,9 @@ def test_a_step_that_asks_nothing_leaves_the_entity_to_the_next(tmp_path: Path) 
     steps = [first[0], second[0].model_copy(update={"step": 2})]
     for seed in range(6):
         used: list[str] = []
-        request = compose(plan, steps, random.Random(seed), needs=needs, used=used)[0]
+        assert compose(plan, steps, random.Random(seed), needs=needs, used=used)[:2] == ("", "")
+        alone = Plan("single", plan.steps[1:], [0])
+        request = compose(alone, steps[1:], random.Random(seed), needs=needs, used=used)[0]
         assert used == ["noise.loud"] and "'시청앞'" in request, request
 
 
