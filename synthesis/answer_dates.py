@@ -1,5 +1,6 @@
-"""Dates and times written in an answer: ISO, dotted, compact and Korean dates (`2026년 10월 15일(목)`, `10월
-15일` in a given year), and clock times (`13:00`, `오후 1시 30분`, `정오`) with ranges."""
+"""Dates and times written in an answer: ISO, dotted, compact, Korean and English dates (`2026년 10월 15일(목)`,
+`March 26, 2003`, `10월 15일` or `Oct 15` in a given year), and clock times (`13:00`, `오후 1시 30분`, `정오`) with
+ranges."""
 
 from __future__ import annotations
 
@@ -16,6 +17,36 @@ _ISO = re.compile(r"(?<![0-9])(\d{4})\s*[-./]\s*(\d{1,2})\s*[-./]\s*(\d{1,2})(?!
 _COMPACT = re.compile(r"(?<![0-9])((?:19|20)\d{2})(\d{2})(\d{2})(?![0-9])")
 _SHORT_YEAR = re.compile(r"(?<![0-9.])(\d{2})\.(\d{1,2})\.(\d{1,2})(?![0-9])")
 _KOREAN = re.compile(r"(?:(\d{4})\s*년\s*)?(\d{1,2})\s*월\s*(\d{1,2})\s*일")
+#: English month names and their short forms (`March`, `Sep`, `Sept.`).
+_EN_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sept", "sep"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        1,
+    )
+    for name in names
+}
+_EN_MONTH = "|".join(sorted(_EN_MONTHS, key=len, reverse=True))
+#: An English date, month first (`March 26, 2003`, `Oct 15`) or day first (`2 Sep 2025`, `15th of October`).
+_ENGLISH = re.compile(
+    rf"\b(?:(?P<m1>{_EN_MONTH})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?![\d:])"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_EN_MONTH})\b\.?)"
+    r"(?:,?\s+(?P<y>(?:19|20)\d{2})(?!\d))?",
+    re.I,
+)
 #: A month and day as lists write them (`9/3`, `10/15`), never a fraction, a ratio or `51 / 27` of two values.
 _MONTH_DAY = re.compile(r"(?<![\d./-])()(1[0-2]|0?[1-9])/([12]\d|3[01]|0?[1-9])(?![\d./%])")
 
@@ -37,9 +68,19 @@ def _date_spans(text: str, default_year: int | None) -> tuple[tuple[date, int, i
     text = nfkc(text)
     found: list[tuple[date, int, int]] = []
     taken: list[tuple[int, int]] = []
-    for rx in (_ISO, _COMPACT, _KOREAN, _SHORT_YEAR, _MONTH_DAY):
+    for rx in (_ISO, _COMPACT, _KOREAN, _ENGLISH, _SHORT_YEAR, _MONTH_DAY):
         for m in rx.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
+            if rx is _ENGLISH:
+                year = int(m.group("y")) if m.group("y") else default_year
+                month = _EN_MONTHS[(m.group("m1") or m.group("m2")).lower()]
+                if m.group("m1") == "may" and not m.group("y") and not re.search(r"\d(?:st|nd|rd|th)", m.group()):
+                    continue  # `may 5 times` is the verb
+                d = None if year is None else _mkdate(year, month, int(m.group("d1") or m.group("d2")))
+                if d:
+                    found.append((d, m.start(), m.end()))
+                    taken.append((m.start(), m.end()))
                 continue
             if rx is _KOREAN or rx is _MONTH_DAY:
                 year = int(m.group(1)) if m.group(1) else default_year

@@ -350,6 +350,8 @@ def _english_counter(text: str, end: int) -> str:
     m = _EN_COUNTED.match(text, end)
     if m and m.group(1) not in _EN_NOT_COUNTERS and text[m.start() + 1 : m.start() + 3] not in ("in", "of"):
         return "건"
+    if re.match(r"\s?(?:in total|in all|altogether)\b", text[end : end + 12]):
+        return "건"  # `(2 in total)`: a count of what the sentence lists
     return ""
 
 
@@ -448,6 +450,12 @@ def clauses(text: str) -> list[tuple[int, int]]:
     for m in _SPLIT.finditer(text):
         if m.group() == "/" and re.match(r"[a-z³㎥m]", text[m.end() : m.end() + 1] or " ", re.I):
             continue  # ㎍/㎥, m/s
+        if (
+            m.group() == "·"
+            and re.search(r"[가-힣a-z]$", text[start : m.start()])
+            and not re.search(r"\d", text[start : m.start()])
+        ):
+            continue  # `서울·인천 둘 다 12.6도`: names joined before the value they share
         bounds.append((start, m.start()))
         lines.append(m.group() in ("\n", ".", "!", "?"))
         start = m.end()

@@ -57,7 +57,9 @@ _DOUBT = re.compile(
     r"모르겠|모릅니다|몰라요|잘 모르|확실하지 않|확실하지는 않|확실치 않|확실하진|확실치는|확신할 수 없|확신이 없"
     r"|불확실"
     r"|정확하지 않을"
-    r"|정확하지 않습니다|정확하지는 않|틀릴 수|틀렸을|틀린 것일|잘못되었을|잘못됐을|오류가 있을|다를 수도 있"
+    r"|정확하지 않습니다|정확하지는 않|틀릴 수|틀릴 가능성|다를 가능성|틀렸을"
+    r"|누락[가-힣]{0,3}\s*수\s*있|빠졌을 수 있|빠진 (?:게|것이|곳이) 있을 수"
+    r"|틀린 것일|잘못되었을|잘못됐을|오류가 있을|다를 수도 있"
     r"|추정치|추정됩니다|추정돼요|추측|짐작|(?<![가-힣])아마(?:도)?(?:\s|요|[,.!]|$)|어쩌면"
     r"|일 거(?:예요|에요|야|라|다|고)|혹시 모르|것 같기도"
     r"|일 수도|수도 있(?:습니다|어요|어|음|고|으니|지만|겠|을)|일지도|일걸|보장할 수 없|장담할 수 없|장담은 못"
@@ -462,6 +464,12 @@ _GRADE_BOUND = re.compile(
     r"(매우\s?나쁨|좋음|보통|나쁨)\s*\(?\s*\d?\s*(?:등급)?\)?\s*(이상|이하)\s*(?:입니|이에|이예|이라서|이라|이네|이고|이야|인\s)"
 )
 
+#: A grade's threshold said to be crossed (`61㎍/㎥로 나쁨 기준을 넘어서`): a claim of that grade or a worse one.
+_GRADE_CROSSED = re.compile(
+    r"(매우\s?나쁨|좋음|보통|나쁨)\s*(?:\(\s*\d?\s*(?:등급)?\s*\))?\s*(?:기준|수준|단계)(?:을|를|치를)?\s*"
+    r"(?:넘(?!지\s*(?:않|못|는\s*않))|초과|웃돌)"
+)
+
 
 def misgraded(answer: str, seen: Seen) -> str:
     """A clause that states one figure a result grades (AirKorea's `pm10Grade` beside `pm10Value`) with a grade word
@@ -474,9 +482,10 @@ def misgraded(answer: str, seen: Seen) -> str:
     for a, b in clauses(text):
         clause = text[a:b]
         said = list({frozenset({_GRADE_CODE[re.sub(r"\s", "", m.group(1))]}) for m in _GRADE_SAID.finditer(clause)})
-        for m in _GRADE_BOUND.finditer(clause):
+        for m in [*_GRADE_BOUND.finditer(clause), *_GRADE_CROSSED.finditer(clause)]:
             code = _GRADE_CODE[re.sub(r"\s", "", m.group(1))]
-            bound = frozenset(c for c in _GRADE_CODE.values() if (c >= code if m.group(2) == "이상" else c <= code))
+            up = m.re is _GRADE_CROSSED or m.group(2) == "이상"  # a threshold crossed is a bound from below
+            bound = frozenset(c for c in _GRADE_CODE.values() if (c >= code if up else c <= code))
             said += [bound] if bound not in said else []
         graded = {m.value for m in mentions(clause) if m.value in grades and unit_family(m.unit) in ("conc", "")}
         if len(said) != 1 or len(graded) != 1:

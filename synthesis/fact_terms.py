@@ -49,11 +49,11 @@ LABEL_SYNONYMS: dict[str, tuple[str, ...]] = {
     "휴무": ("쉬는", "휴관", "휴일"),
     "쉬는": ("휴무", "휴관", "휴일"),
     # AirKorea's khaiValue is documented as 통합대기환경수치; its public name is 통합대기환경지수 (CAI)
-    "통합대기환경": ("통합대기환경지수", "대기환경지수", "통합지수", "cai", "khai"),
+    "통합대기환경": ("통합대기환경지수", "대기환경지수", "통합대기지수", "통합지수", "cai", "khai"),
     # a service's limit said in English (`only keeps the last 3 days`, `provides data up to ...`)
     "최근": ("last", "recent", "past"),
     "제공": ("provide", "available", "keep", "offer"),
-    "cai": ("통합대기환경지수", "대기환경지수", "통합지수", "khai"),
+    "cai": ("통합대기환경지수", "대기환경지수", "통합대기지수", "통합지수", "khai"),
 }
 #: Words that name the same quantity (either way round): what an answer may call a fact labelled by the other.
 LABEL_EQUIVALENTS: tuple[frozenset[str], ...] = (
@@ -171,6 +171,10 @@ def _estimate(sentence: str, facts: list[Fact]) -> bool:
     return True
 
 
+#: What says the values before it are all the tools cover (`인천과 대전뿐이라`, `인천·대전만 지원해서`).
+_ONLY = re.compile(r"뿐|[가-힣]만\s*(?:다루|다룹|다뤄|지원|제공|조회|검색|가능)|\bonly\b", re.I)
+
+
 def hedge(answer: str, facts: list[Fact], given: frozenset[float] = frozenset()) -> str:
     """The wording that makes the answer non-committal (`synthesis.claims.doubt`), or a statement that the asked
     information could not be had where the facts are not about missing data; '' for a committed answer. `given`:
@@ -197,6 +201,13 @@ def hedge(answer: str, facts: list[Fact], given: frozenset[float] = frozenset())
         start = max(text.rfind(c, 0, m.start()) for c in ".!?\n") + 1
         ends = [i for c in ".!?\n" if (i := text.find(c, m.end())) >= 0]
         sentence = text[start : min(ends) if ends else len(text)]
+        scope = _ONLY.search(sentence)
+        if (
+            scope
+            and not re.search(r"\d", after := sentence[scope.end() :])
+            and not any(v in normalise_name(after) for v in values)
+        ):
+            continue  # `인천·대전뿐이라 서울은 조회할 수 없습니다`: the values are what the tools cover
         if (
             re.search(r"\d", sentence)
             or any(v in normalise_name(sentence) for v in values)

@@ -9,8 +9,8 @@ Reading (what counts as stating a value):
   for 82,500 만원); another unit fails (`15.9cm` is not 15.9 ℃). A value may be rounded to the precision the answer
   writes, within the fact's tolerance (`15도` for 15.2 ℃ with tolerance 0.5), never replaced by a different value
   at the same precision (`15.4도` for 15.2 ℃ fails: that is the neighbouring hour);
-* dates: `2026-10-15`, `2026.10.15`, `2026/10/15`, `20261015`, `2026년 10월 15일(목)`, `26.10.15`, and
-  `10월 15일` in the fact's year;
+* dates: `2026-10-15`, `2026.10.15`, `2026/10/15`, `20261015`, `2026년 10월 15일(목)`, `26.10.15`, English
+  `March 26, 2003` and `2 Sep 2025`, and `10월 15일` or `Oct 15` in the fact's year;
 * times (a fact value `1300`, `13:00`, `09:00~18:00`): `13:00`, `13시`, `오후 1시`, `오후 1시 30분`, `1시 반`, `정오`,
   `자정`, `1300`; a range needs both ends in order;
 * names normalised (spaces, punctuation, 특별시/광역시 short forms, 주식회사), literal text as a normalised substring,
@@ -41,6 +41,7 @@ claims beyond the facts in synthesis.claims against what was seen (synthesis.see
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from datetime import datetime
 
 from synthesis.answer_dates import as_date
@@ -51,10 +52,12 @@ from synthesis.answer_values import (
     nfkc,
     normalise_name,
     prepare_text,
+    unit_at,
     unit_family,
 )
 from synthesis.attribution import other_field_labels, quals
 from synthesis.claims import INABLE, misgraded, pasted, sentence_at, unsupported
+from synthesis.exclusive_claims import contradicted_value
 from synthesis.fact_terms import (
     Fact,
     FactCheck,
@@ -313,13 +316,43 @@ def referred_to_other_day(answer: str, facts: list[Fact], now: datetime | None) 
     text = prepare_text(answer)
     for a, b in clauses(text):
         clause = text[a:b]
-        if (
-            _REFERENCE.search(clause)
-            and re.search(r"\d", sentence_at(text, a))
-            and names_other_day(clause, max(days), now, frozenset(days))
-        ):
+        sentence = sentence_at(text, a)
+        # the sentence of the figures, or one that only says when they are of (`… 9.0℃. 오늘 기준입니다.`)
+        of_figures = re.search(r"\d", sentence) or (
+            re.search(r"\d", text[:a]) and len(_REFERENCE.sub("", normalise_name(sentence))) <= 8
+        )
+        if _REFERENCE.search(clause) and of_figures and names_other_day(clause, max(days), now, frozenset(days)):
             return clause.strip()
     return ""
+
+
+_RANGE = re.compile(r"(?<![\d.])(-?\d+(?:\.\d+)?)\s*(?:℃|°c?|도)?\s*(?:~|∼|〜|–|에서)\s*(-?\d+(?:\.\d+)?)")
+
+
+def range_around(answer: str, facts: list[Fact], seen: Seen) -> str:
+    """A range of a number fact's unit drawn around its value, neither end of which anything seen holds (`16℃
+    안팎, 대략 15~17도 사이`): the answer offers an interval where the results give one value. The range, or ''."""
+    text = prepare_text(answer)
+    for m in _RANGE.finditer(text):
+        unit, _ = unit_at(text, m.end())
+        lo, hi = float(m.group(1)), float(m.group(2))
+        if not unit or lo >= hi or any(_near(seen.measures, x) for x in (lo, hi)):
+            continue
+        for f in facts:
+            if f.kind != "number" or not f.unit or unit_family(f.unit) != unit_family(unit):
+                continue
+            try:
+                value = float(str(f.value).replace(",", ""))
+            except ValueError:
+                continue
+            if lo + f.tolerance < value < hi - f.tolerance:
+                return m.group()
+    return ""
+
+
+def _near(values: list[float], x: float) -> bool:
+    i = bisect_left(values, x - 1e-9)
+    return i < len(values) and values[i] <= x + 1e-9
 
 
 def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
@@ -341,6 +374,10 @@ def rejected(answer: str, facts: list[Fact], seen: Seen | None = None) -> str:
         return f"said of another row: {w}"
     if w := wrong_extreme(answer):
         return f"said of another row: {w} is not the extreme the answer's own figures show"
+    if seen is not None and (w := range_around(answer, facts, seen)):
+        return f"unsupported: a range {w} around an asked value"
+    if seen is not None and (w := contradicted_value(answer, seen)):
+        return f"unsupported: {w}, where the results give another value of its kind"
     if seen is not None and (w := misgraded(answer, seen)):
         return f"said of another grade: {w}"
     if seen is not None and (w := unsupported_reason(answer, seen, [str(f.value) for f in facts])):
@@ -384,7 +421,9 @@ _DECLINE = re.compile(
     r"|밖의 정보"
     r"|\boutside (?:what|the|my)\b|\bbeyond (?:what|my)\b|\bnot something i\b|n'?t something (?:i|we)\b"
     r"|\bcan'?t\b|\bcannot\b"
-    r"|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool|access)",
+    r"|\bunable\b|\bnot able\b|\bno (?:tool|access)\b|don'?t have (?:a |the |any )?(?:tool|access)"
+    # what the tools do not reach (`New York isn't covered`, `도구로 못 봐요`)
+    r"|\b(?:isn'?t|is not|aren'?t|are not|not) (?:covered|supported)\b|못\s*(?:봐|봅|보여|찾아|찾습|알려|드려)",
     re.I,
 )
 

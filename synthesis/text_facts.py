@@ -164,6 +164,9 @@ def text_hit(
         + _stem_hits(prepared, raw)
         + _frequency_hits(prepared, raw)
         + _address_tail_hits(prepared, raw)
+        + _ordinal_hits(prepared, needle)
+        + _weekday_hits(prepared, raw)
+        + _taxpayer_hits(prepared, raw)
     )
     if not hits and fact.kind == "text":
         hits = _loose_hits(prepared, raw, bounds)
@@ -207,8 +210,12 @@ _NOT_FOUND = re.compile(
 #: A refusal to look rather than a report of what was found.
 _DECLINING = re.compile(r"도구(?:로는|로|가|를)|요청하신 (?:정보|내용)|\btools?\b", re.I)
 _NONE_EN = re.compile(
-    r"\bno (?:\w+ ){0,3}(?:data|record|records|result|results|rows|information|match|matched|matches|entry|entries"
-    r"|listing|listings)\b|\b(?:isn'?t|is not|wasn'?t|was not|aren'?t|are not) (?:in|listed in|among) (?:the|any)\b"
+    r"\bno (?:[\w-]+ ){0,3}(?:data|record|records|result|results|rows|information|match|matched|matches|entry|entries"
+    r"|listing|listings)\b"
+    # `no region code came back`, `no station was found`: whatever was asked for, reported missing
+    r"|\bno (?:[\w-]+ ){0,3}[\w-]+ (?:came back|(?:was|were) (?:returned|found)|turned up|exists?)\b"
+    r"|\b(?:could not|couldn'?t|cannot|can'?t) be (?:confirmed|verified|found)\b"
+    r"|\b(?:isn'?t|is not|wasn'?t|was not|aren'?t|are not) (?:in|listed in|among) (?:the|any)\b"
     r"|\bnot found\b"
     r"|\bnothing (?:came|was)"
     r"|\bzero rows\b|\breturned (?:no|nothing|zero)\b|\bnot registered\b|\bisn'?t registered\b|\bno such\b"
@@ -253,6 +260,14 @@ VERDICTS: tuple[tuple[str, ...], ...] = (
     ("불일치", "mismatch", "mismatched"),
 )
 
+#: Words that name the same effect of a medicine (e약은요's efcyQesitm, `이 약은 해열, 진통에 사용합니다`), as
+#: answers paraphrase or translate it.
+EFFECTS: tuple[tuple[str, ...], ...] = (
+    ("해열", "열을 내리", "열 내리", "열내림", "열을 떨어뜨", "fever"),
+    ("진통", "통증을 줄", "통증 완화", "통증을 완화", "pain relief", "painkiller", "relieves pain", "relieve pain"),
+    ("소염", "염증을 줄", "염증 완화", "염증을 가라앉", "anti-inflammatory", "inflammation"),
+)
+
 #: A service's limit in days as English answers say it (`data up to the previous day` for `전날까지`, `only the most
 #: recent day` for `최근 1일`): whole phrases, not `yesterday` alone (a day asked about is no limit).
 LIMITS: tuple[tuple[str, ...], ...] = (
@@ -265,7 +280,7 @@ def _synonym_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
     """Another word for the same colour, shape, verdict or limit (`흰색` for `하양`, `round` for `원형`, `match` for
     `일치`, `previous day` for `전날`)."""
     value = normalise_name(raw)
-    for words in (*COLOURS, *SHAPES, *VERDICTS, *LIMITS):
+    for words in (*COLOURS, *SHAPES, *VERDICTS, *LIMITS, *EFFECTS):
         if value in (normalise_name(w) for w in words):
             rx = "|".join(
                 rf"\b{re.escape(w)}\b" if w.isascii() else rf"(?<!\d){re.escape(w)}"  # `1일` is not in `11일`
@@ -307,6 +322,44 @@ def _address_tail_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
     return out
 
 
+_WEEKDAYS = {
+    "월": "monday",
+    "화": "tuesday",
+    "수": "wednesday",
+    "목": "thursday",
+    "금": "friday",
+    "토": "saturday",
+    "일": "sunday",
+}
+
+
+def _weekday_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
+    """A weekly day said in other words (`화요일마다`, `every Tuesday`, `on Tuesdays` for `매주 화요일`); a day
+    without `매주` also in English (`Tuesday` for `화요일`)."""
+    m = re.fullmatch(r"\s*(매주)?\s*([월화수목금토일])요일\s*", nfkc(raw))
+    if not m:
+        return []
+    day, english = m.group(2), _WEEKDAYS[m.group(2)]
+    rx = rf"{day}요일\s*마다|매주\s*{day}요일|\bevery {english}\b|\b{english}s\b"
+    if not m.group(1):
+        rx += rf"|\b{english}\b"
+    return [(x.start(), x.end()) for x in re.finditer(rx, prepared)]
+
+
+def _taxpayer_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
+    """A taxpayer type said without the tax it is of (`일반과세자` for NTS's `부가가치세 일반과세자`): the type names
+    the taxpayer, the tax before it only files it."""
+    m = re.fullmatch(r"\s*[가-힣]+세\s+([가-힣]{2,}자)\s*", nfkc(raw))
+    return _span_hits(prepared, m.group(1), prepared) if m else []
+
+
+def _ordinal_hits(prepared: str, needle: str) -> list[tuple[int, int]]:
+    """A value with an ordinal `제` before a number written without it (`2종 일반주거지역` for `제2종일반주거지역`,
+    `1호` for `제1호`): Korean drops the prefix freely."""
+    bare = re.sub(r"제(?=\d)", "", needle)
+    return _span_hits(prepared, bare, prepared) if bare != needle else []
+
+
 def _stem_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
     """A status noun in `…자` said as its state (`폐업한 상태`, `휴업 중` for `폐업자`, `휴업자`)."""
     value = normalise_name(raw)
@@ -317,16 +370,19 @@ def _stem_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
 
 
 _TIMES_WORD = {1: "한", 2: "두", 3: "세", 4: "네", 5: "다섯"}
+_TIMES_EN = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
 def _frequency_hits(prepared: str, raw: str) -> list[tuple[int, int]]:
-    """A dosing frequency in other words (`하루 세 번`, `1일 3번` for `1일 3회`)."""
+    """A dosing frequency in other words (`하루 세 번`, `1일 3번`, `3 times a day` for `1일 3회`)."""
     m = re.fullmatch(r"\s*1\s*일\s*(\d)\s*회\s*", nfkc(raw))
     if not m:
         return []
     n = int(m.group(1))
     times = rf"(?:{n}\s*(?:회|번)" + (rf"|{_TIMES_WORD[n]}\s*(?:번|차례)" if n in _TIMES_WORD else "") + ")"
-    return [(x.start(), x.end()) for x in re.finditer(rf"(?:1\s*일|하루(?:에)?)\s*{times}", prepared)]
+    english = "once" if n == 1 else rf"(?<![\d.]){n}\s*(?:times|x)|{_TIMES_EN.get(n, n)} times"
+    rx = rf"(?:1\s*일|하루(?:에)?)\s*{times}|\b(?:{english})\s*(?:(?:a|per|each)\s*day|daily)\b"
+    return [(x.start(), x.end()) for x in re.finditer(rx, prepared)]
 
 
 def _days_hits(prepared: str, raw: str) -> list[tuple[int, int]]:

@@ -41,6 +41,12 @@ ONE_DAY = Fact("text", "1일", label="최근 1일만 제공")
 MISMATCH = Fact("text", "확인할 수 없", label="진위확인 불일치")
 UNREGISTERED = Fact("text", "등록되지 않", label="미등록 번호")
 EFFECT = Fact("text", "해열", label="효능")
+DOSING = Fact("text", "1일 3회", label="복용법")
+ZONE = Fact("name", "제2종일반주거지역", label="용도지역")
+CLOSED_ON = Fact("text", "매주 화요일", label="휴무일")
+TAX_TYPE = Fact("name", "부가가치세 일반과세자", label="과세유형")
+APPROVED = Fact("date", "2003-03-26", label="사용승인일")
+NO_CODE = Fact("text", "없습니다", label="지역코드 없음")
 
 CASES: list[tuple[str, Fact, bool]] = [
     # numbers with units, rounding and the neighbouring value
@@ -141,6 +147,27 @@ CASES: list[tuple[str, Fact, bool]] = [
     ("죄송하지만 제공된 도구로는 요청하신 정보를 확인할 수 없습니다.", MISMATCH, False),
     ("국세청에 등록되지 않은 사업자등록번호입니다.", UNREGISTERED, True),
     ("해열 효과가 있는 약입니다.", EFFECT, True),
+    # part9 (writer-9): English dates, English reports of missing data, paraphrased effects and frequencies, a zone
+    # without its ordinal 제, a weekly closing day in English, a taxpayer type without its tax
+    ("Main use: detached house (단독주택); use approval date: March 26, 2003.", APPROVED, True),
+    ("Use approval date: 26 Mar 2003.", APPROVED, True),
+    ("Use approval date: March 27, 2003.", APPROVED, False),
+    ("No region code came back for 부산 해운대구 우동.", NO_CODE, True),
+    ("No real-time air-quality data came back for Busan.", NO_CODE, True),
+    ("Validation failed: the details could not be confirmed for 741-88-99539.", MISMATCH, True),
+    ("열 내리는 약이에요. 하루 세 번 식후에 한 알씩 드세요.", EFFECT, True),
+    ("For fever relief; adults take 1 tablet 3 times a day after meals.", EFFECT, True),
+    ("For fever relief; adults take 1 tablet 3 times a day after meals.", DOSING, True),
+    ("Adults take 1 tablet twice a day.", DOSING, False),
+    ("Adults take 1 tablet 13 times a day.", DOSING, False),
+    ("기침을 멎게 하는 약이에요.", EFFECT, False),
+    ("2종 일반주거지역이에요.", ZONE, True),
+    ("3종 일반주거지역이에요.", ZONE, False),
+    ("Gyeongbokgung is open 9 AM to 6 PM and closed every Tuesday.", CLOSED_ON, True),
+    ("화요일마다 쉬어요.", CLOSED_ON, True),
+    ("Gyeongbokgung is closed every Monday.", CLOSED_ON, False),
+    ("정상 영업 중(계속사업자)이고 일반과세자예요.", TAX_TYPE, True),
+    ("정상 영업 중(계속사업자)이고 간이과세자예요.", TAX_TYPE, False),
 ]
 
 
@@ -165,6 +192,8 @@ def test_the_table_is_large_and_balanced() -> None:
         "요청하신 정보를 찾지 못했습니다. 기온 15.2℃",
         "잘 모르겠지만 15.2도입니다.",
         "I am not sure, maybe 15.2℃.",
+        "15.2℃ 정도지만 예보라 틀릴 가능성이 커요.",
+        "기온 15.2℃로 보이는데, 일부 자료가 누락됐을 수 있어요.",
     ],
 )
 def test_an_answer_that_states_the_facts_and_hedges_fails(hedged: str) -> None:
@@ -213,10 +242,15 @@ def test_dates_and_times_in_every_common_form() -> None:
         "2026. 10. 15.",
         "26.10.15",
         "2026년 10월 15일(목)",
+        "October 15, 2026",
+        "Oct. 15th 2026",
+        "15 Oct 2026",
+        "the 15th of October, 2026",
     ):
         assert d in dates_in(text), text
     assert dates_in("10월 15일") == set() and dates_in("10월 15일", default_year=2026) == {d}
     assert dates_in("2026-13-45") == set()
+    assert dates_in("Oct 15", default_year=2026) == {d} and dates_in("you may 5 times", default_year=2026) == set()
     minutes = [sorted(m) for m, _, _ in time_spans("오후 1시 30분, 1시 반, 13:00, 정오, 오전 9시, 밤 11시")]
     assert minutes == [[810], [90, 810], [780], [720], [540], [1380]]
 

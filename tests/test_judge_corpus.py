@@ -18,36 +18,40 @@ from bench.judge_eval import CORPUS, CorpusError, evaluate, load_corpus, oracle_
 from bench.tasks import CATEGORIES, load_tasks
 from cli.bench import bench_env
 
-#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 98.1 % and
-#: 0.95 % (`kopa bench judge-eval`, parts 1-8, 4,468 answers; 98.0 % / 1.3 % on parts 1-7 before the part8 rules),
-#: rounded a little towards failing. Issue 32 asks 97 % / 1 %.
-FLOOR = {"recall": 0.98, "false_pass": 0.0095}
+#: The figures the judge holds on the tuned parts (recall at least, false passes at most): measured 98.6 % and
+#: 0.96 % over parts 1-9 (`kopa bench judge-eval`, 5,215 answers), rounded a little towards failing. Issue 32 asks
+#: 97 % / 1 %.
+FLOOR = {"recall": 0.985, "false_pass": 0.01}
+#: The parts written before part9 hold the issue's figures on their own: measured 98.4 % and 0.90 % over parts 1-8
+#: (4,468 answers; 98.1 % / 0.95 % before the part9 rules).
+EARLIER_PARTS = tuple(f"part{i}.jsonl" for i in range(1, 9))
+EARLIER_FLOOR = {"recall": 0.983, "false_pass": 0.0095}
 #: The same per part (one author's answers each): measured recall / false passes 100.0 / 1.4, 100.0 / 1.4,
-#: 100.0 / 0.8, 99.7 / 1.2, 95.3 / 0.0, 100.0 / 0.3, 96.1 / 1.5, 97.6 / 1.1 %.
+#: 100.0 / 0.0, 99.7 / 1.2, 96.0 / 0.0, 100.0 / 0.3, 97.2 / 1.5, 97.6 / 1.1, 99.4 / 1.3 %.
 PART_FLOORS = {
     "part1.jsonl": {"recall": 0.99, "false_pass": 0.016},
     "part2.jsonl": {"recall": 0.985, "false_pass": 0.016},
-    "part3.jsonl": {"recall": 0.995, "false_pass": 0.01},
+    "part3.jsonl": {"recall": 0.995, "false_pass": 0.004},
     "part4.jsonl": {"recall": 0.995, "false_pass": 0.012},
-    "part5.jsonl": {"recall": 0.95, "false_pass": 0.004},
+    "part5.jsonl": {"recall": 0.955, "false_pass": 0.004},
     # writer-6, tuned on since issue 32's part6 rules (it read 96.5 % / 3.9 % held out before them)
     "part6.jsonl": {"recall": 0.995, "false_pass": 0.004},
     # writer-7, tuned on since issue 32's part7 rules (it read 93.1 % / 5.3 % held out before them)
-    "part7.jsonl": {"recall": 0.96, "false_pass": 0.016},
+    "part7.jsonl": {"recall": 0.97, "false_pass": 0.016},
     # writer-8, tuned on since issue 32's part8 rules (it read 96.8 % / 4.5 % held out at f0f7900, 97.6 % / 3.7 %
     # before them)
     "part8.jsonl": {"recall": 0.975, "false_pass": 0.011},
+    # writer-9, tuned on since the part9 rules (it read 94.9 % / 3.6 % held out at c46d469, 94.6 % / 3.0 % at
+    # 4dfdff9 before them)
+    "part9.jsonl": {"recall": 0.99, "false_pass": 0.014},
 }
 #: Held-out parts (`judge_corpus/holdout/<file>`, written after the rules and never tuned on, nor read by a rule's
 #: author) with the floor each must hold: a rule must not lower them. A part named here is judged once its file
-#: exists (the check skips while it is being written), and only its figures are asserted: its answers and the
-#: disagreements are never printed, so that no rule is tuned on it. A part moves to the tuned ones once rules are.
+#: exists (the check skips while it is being written, or while none is named), and only its figures are asserted:
+#: its answers and the disagreements are never printed, so that no rule is tuned on it. A part moves to the tuned
+#: ones once rules are (part9 did with its rules; the folder keeps a .gitkeep while it holds no part).
 HOLDOUT = CORPUS / "holdout"
-HOLDOUT_FLOORS: dict[str, dict[str, float]] = {
-    # writer-9 (reviewed against the users' requests by writer-9r), written while the rules were tuned on part8 and
-    # never read by a rule author: 94.9 % recall, 3.6 % false passes when the rules from part8 were in (c46d469)
-    "part9.jsonl": {"recall": 0.94, "false_pass": 0.045},
-}
+HOLDOUT_FLOORS: dict[str, dict[str, float]] = {}
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +105,14 @@ def test_the_corpus_covers_the_benchmark(report: dict[str, Any]) -> None:
 def test_recall_and_false_passes_hold_the_floor(report: dict[str, Any]) -> None:
     assert report["recall"] >= FLOOR["recall"], report["disagreements"][:5]
     assert report["false_pass"] <= FLOOR["false_pass"], [d for d in report["disagreements"] if d["label"] == "fail"][:5]
+
+
+def test_the_earlier_parts_hold_their_floor_together(report: dict[str, Any]) -> None:
+    parts = [report["by_file"][name] for name in EARLIER_PARTS]
+    correct, wrong = sum(p["correct"] for p in parts), sum(p["wrong"] for p in parts)
+    recall = sum(p["recall"] * p["correct"] for p in parts) / correct
+    false_pass = sum(p["false_pass"] * p["wrong"] for p in parts) / wrong
+    assert recall >= EARLIER_FLOOR["recall"] and false_pass <= EARLIER_FLOOR["false_pass"], (recall, false_pass)
 
 
 def test_each_tuned_part_holds_its_floor(report: dict[str, Any]) -> None:
