@@ -10,9 +10,11 @@
 4. `synthesis.samples` — irrelevance, clarification, error-recovery and hard-negative samples.
 
 `synthesize` runs the stages in waves until enough records are kept. Shapes: `single` (one call), `chain` (2-6
-steps, each fed by the previous ones), `fan_in` (a step fed by two upstream steps about the same place or
-entity), `parallel` (two calls fed by one root, combined in the answer), `conditional` (a second lookup made
-only when the first result's value passes a threshold the request states).
+steps, each fed by the previous ones), `fan_in` (a final call that needs two lookups of its route, the last
+step's and an earlier one's, neither enough alone), `parallel` (two calls fed by one root, combined in the
+answer), `conditional` (a second lookup made only when the first result's value passes a threshold the request
+states). Plans are drawn a wave at a time; a shape whose plans gave no record is drawn again, so the kept shapes
+follow the wanted shares.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from synthesis.plans import (
     WHOLE_PAGE,
     PlanSampler,
     VerifiedGraph,
-    fan_in_triples,
+    fan_in_targets,
     route_check,
     sample_plans,
 )
@@ -74,7 +76,7 @@ __all__ = [
     "build_record",
     "distribution",
     "execute_plan",
-    "fan_in_triples",
+    "fan_in_targets",
     "is_near_duplicate",
     "make_clarification",
     "make_error_recovery",
@@ -151,15 +153,16 @@ class _Run:
         )
 
     async def draw_more(self, sampler: PlanSampler, wave: int) -> bool:
-        """More plans into the pool; False when the plan space is exhausted."""
-        more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+        """A wave's plans into the pool, drawn as the previous waves' outcomes come in (the shapes whose plans gave
+        no record are drawn again: `PlanSampler.missed`); False when the plan space is exhausted."""
+        more = sampler.more(wave)
         if not more and self.gate is not None and self.gate.open_doubtful():
             # the draw over the links the echo signal does not doubt ran out: the plans that wait for a doubted
             # one run now, their links asked about first, and the draw goes on after them
             sampler.resume()  # no roots: still exhausted
             waited, self.deferred = self.deferred, []
             self.pool.extend(waited)
-            more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+            more = sampler.more(wave)
             if waited and not more:
                 return True
         if not more and self.gate is not None and await self.gate.expand():
@@ -169,7 +172,7 @@ class _Run:
             self.calls += await self.graph.harvest(self.executor)
             self.gate.graph = self.graph
             sampler.rebase(self.graph)
-            more = sampler.more(max(wave, 2 * (self.normal_needed - len(self.kept))))
+            more = sampler.more(wave)
         if not more:
             return False
         self.pool.extend(with_conversions(p, self.graph.tools) for p in more)
@@ -199,33 +202,38 @@ class _Run:
         outcome.instant = instant
         return i, plan, outcome, local
 
-    def keep(self, plan: Plan, outcome: Outcome, local: random.Random) -> None:
-        """One executed plan: recorded, or discarded with its reason (its failed links flagged)."""
+    def keep(self, plan: Plan, outcome: Outcome, local: random.Random, sampler: PlanSampler) -> None:
+        """One executed plan: recorded, or discarded with its reason (its failed links flagged); a plan that gave
+        no record has its shape drawn again (`PlanSampler.missed`)."""
         self.attempted += 1
         self.calls += outcome.calls
         if outcome.steps is None:
             self.discarded.append({"plan": plan.key, "reason": outcome.reason})
             self.flagged.update(outcome.failed_links)
-            return
-        if len(self.kept) >= self.normal_needed:
-            return
+            sampler.missed(plan)
+        elif len(self.kept) < self.normal_needed and not self._record(plan, outcome, local):
+            sampler.missed(plan)
+
+    def _record(self, plan: Plan, outcome: Outcome, local: random.Random) -> bool:
+        """Whether the executed plan's record was kept (else discarded with its reason)."""
         plan = outcome.plan or plan  # a conditional plan as it ran
         try:
             with world_at(outcome.instant):
                 record = build_record(plan, outcome, self.graph, local, seed=self.seed, snapshot=self.snap)
         except RecordError as exc:
             self.discarded.append({"plan": plan.key, "reason": str(exc)})
-            return
+            return False
         same_chain = self.by_chain.setdefault(tuple(s.tool for s in record.steps), [])
         if is_near_duplicate(record, same_chain, shingles=self.shingles):
             self.discarded.append({"plan": plan.key, "reason": "near duplicate"})
-            return
+            return False
         leak = self.guard.is_contaminated(record) if self.guard is not None else None
         if leak:
             self.discarded.append({"plan": plan.key, "reason": f"benchmark overlap: {leak}"})
-            return
+            return False
         self.kept.append(record)
         same_chain.append(record)
+        return True
 
     async def waves(self, sampler: PlanSampler) -> None:
         """Plans run in waves until enough are kept or the plan space is exhausted."""
@@ -239,7 +247,7 @@ class _Run:
             chunk = await self.admit(sampler, chunk)
             results = await asyncio.gather(*(self.one(i, p) for i, p in chunk))
             for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
-                self.keep(plan, outcome, local)
+                self.keep(plan, outcome, local, sampler)
 
     async def special_samples(self, rnd: random.Random) -> None:
         """Hard-negative, clarification and error-recovery samples in place of kept records, to their quotas."""
@@ -373,9 +381,8 @@ async def synthesize(
         guard=guard,
     )
     await run.open(verifier)
-    sampler = PlanSampler(run.graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed)
-    # the first draw is what most counts need; more are drawn while too few are kept, until the plan space runs out
-    run.pool = [with_conversions(p, run.graph.tools) for p in sampler.more(int(count * 1.6) + 5)]
+    sampler = PlanSampler(run.graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed, target=count)
+    # plans are drawn a wave at a time while too few are kept, until the plan space runs out
     await run.waves(sampler)
     await run.extras_and_order(progress)
     run.requeue()

@@ -131,8 +131,12 @@ def _fed_step(graph: VerifiedGraph, tool: ToolRecord, sources: dict[str, Source]
     return step
 
 
-def _chain(graph: VerifiedGraph, names: list[str], rnd: random.Random, shape: str = "chain") -> Plan | None:
-    root = _root_for(graph, graph.tools[names[0]], len(names) > 1)
+def _route_steps(
+    graph: VerifiedGraph, names: list[str], rnd: random.Random, *, feeds_on: bool = False
+) -> list[Step] | None:
+    """The steps of a route over `names`, each fed by the one before it (and any earlier one); `feeds_on`: its
+    last step feeds a later one too (a fan-in's route)."""
+    root = _root_for(graph, graph.tools[names[0]], len(names) > 1 or feeds_on)
     if root is None:
         return None
     steps = [root]
@@ -140,56 +144,64 @@ def _chain(graph: VerifiedGraph, names: list[str], rnd: random.Random, shape: st
         sources = graph.fed_sources(graph.tools[name], [(j, names[j]) for j in range(i)], rnd)
         if sources is None or not any(s.kind == "link" and s.from_step == i - 1 for s in sources.values()):
             return None
-        steps.append(_fed_step(graph, graph.tools[name], sources, i < len(names) - 1))
+        steps.append(_fed_step(graph, graph.tools[name], sources, feeds_on or i < len(names) - 1))
+    return steps
+
+
+def _chain(graph: VerifiedGraph, names: list[str], rnd: random.Random, shape: str = "chain") -> Plan | None:
+    steps = _route_steps(graph, names, rnd)
+    if steps is None:
+        return None
     plan = Plan(shape, steps, [len(steps) - 1])
     return plan if route_check(graph, plan) is None else None
 
 
-def fan_in_triples(graph: VerifiedGraph, roots: list[str]) -> list[tuple[str, str, str]]:
-    """(root, middle, target): the middle is fed by the root, the target by both (computed once per graph)."""
-    if graph._triples is None:
-        probe = random.Random(0)
-        out = []
-        for a in roots:
-            for b in sorted(graph.edges.get(a, {})):
-                if b == a or graph.fed_sources(graph.tools[b], [(0, a)], probe) is None:
-                    continue
-                for target in sorted(t for t in graph.edges.get(b, {}) if t in graph.edges[a] and t not in (a, b)):
-                    for _ in range(4):
-                        sources = graph.fed_sources(
-                            graph.tools[target], [(0, a), (1, b)], probe, link_clock=True, split=True
-                        )
-                        if sources is not None and set(_deps(sources)) == {0, 1}:
-                            out.append((a, b, target))
-                            break
-        graph._triples = out
-    return graph._triples
-
-
-def _fan_in(graph: VerifiedGraph, rnd: random.Random, roots: list[str]) -> Plan | None:
-    """A step fed by two upstream steps about the same place: a root, a step fed by it, and a target fed by
-    both (the second step refines what the first found, e.g. the current observation's issue time and the
-    place's grid for a forecast)."""
-    triples = fan_in_triples(graph, roots)
-    if not triples:
-        return None
-    a, b, target = _choose(rnd, triples, [graph.weight(list(t)) for t in triples])
-    root = _root_for(graph, graph.tools[a], True)
-    mid = graph.fed_sources(graph.tools[b], [(0, a)], rnd)
-    if graph.fed_sources(graph.tools[target], [(0, a)], random.Random(0)) is not None:
-        return None  # the root alone feeds the target: a careful agent skips the middle call
-    if root is None or mid is None:
-        return None
-    for _ in range(6):
-        sources = graph.fed_sources(graph.tools[target], [(0, a), (1, b)], rnd, link_clock=True, split=True)
-        if sources is not None and set(_deps(sources)) == {0, 1}:
-            plan = Plan(
-                "fan_in",
-                [root, _fed_step(graph, graph.tools[b], mid, True), Step(graph.tools[target], sources, [0, 1])],
-                [2],
-            )
-            return plan if route_check(graph, plan) is None else None
+def _joins(graph: VerifiedGraph, target: ToolRecord, route: list[str], rnd: random.Random) -> dict[str, Source] | None:
+    """Sources for `target` that join the route's last step with an earlier one (the two lookups it needs), or
+    None."""
+    for _ in range(4):
+        sources = graph.fed_sources(target, list(enumerate(route)), rnd, link_clock=True, split=True)
+        deps = _deps(sources) if sources is not None else []
+        if len(deps) >= 2 and len(route) - 1 in deps:
+            return sources
     return None
+
+
+def fan_in_targets(graph: VerifiedGraph, route: list[str]) -> list[str]:
+    """The tools a route's last step and an earlier step feed together (a fan-in's final call): it needs both,
+    so no one step of the route feeds it alone (else a careful agent skips the other lookup, or it is a chain).
+    The earlier step may be the route's start (a city's code with the stop the city's stop list gave) or any step
+    on the way (the city's code a nearby-stops lookup gave, with the route a later step found)."""
+    probe = random.Random(0)
+    last = route[-1]
+    out = []
+    for name in sorted(graph.edges.get(last, {})):
+        target = graph.tools.get(name)
+        if target is None or name in route:
+            continue
+        earlier = [(j, route[j]) for j in range(len(route) - 1) if name in graph.edges.get(route[j], {})]
+        if not earlier or any(
+            graph.fed_sources(target, [up], probe) is not None for up in [*earlier, (len(route) - 1, last)]
+        ):
+            continue
+        if _joins(graph, target, route, probe) is not None:
+            out.append(name)
+    return out
+
+
+def _fan_in(graph: VerifiedGraph, rnd: random.Random, candidates: list[tuple[list[str], str]]) -> Plan | None:
+    """A call fed by two lookups: a route (`candidates`: a route and a target `fan_in_targets` gave), and a
+    final call that joins what its last step found with what an earlier step did (a bus stop's arrivals need the
+    city's code and the stop's id the city's stop list gave)."""
+    if not candidates:
+        return None
+    route, name = _choose(rnd, candidates, [graph.weight([*r, t]) for r, t in candidates])
+    steps = _route_steps(graph, route, rnd, feeds_on=True)
+    sources = _joins(graph, graph.tools[name], route, rnd) if steps is not None else None
+    if steps is None or sources is None:
+        return None
+    plan = Plan("fan_in", [*steps, Step(graph.tools[name], sources, _deps(sources))], [len(steps)])
+    return plan if route_check(graph, plan) is None else None
 
 
 def decides(graph: VerifiedGraph, tool: ToolRecord) -> bool:

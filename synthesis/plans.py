@@ -18,7 +18,7 @@ shorter route answers the same). Every plan records why it was chosen (`Plan.rou
 
 from __future__ import annotations
 
-from synthesis.plan_shapes import fan_in_triples, identifies, route_check
+from synthesis.plan_shapes import fan_in_targets, identifies, route_check
 from synthesis.records import SHAPES
 from synthesis.sampler import REPEATS, PlanSampler, sample_plans
 from synthesis.verified_graph import PENDING, WHOLE_PAGE, VerifiedGraph
@@ -30,7 +30,7 @@ __all__ = [
     "WHOLE_PAGE",
     "PlanSampler",
     "VerifiedGraph",
-    "fan_in_triples",
+    "fan_in_targets",
     "identifies",
     "route_check",
     "sample_plans",

@@ -5,12 +5,28 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from synthesis.plan_shapes import _chain, _choose, _conditional, _fan_in, _parallel, _shorter_exists, route_check
+from synthesis.plan_shapes import (
+    _chain,
+    _choose,
+    _conditional,
+    _fan_in,
+    _parallel,
+    _route_steps,
+    _shorter_exists,
+    fan_in_targets,
+    route_check,
+)
 from synthesis.records import SHAPES, Plan, Step
 from synthesis.verified_graph import VerifiedGraph
 
-#: How often one plan (tool sequence and shape) may be drawn; each draw gets its own user values.
+#: How often one plan (tool sequence and shape) may be drawn per `PER_REPEATS` records a run asks for; each draw
+#: gets its own user values (place, entity, asked fields) and its own clock from the world, so a larger run draws a
+#: plan more often instead of running out of tool sequences (near duplicates are still discarded when they run),
+#: and the plan space stays finite.
 REPEATS = {"single": 16, "chain": 6, "fan_in": 8, "parallel": 4, "conditional": 6}
+PER_REPEATS = 300
+#: Failed draws of one shape in one `more` call before it steps aside for the rest of the call.
+STUCK = 60
 
 
 def sample_plans(
@@ -26,7 +42,13 @@ def sample_plans(
     """Seeded, coverage-aware plans; every required parameter of every step is satisfiable, every plan starts
     from tools a user's words can call. Up to `count` plans (fewer when the plan space runs out)."""
     return PlanSampler(
-        graph, shapes=shapes, min_steps=min_steps, max_steps=max_steps, seed=seed, max_tool_share=max_tool_share
+        graph,
+        shapes=shapes,
+        min_steps=min_steps,
+        max_steps=max_steps,
+        seed=seed,
+        max_tool_share=max_tool_share,
+        target=count,
     ).more(count)
 
 
@@ -45,8 +67,11 @@ class PlanSampler:
         max_steps: int = 6,
         seed: int = 7,
         max_tool_share: float = 0.25,
+        target: int = 0,
     ) -> None:
+        """`target`: the records the run asks for (each plan's repeats grow with it: `REPEATS`)."""
         self.graph = graph
+        self.scale = max(1, -(-target // PER_REPEATS))
         self.min_steps, self.max_steps, self.share = min_steps, max_steps, max_tool_share
         self.rnd = random.Random(seed)
         self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
@@ -61,6 +86,7 @@ class PlanSampler:
         self.failures: Counter[str] = Counter()
         self._chains: list[list[str]] | None = None
         self._ends: dict[tuple[str, str], list[list[str]]] | None = None
+        self._fan_ins: list[tuple[list[str], str]] | None = None
 
     def _starts(self) -> list[str]:
         """Where a route may start: the roots, and the listings whose row the user names (never a single call)."""
@@ -124,6 +150,23 @@ class PlanSampler:
                 self._ends.setdefault((c[0], c[-1]), []).append(c)
         return self._ends
 
+    @property
+    def fan_ins(self) -> list[tuple[list[str], str]]:
+        """(route, target): every planable route (a sampled chain, or a start and one tool it feeds) with each tool
+        its last step and an earlier step feed together (`fan_in_targets`), within `max_steps`."""
+        if self._fan_ins is None:
+            graph, probe = self.graph, random.Random(0)
+            pairs = [[s, b] for s in self.starts for b in sorted(graph.edges.get(s, {})) if b in graph.tools and b != s]
+            routes = {tuple(r) for r in [*pairs, *self.chains] if 2 <= len(r) < self.max_steps}
+            self._fan_ins = [
+                (list(r), t)
+                for r in sorted(routes)
+                if not _shorter_exists(graph, self.ends, list(r), self.shortest)
+                and _route_steps(graph, list(r), probe, feeds_on=True) is not None
+                for t in fan_in_targets(graph, list(r))
+            ]
+        return self._fan_ins
+
     def more(self, count: int) -> list[Plan]:
         """Up to `count` further plans; fewer (and `exhausted` set when none) once the plan space runs out."""
         if self.exhausted or count <= 0:
@@ -137,10 +180,16 @@ class PlanSampler:
         seen, made, failures = self.seen, self.made, self.failures
         plans: list[Plan] = []
         attempts = 0
+        #: this call's failed draws per shape: a shape that keeps failing now (its plans all drawn their repeats,
+        #: or behind only because its plans gave no record) lets the others draw instead of using up the attempts
+        stuck: Counter[str] = Counter()
         while len(plans) < count and attempts < count * 30:
             attempts += 1
+            drawable = [s for s in wanted if stuck[s] < STUCK]
+            if not drawable:
+                break
             # the shape furthest behind its share goes next; shapes that keep failing step aside
-            open_shapes = [s for s in wanted if failures[s] < total * 5] or wanted
+            open_shapes = [s for s in drawable if failures[s] < total * 5] or drawable
             shape = min(open_shapes, key=lambda s: (made[s], failures[s], wanted.index(s)))
             plan = None
             if shape == "single" and min_steps <= 1 and roots:
@@ -156,7 +205,7 @@ class PlanSampler:
                 names = _choose(rnd, options, [graph.weight(p) for p in options])
                 plan = None if _shorter_exists(graph, self.ends, names, self.shortest) else _chain(graph, names, rnd)
             elif shape == "fan_in" and max_steps >= 3:
-                plan = _fan_in(graph, rnd, self.starts)
+                plan = _fan_in(graph, rnd, self.fan_ins)
             elif shape == "parallel" and max_steps >= 3:
                 plan = _parallel(graph, rnd, self.starts)
             elif shape == "conditional" and max_steps >= 2:
@@ -165,10 +214,11 @@ class PlanSampler:
             # the cap spreads use over tools; the first step is exempt (few tools take what a user says)
             if (
                 plan is None
-                or seen[plan.key] >= REPEATS.get(plan.shape, 1)
+                or seen[plan.key] >= REPEATS.get(plan.shape, 1) * self.scale
                 or any(graph.tool_use[s.tool.name] >= cap for s in plan.steps[1:])
             ):
                 failures[shape] += 1
+                stuck[shape] += 1
                 continue
             seen[plan.key] += 1
             made[shape] += 1
@@ -181,6 +231,13 @@ class PlanSampler:
         self.made_total += len(plans)
         self.exhausted = not plans
         return plans
+
+    def missed(self, plan: Plan) -> None:
+        """A drawn plan that ran and gave no record (nothing to decide on, no rows, a near duplicate): its shape is
+        drawn again (its repeat slot stays spent), so the kept shapes follow the wanted shares rather than how
+        often each shape's plans fail."""
+        if self.made[plan.shape] > 0:
+            self.made[plan.shape] -= 1
 
     def resume(self) -> None:
         """Draw again after running out (the graph may have changed under it: links verified, a gate opened)."""
@@ -209,5 +266,6 @@ class PlanSampler:
         self.roots = sorted(n for n, t in graph.tools.items() if graph.root_sources(t) is not None)
         self.starts = self._starts()
         self._chains = self._ends = None
+        self._fan_ins = None
         self.shortest.clear()
         self.exhausted = not self.starts
