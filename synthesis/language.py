@@ -422,7 +422,8 @@ def _ask_and_say(
     elif ask == "list":  # the names of rows that have one, said as such when some rows have none
         asked = rnd.choice([f"{noun} 목록", f"{noun} 이름"])
         n, named_rows = num_text(facts[0].value), len(phrases) - 1
-        partly = f"그중 {josa(facts[1].label, '이', '가')} 있는 것은 " if 0 < named_rows < float(n) else ""
+        lab = facts[1].label if re.search("[가-힣]", facts[1].label) else "이름"  # never a raw field name
+        partly = f"그중 {josa(lab, '이', '가')} 있는 것은 " if 0 < named_rows < float(n) else ""
         rest = f"이고, {partly}{sentences(phrases[1:])}" if named_rows else "입니다."
         said = f"{josa(whole, '은', '는')} {n}건{rest}"
     else:  # highest
