@@ -183,8 +183,10 @@ def number_hit(
         ]
         if rivals or _ranged(text, m) or said_of_other(text, bounds, m.start, fact, facts, now, asked=asked):
             continue
-        if bound_to_other(text, m.start, unit_at(text, m.end)[1], fact, facts) or labelled_as_other(
-            text, m.start, field_labels
+        # a figure in the fact's counter (`경유 정류소는 29건`) counts the things a label names: no value of theirs
+        counts_them = bool(m.unit and fact.unit) and unit_family(m.unit) == unit_family(fact.unit or "") in _COUNTERS
+        if bound_to_other(text, m.start, unit_at(text, m.end)[1], fact, facts) or (
+            not counts_them and labelled_as_other(text, m.start, field_labels)
         ):
             continue
         return True

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import json
+
 from synthesis.answer_values import mentions, prepare_text
 from synthesis.fact_terms import Fact
 from synthesis.facts import refusal
-from tests.test_answer_claims import passes, seen_rows
+from synthesis.seen import Seen
+from tests.test_answer_claims import NOW, passes, seen_rows
 
 
 def test_a_request_declined_as_not_covered_or_not_viewable() -> None:
@@ -90,3 +93,13 @@ def test_a_grade_threshold_said_to_be_crossed_is_that_grade_or_worse() -> None:
     assert not passes("미세먼지는 61㎍/㎥로 나쁨 기준을 넘어서 실내 시설을 찾아볼게요.", [pm10], seen)
     assert passes("미세먼지는 61㎍/㎥로 나쁨 기준을 넘지 않아 실내 시설은 찾지 않았어요.", [pm10], seen)
     assert passes("미세먼지는 61㎍/㎥로 좋음 기준을 넘어 보통이에요.", [pm10], seen)
+
+
+def test_a_figure_in_the_facts_counter_after_another_fields_label_counts_those_things() -> None:
+    rows = [{"nodenm": n, "nodeord": i, "routeno": "송정7"} for i, n in enumerate(("송정사거리", "송정시장"), 1)]
+    seen = Seen(results=(json.dumps({"rows": 29, "shown": 2, "items": rows}, ensure_ascii=False),), now=NOW)
+    total = Fact("number", 29, unit="건", label="건수")
+    assert passes("버스 노선의 경유 정류소는 29건입니다.", [total], seen)
+    assert not passes("버스 노선의 경유 정류소는 28건입니다.", [total], seen)
+    # a figure of another unit after the label is still that field's (`정류소 29` is no count)
+    assert not passes("버스 노선의 경유 정류소는 29입니다.", [total], seen)
