@@ -438,7 +438,9 @@ def answer_facts(prompts: list[Any], completions: list[Completion], **kwargs: An
         # (an absence, a verdict such as 일치, a service's limit): never for an answer without the calls
         evidence = Evidence.of(p.results)
         ran = all(_ran(p.calls, c, loads(schemas) or {}) for c in gold_calls if isinstance(c, dict))
-        counted = frozenset(str(c.get("tool")) for c in gold_calls if isinstance(c, dict))
+        # a count is of a final call's response (one that feeds no later call), never of a lookup on the way
+        fed = {d for c in gold_calls if isinstance(c, dict) for d in c.get("depends_on") or ()}
+        counted = frozenset(str(c["tool"]) for c in gold_calls if isinstance(c, dict) and c.get("step") not in fed)
         hit = [f for f in wanted if f not in check.missing and (evidence.grounds(f, counted) or ran)]
         out.append(len(hit) / len(wanted))
     return out
