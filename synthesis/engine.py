@@ -243,7 +243,7 @@ class _Run:
             if start >= len(self.pool) and not await self.draw_more(sampler, wave):
                 break  # the plan space is exhausted
             chunk = [(i, self.pool[i]) for i in range(start, min(start + wave, len(self.pool)))]
-            start += wave
+            start += len(chunk)  # a draw of fewer than a wave: the next wave starts at the first plan not run
             chunk = await self.admit(sampler, chunk)
             results = await asyncio.gather(*(self.one(i, p) for i, p in chunk))
             for _i, plan, outcome, local in sorted(results, key=lambda r: r[0]):
