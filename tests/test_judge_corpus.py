@@ -49,9 +49,13 @@ PART_FLOORS = {
 #: author) with the floor each must hold: a rule must not lower them. A part named here is judged once its file
 #: exists (the check skips while it is being written, or while none is named), and only its figures are asserted:
 #: its answers and the disagreements are never printed, so that no rule is tuned on it. A part moves to the tuned
-#: ones once rules are (part9 did with its rules; the folder keeps a .gitkeep while it holds no part).
+#: ones once rules are (part9 did with its rules).
 HOLDOUT = CORPUS / "holdout"
-HOLDOUT_FLOORS: dict[str, dict[str, float]] = {}
+HOLDOUT_FLOORS: dict[str, dict[str, float]] = {
+    # writers 10a/10b (780 answers over the 145 tasks, reviewed by 10r against the users' requests), written after
+    # the part9 rules from oracle episodes, gold and requests only: 96.3 % recall, 4.2 % false passes at 4d442ff
+    "part10.jsonl": {"recall": 0.955, "false_pass": 0.05},
+}
 
 
 @pytest.fixture(scope="module")
