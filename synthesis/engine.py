@@ -52,6 +52,7 @@ from synthesis.plans import (
     route_check,
     sample_plans,
 )
+from synthesis.quality import scope_problems
 from synthesis.records import SHAPES, Plan, SynthesisResult, Trajectory
 from synthesis.samples import (
     DEFAULT_EXTRAS,
@@ -222,6 +223,10 @@ class _Run:
                 record = build_record(plan, outcome, self.graph, local, seed=self.seed, snapshot=self.snap)
         except RecordError as exc:
             self.discarded.append({"plan": plan.key, "reason": str(exc)})
+            return False
+        untrue = scope_problems(record)  # a count or extreme not true of the whole response asked about
+        if untrue:
+            self.discarded.append({"plan": plan.key, "reason": untrue[0]})
             return False
         same_chain = self.by_chain.setdefault(tuple(s.tool for s in record.steps), [])
         if is_near_duplicate(record, same_chain, shingles=self.shingles):

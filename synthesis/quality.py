@@ -325,6 +325,23 @@ def wider_count(r: Trajectory, s: TrajectoryStep) -> bool:
     return bool(narrower) and "전체" not in r.final_answer
 
 
+COUNT_NOT_TOTAL = "a count that is not the provider's total, or the total of a wider query than asked, unsaid"
+EXTREME_UNSEEN = "an extreme over a response not seen whole, with no hours it covers said"
+
+
+def scope_problems(r: Trajectory) -> list[str]:
+    """Per count or extreme fact of the answer that is not true of the whole response the user asked about, why."""
+    finals = [r.steps[i - 1] for i in (r.final_steps or [len(r.steps)]) if 0 < i <= len(r.steps)]
+    out = []
+    for f in r.facts:
+        counted = [s for s in finals if f.label == "건수" and float(f.value) == s.response.rows]
+        if f.label == "건수" and (not counted or all(wider_count(r, s) for s in counted)):
+            out.append(COUNT_NOT_TOTAL)
+        if _EXTREME.search(f.label) and not any(extreme_seen(r, s, f.label, f.value) for s in finals):
+            out.append(EXTREME_UNSEEN)
+    return out
+
+
 def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
     """How much of the world the records cover, and whether their counts and extremes hold for the whole response:
     distinct clocks, tools, shapes and (final tool, asked facts) pairs; count facts that are not the rows the
@@ -340,13 +357,9 @@ def world_figures(recs: Sequence[Trajectory]) -> dict[str, Any]:
     }
     not_total = partial_extremes = 0
     for r in (r for r in recs if r.steps and r.facts):  # every answer a model learns from, hard negatives too
-        finals = [r.steps[i - 1] for i in (r.final_steps or [len(r.steps)]) if 0 < i <= len(r.steps)]
-        for f in r.facts:
-            counted = [s for s in finals if f.label == "건수" and float(f.value) == s.response.rows]
-            if f.label == "건수" and (not counted or all(wider_count(r, s) for s in counted)):
-                not_total += 1  # not the provider's total, or the total of a wider query than asked, unsaid
-            if _EXTREME.search(f.label) and not any(extreme_seen(r, s, f.label, f.value) for s in finals):
-                partial_extremes += 1  # over a response not seen whole, and the answer says no hours it covers
+        problems = scope_problems(r)
+        not_total += problems.count(COUNT_NOT_TOTAL)
+        partial_extremes += problems.count(EXTREME_UNSEEN)
     shapes = Counter(r.shape if r.kind == "normal" else r.kind for r in recs)
     cells = {
         (str(s.arguments["nx"]), str(s.arguments["ny"]))
