@@ -23,7 +23,10 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
 
+from api.app import create_app
 from core.settings import Neo4jSettings, SandboxSettings, Settings
 from graph.embedded_store import EmbeddedStore
 from graph.neo4j_store import Neo4jStore
@@ -164,3 +167,13 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphS
         s.init_schema()
     yield s
     s.close()
+
+
+@pytest.fixture
+def embedded_app(tmp_path: Path) -> Iterator[tuple[TestClient, EmbeddedStore]]:
+    """An app on an embedded store without Redis (its own response cache), and the store; bootstrap token
+    `boot-two`."""
+    store = EmbeddedStore(tmp_path / "g.sqlite3")
+    with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-two"), redis_url=None), store)) as c:
+        yield c, store
+    store.close()

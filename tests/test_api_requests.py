@@ -7,7 +7,6 @@ Celery run without Redis is refused before anything is queued."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -35,15 +34,6 @@ def client(store: GraphStore) -> Iterator[TestClient]:
     with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-h")), store)) as c:
         c.headers["Authorization"] = "Bearer boot-h"
         yield c
-
-
-@pytest.fixture
-def embedded(tmp_path: Path) -> Iterator[tuple[TestClient, EmbeddedStore]]:
-    """An app on an embedded store without Redis, and the store."""
-    store = EmbeddedStore(tmp_path / "g.sqlite3")
-    with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-two"), redis_url=None), store)) as c:
-        yield c, store
-    store.close()
 
 
 def test_paging_bounds_never_500(client: TestClient, store: GraphStore) -> None:
@@ -167,8 +157,8 @@ def test_real_422_bodies_match_the_error_model(client: TestClient) -> None:
             assert set(loc) == {"pointer", "message"}
 
 
-def test_valid_requests_are_accepted(embedded: tuple[TestClient, EmbeddedStore]) -> None:
-    c, store = embedded
+def test_valid_requests_are_accepted(embedded_app: tuple[TestClient, EmbeddedStore]) -> None:
+    c, store = embedded_app
     reader = {"Authorization": f"Bearer {mint_token(store, 'reader', 'team-v')}"}
     r = c.post(
         "/v1/trajectory-batches", json={"count": 1, "min_steps": 1.0, "max_steps": 2.0, "seed": 3.0}, headers=reader

@@ -9,14 +9,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from pydantic import SecretStr, ValidationError
+from pydantic import ValidationError
 
-from api.app import create_app
 from core.errors import InvalidInput
 from core.settings import Settings
 from execution.executor import Executor
@@ -32,14 +30,6 @@ from tests.support.helpers import Recorder
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = {"Authorization": "Bearer boot-two"}
 DOCS = shipped_documents()
-
-
-@pytest.fixture
-def client(tmp_path: Path) -> Iterator[tuple[TestClient, EmbeddedStore]]:
-    store = EmbeddedStore(tmp_path / "g.sqlite3")
-    with TestClient(create_app(Settings(bootstrap_token=SecretStr("boot-two"), redis_url=None), store)) as c:
-        yield c, store
-    store.close()
 
 
 REFUSED = [
@@ -60,8 +50,10 @@ REFUSED = [
 ]
 
 
-def test_registration_refuses_secret_names_outside_the_policy(client: tuple[TestClient, EmbeddedStore]) -> None:
-    c, store = client
+def test_registration_refuses_secret_names_outside_the_policy(
+    embedded_app: tuple[TestClient, EmbeddedStore],
+) -> None:
+    c, store = embedded_app
     doc = DOCS["StanReginCd"]
     for name in REFUSED:
         r = c.post("/v1/apis", params={"secret_name": name, "api_id": "stan"}, json=doc, headers=ADMIN)
